@@ -1,0 +1,23 @@
+module github.com/walkie-sh/walkie
+
+go 1.26.0
+
+require (
+	github.com/creack/pty v1.1.24
+	golang.org/x/sys v0.50.0
+)
+
+require (
+	github.com/cpuguy83/go-md2man/v2 v2.0.7 // indirect
+	github.com/fsnotify/fsnotify v1.10.1 // indirect
+	github.com/prometheus/client_golang v1.25.0 // indirect
+	github.com/rogpeppe/go-internal v1.16.0 // indirect
+	github.com/russross/blackfriday/v2 v2.1.0 // indirect
+	github.com/urfave/cli/v2 v2.27.7 // indirect
+	github.com/xrash/smetrics v0.0.0-20240521201337-686a1a2994c1 // indirect
+	go.uber.org/goleak v1.3.0 // indirect
+	go.uber.org/multierr v1.10.0 // indirect
+	go.uber.org/zap v1.28.0 // indirect
+	golang.org/x/term v0.48.0 // indirect
+	gopkg.in/yaml.v3 v3.0.1 // indirect
+)

@@ -1,0 +1,31 @@
+// Package session runs one ephemeral agent session: a command in a fresh
+// pseudo-terminal, its raw and plain-text transcripts, its hard timeout and
+// stall window, its prompt rules, and the killing and reaping of its whole
+// process group. It knows nothing of debates: the controller decides what to
+// run and what the result means.
+//
+// A session is started with Start (or Run) and always ends in exactly one of
+// the Ending values. Whatever the ending, by the time Wait returns the
+// process group has been sent SIGKILL, the leader has been reaped, the pty
+// is closed, the transcripts are flushed and closed, and a private HOME (if
+// any) is removed. Every output byte the pty delivered before the end is in
+// the raw transcript: the final drain reads until the kernel reports EIO
+// (every holder of the terminal is gone), bounded by the grace period in case
+// a descendant escaped the group with setsid and keeps the terminal open.
+//
+// Endings, and who caused them:
+//
+//	exited          the leader exited on its own (EndedBy "self")
+//	timeout         Spec.Timeout passed since the start
+//	stalled         no output and no Progress() for Spec.Stall
+//	blocked-prompt  an Outcome rule matched the plain-text output
+//	ended-by-caller Session.End was called (for example "the turn is in")
+//	cancelled       the context passed to Start was cancelled
+//	start-failed    the command could not be started (Run only)
+//
+// Ending a session means SIGTERM to the process group, up to Spec.Grace for
+// the leader to exit, SIGKILL to the group, reap. An Outcome rule that
+// matches text printed just before the process exits on its own still gives
+// blocked-prompt (with EndedBy "self" and the real exit code), so "Not logged
+// in" is classified the same way however fast the CLI quits.
+package session
