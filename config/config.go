@@ -1,0 +1,253 @@
+// Package config owns walkie's YAML configuration: where it is found, how it
+// is validated, the built-in agent presets for claude, codex and gemini, the
+// pinned prompt templates, the dated pricing table, and the daemon's limits
+// and notification sinks.
+//
+// Every error names the file, the line and the key, because a person reads
+// it while holding the file open. The package imports no other package of
+// the project; the controller converts these types into what the session
+// and record packages need.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// FileName is the project-local config file looked up in the current directory.
+const FileName = "walkie.yaml"
+
+// Config is a loaded, validated configuration. The zero value is not useful;
+// use Load, Parse or Default.
+type Config struct {
+	Path      string           // where it was loaded from ("" = built-in defaults only)
+	Defaults  AgentDefaults    // applied to every agent before its own keys
+	Agents    map[string]Agent // user-defined agents plus the presets, resolved
+	Prompts   Prompts          // prompt templates by name (text/template sources)
+	Pricing   Pricing          // dated price table for token-priced usage
+	Limits    Limits           // daemon limits
+	Notify    Notify           // notification sinks
+	BudgetUSD float64          // default per-debate budget in USD; 0 = no budget
+}
+
+// AgentDefaults are the timing and retry settings every agent starts from.
+type AgentDefaults struct {
+	Timeout   time.Duration // hard limit for one turn
+	Stall     time.Duration // no output and no file change for this long = stalled; 0 disables
+	Grace     time.Duration // quiet time after a valid turn is on disk before the session is ended
+	KillGrace time.Duration // time between SIGTERM and SIGKILL to the process group
+	Retries   int           // retries of a retryable outcome before the debate fails
+	Debounce  time.Duration // watch --once: wait this long after the last entry before invoking
+	EnvAllow  []string      // parent variables every agent gets (DefaultEnvAllow plus the config's)
+	Home      string        // HomePrivate or HomeInherit, for agents that do not say
+}
+
+// Agent is one resolved participant: a command and how to run it.
+type Agent struct {
+	Name      string
+	Preset    string            // "claude" | "codex" | "gemini" | ""
+	Command   []string          // argv; placeholders {prompt} {file} {agent} {turn} {round} {dir} {model}
+	Env       map[string]string // set in the session's environment (values may hold placeholders)
+	EnvAllow  []string          // parent variables passed through; a trailing * matches a prefix
+	Dir       string            // working directory, placeholders allowed; default "{dir}"
+	Home      string            // HomePrivate (default) or HomeInherit
+	HomeFiles map[string]string // files written into a private HOME before start (path relative to HOME → content)
+	Timeout   time.Duration
+	Stall     time.Duration
+	Grace     time.Duration
+	KillGrace time.Duration
+	Retries   int
+	Debounce  time.Duration
+	Rules     []Rule // screen rules, checked in order against the session's output
+	Usage     string // UsageClaudeJSON | UsageCodexJSONL | UsageGeminiJSON | UsageNone
+	Model     string // model name for pricing lookups and the {model} placeholder
+	Prompt    string // name of the prompt template; default "turn"
+}
+
+// Home modes.
+const (
+	HomePrivate = "private" // a fresh throwaway HOME per session
+	HomeInherit = "inherit" // the controller's own HOME
+)
+
+// Usage parsers.
+const (
+	UsageClaudeJSON = "claude-json"
+	UsageCodexJSONL = "codex-jsonl"
+	UsageGeminiJSON = "gemini-json"
+	UsageNone       = "none"
+)
+
+// Rule is a screen rule: when Match matches the session's output, either
+// Reply is typed into the pty (answering a prompt), or the session ends at
+// once with Outcome and Detail. Exactly one of Reply and Outcome is set.
+type Rule struct {
+	Match   string // a Go regexp (RE2 syntax), validated at load
+	Reply   string
+	Outcome string // one of RuleOutcomes
+	Detail  string // one line a person understands
+}
+
+// RuleOutcomes are the outcomes a screen rule may end a session with.
+// The others (accepted, timeout, malformed, …) are judged by the controller.
+var RuleOutcomes = []string{"auth", "blocked-prompt", "stalled", "crashed"}
+
+// Limits bound the daemon. Zero means no limit.
+type Limits struct {
+	MaxSessions          int            // sessions at once across all debates
+	PerAgentSessions     map[string]int // sessions at once per agent
+	PerAgentTurnsPerHour map[string]int // turns started per agent per rolling hour
+}
+
+// Notify lists the notification sinks. A sink with its main field empty is off.
+type Notify struct {
+	Command        []string // argv; event JSON on stdin
+	Webhook        Webhook
+	Telegram       Telegram
+	CopySupervisor bool // send a copy of every entry to the supervisor
+}
+
+// Webhook posts event JSON to URL.
+type Webhook struct {
+	URL     string
+	Headers map[string]string
+}
+
+// Telegram sends events with the Bot API's sendMessage.
+type Telegram struct {
+	ChatID   string
+	TokenEnv string // environment variable holding the bot token; default TELEGRAM_BOT_TOKEN
+	APIURL   string // default https://api.telegram.org (tests point it at a stand-in)
+}
+
+// Enabled reports whether the sink is configured.
+func (w Webhook) Enabled() bool { return w.URL != "" }
+
+// Enabled reports whether the sink is configured.
+func (t Telegram) Enabled() bool { return t.ChatID != "" }
+
+// Built-in defaults.
+const (
+	DefaultTimeout   = 15 * time.Minute
+	DefaultStall     = 5 * time.Minute
+	DefaultGrace     = 5 * time.Second
+	DefaultKillGrace = 2 * time.Second
+	DefaultRetries   = 1
+	DefaultDebounce  = 2 * time.Minute
+	DefaultPrompt    = "turn"
+	DefaultDir       = "{dir}"
+	DefaultTokenEnv  = "TELEGRAM_BOT_TOKEN"
+	DefaultTelegram  = "https://api.telegram.org"
+)
+
+// DefaultEnvAllow are the parent variables every agent gets.
+var DefaultEnvAllow = []string{"PATH", "LANG", "LC_*", "TERM", "TZ", "USER", "LOGNAME", "SHELL", "TMPDIR"}
+
+func builtinDefaults() AgentDefaults {
+	return AgentDefaults{
+		Timeout:   DefaultTimeout,
+		Stall:     DefaultStall,
+		Grace:     DefaultGrace,
+		KillGrace: DefaultKillGrace,
+		Retries:   DefaultRetries,
+		Debounce:  DefaultDebounce,
+	}
+}
+
+// Default returns the configuration used when no file is found: the
+// built-in defaults, presets, prompts and pricing.
+func Default() *Config {
+	c, err := Parse("", nil)
+	if err != nil {
+		panic("config: built-in defaults do not validate: " + err.Error())
+	}
+	return c
+}
+
+// Load finds and parses the configuration: explicitPath if given (it must
+// exist), else ./walkie.yaml, else os.UserConfigDir()/walkie/config.yaml.
+// When none exists it returns Default().
+func Load(explicitPath string) (*Config, error) {
+	if explicitPath != "" {
+		data, err := os.ReadFile(explicitPath)
+		if err != nil {
+			return nil, fmt.Errorf("config: %w", err)
+		}
+		return Parse(explicitPath, data)
+	}
+	for _, p := range SearchPaths() {
+		data, err := os.ReadFile(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("config: %w", err)
+		}
+		return Parse(p, data)
+	}
+	return Default(), nil
+}
+
+// SearchPaths lists the files Load tries when no path is given, in order.
+func SearchPaths() []string {
+	paths := []string{FileName}
+	if dir, err := os.UserConfigDir(); err == nil {
+		paths = append(paths, filepath.Join(dir, "walkie", "config.yaml"))
+	}
+	return paths
+}
+
+// Agent returns the named agent. A name that is neither configured nor a
+// preset is an error listing the known agents.
+func (c *Config) Agent(name string) (Agent, error) {
+	a, ok := c.Agents[name]
+	if !ok {
+		msg := fmt.Sprintf("config: no agent %q", name)
+		if s := suggest(name, c.AgentNames()); s != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", s)
+		}
+		where := FileName
+		if c.Path != "" {
+			where = c.Path
+		}
+		return Agent{}, fmt.Errorf("%s; known agents: %s (add it under agents: in %s)",
+			msg, strings.Join(c.AgentNames(), ", "), where)
+	}
+	return a.clone(), nil
+}
+
+// AgentNames returns the known agent names, sorted.
+func (c *Config) AgentNames() []string {
+	names := make([]string, 0, len(c.Agents))
+	for n := range c.Agents {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+func (a Agent) clone() Agent {
+	a.Command = slices.Clone(a.Command)
+	a.EnvAllow = slices.Clone(a.EnvAllow)
+	a.Rules = slices.Clone(a.Rules)
+	a.Env = cloneMap(a.Env)
+	a.HomeFiles = cloneMap(a.HomeFiles)
+	return a
+}
+
+func cloneMap[V any](m map[string]V) map[string]V {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]V, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,87 @@
+package config
+
+import (
+	"slices"
+	"strings"
+)
+
+// Pricing is a dated price table for CLIs that report tokens but no cost
+// (codex, gemini). Figures derived from it are estimates and must be logged
+// as such, with AsOf.
+type Pricing struct {
+	AsOf   string           // date the prices were checked, YYYY-MM-DD
+	Models map[string]Price // by model name; see Lookup for matching
+}
+
+// Price is USD per million tokens.
+type Price struct {
+	Input  float64
+	Output float64
+}
+
+// PricingAsOf is the date of the built-in table.
+const PricingAsOf = "2026-11-01"
+
+// defaultPricing returns the built-in table. ESTIMATES: list prices as
+// published by the vendors for standard (non-batch, short-context) use,
+// without cache discounts. Override them in the config's pricing: section.
+func defaultPricing() Pricing {
+	return Pricing{
+		AsOf: PricingAsOf,
+		Models: map[string]Price{
+			"claude-opus-4-5":       {Input: 5, Output: 25},
+			"claude-sonnet-4-5":     {Input: 3, Output: 15},
+			"claude-haiku-4-5":      {Input: 1, Output: 5},
+			"gpt-5":                 {Input: 1.25, Output: 10},
+			"gpt-5-codex":           {Input: 1.25, Output: 10},
+			"gpt-5-mini":            {Input: 0.25, Output: 2},
+			"gemini-2.5-pro":        {Input: 1.25, Output: 10},
+			"gemini-2.5-flash":      {Input: 0.30, Output: 2.50},
+			"gemini-2.5-flash-lite": {Input: 0.10, Output: 0.40},
+			"gemini-3-pro-preview":  {Input: 2, Output: 12},
+		},
+	}
+}
+
+// Lookup finds the price of model: an exact entry, else the longest entry
+// that is a prefix of model followed by "-" (so "claude-sonnet-4-5-20250929"
+// is priced as "claude-sonnet-4-5"). Case is ignored.
+func (p Pricing) Lookup(model string) (Price, bool) {
+	model = strings.ToLower(strings.TrimSpace(model))
+	if model == "" {
+		return Price{}, false
+	}
+	keys := make([]string, 0, len(p.Models))
+	for k := range p.Models {
+		keys = append(keys, k)
+	}
+	// Longest first, then by name, so the match does not depend on map order.
+	slices.SortFunc(keys, func(a, b string) int {
+		if len(a) != len(b) {
+			return len(b) - len(a)
+		}
+		return strings.Compare(a, b)
+	})
+	for _, k := range keys {
+		if strings.ToLower(k) == model {
+			return p.Models[k], true
+		}
+	}
+	for _, k := range keys {
+		lk := strings.ToLower(k)
+		if strings.HasPrefix(model, lk+"-") {
+			return p.Models[k], true
+		}
+	}
+	return Price{}, false
+}
+
+// Cost estimates the USD cost of in input and out output tokens of model.
+// ok is false when the model is not in the table.
+func (p Pricing) Cost(model string, in, out int64) (usd float64, ok bool) {
+	pr, ok := p.Lookup(model)
+	if !ok {
+		return 0, false
+	}
+	return (float64(in)*pr.Input + float64(out)*pr.Output) / 1e6, true
+}
