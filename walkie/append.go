@@ -1,0 +1,468 @@
+package walkie
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Load reads and parses a walkie file.
+func Load(file string) (*Doc, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", file, err)
+	}
+	return Parse(file, data)
+}
+
+// ReadMeta reads only the front matter, however long the file.
+func ReadMeta(file string) (Meta, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return Meta{}, fmt.Errorf("read %s: %w", file, err)
+	}
+	defer f.Close()
+	buf := make([]byte, 0, 8<<10)
+	for chunk := 8 << 10; ; chunk *= 2 {
+		b := make([]byte, chunk)
+		n, err := f.ReadAt(b, int64(len(buf)))
+		buf = append(buf, b[:n]...)
+		if bytes.Contains(buf[min(len(buf), 4):], []byte("\n---\n")) || errors.Is(err, io.EOF) || len(buf) > 1<<20 {
+			break
+		}
+		if err != nil {
+			return Meta{}, fmt.Errorf("read %s: %w", file, err)
+		}
+	}
+	d := &Doc{File: file}
+	if !utf8.Valid(buf) && utf8.Valid(buf[:max(0, len(buf)-utf8.UTFMax)]) {
+		buf = buf[:len(buf)-utf8.UTFMax] // a rune cut by the chunk boundary
+	}
+	if !utf8.Valid(buf) {
+		return Meta{}, notUTF8(file, buf)
+	}
+	if _, err := d.parseFrontMatter(buf); err != nil {
+		return Meta{}, err
+	}
+	return d.Meta, nil
+}
+
+// Post is one entry for the enforced writer.
+type Post struct {
+	From       string // participant name; ignored for supervisor entries
+	Supervisor bool
+	Body       []byte
+	Sign       bool
+	At         time.Time // zero means now
+}
+
+// Receipt says what Append did.
+type Receipt struct {
+	Entry    EntryBrief
+	Queued   bool // a supervisor note held until the running turn is recorded
+	Progress Progress
+	Status   string
+}
+
+// Append is the enforced writer: it checks a post against the rules,
+// then, under the record lock, appends it with its marker in one synced
+// write, updates state.json and rings the doorbell. Its cost grows with
+// the entry, not with the file: only the front matter and the last few
+// entries are read.
+func Append(file string, p Post) (Receipt, error) {
+	meta, err := ReadMeta(file)
+	if err != nil {
+		return Receipt{}, err
+	}
+	body, err := checkBody(&meta, &p)
+	if err != nil {
+		return Receipt{}, err
+	}
+	dir := StateDir(file, meta.ID)
+	lock, err := LockRecord(dir)
+	if err != nil {
+		return Receipt{}, fmt.Errorf("lock %s: %w", file, err)
+	}
+	defer lock.Unlock()
+	st, err := LoadState(dir)
+	if err != nil {
+		return Receipt{}, err
+	}
+	if p.Supervisor && st.Running != nil && ControllerRunning(dir) {
+		// The running agent may be appending right now; the controller
+		// adds this note right after it records the turn.
+		return queueNote(dir, body, p.At)
+	}
+	return appendLocked(file, dir, &meta, st, p, body)
+}
+
+func appendLocked(file, dir string, meta *Meta, st *State, p Post, body []byte) (Receipt, error) {
+	f, err := os.OpenFile(file, os.O_RDWR|os.O_APPEND, 0)
+	if err != nil {
+		return Receipt{}, fmt.Errorf("open %s: %w", file, err)
+	}
+	defer f.Close()
+	ti, err := readTail(f, file, meta)
+	if err != nil {
+		return Receipt{}, err
+	}
+	if !isBlank(ti.tail) {
+		return Receipt{}, &TornTailError{File: file, Line: ti.tailLine(), Bytes: len(ti.tail)}
+	}
+	if err := checkAgainstState(file, ti.prog, st); err != nil {
+		return Receipt{}, err
+	}
+	if !p.Supervisor {
+		if err := checkTurn(meta, ti.prog, st, p.From); err != nil {
+			return Receipt{}, err
+		}
+	}
+	mk := Marker{Seq: ti.prog.Seq + 1, Agent: SupervisorName, At: p.At, Prev: ti.prog.Hash}
+	var content bytes.Buffer
+	if !ti.endsWithNewline {
+		content.WriteByte('\n')
+	}
+	if p.Supervisor {
+		content.WriteString("\n## Supervisor\n\n")
+	} else {
+		mk.Turn, mk.Agent = ti.prog.NextTurn, p.From
+		fmt.Fprintf(&content, "\n## Turn %d · %s\n\n", mk.Turn, p.From)
+	}
+	content.Write(body)
+	if p.Sign {
+		fmt.Fprintf(&content, "Signed-off-by: %s\n", p.From)
+	}
+	if mk.At.IsZero() {
+		mk.At = time.Now()
+	}
+	rec := append(content.Bytes(), stamp(content.Bytes(), &mk)...)
+	if _, err := f.Write(rec); err != nil {
+		return Receipt{}, fmt.Errorf("append entry %d to %s: %w", mk.Seq, file, err)
+	}
+	if err := f.Sync(); err != nil {
+		return Receipt{}, fmt.Errorf("sync %s: %w", file, err)
+	}
+	prog := ti.prog
+	prog.Seq, prog.Hash = mk.Seq, mk.Hash
+	brief := &EntryBrief{Seq: mk.Seq, Turn: mk.Turn, Agent: mk.Agent, Signed: p.Sign, At: mk.At}
+	if !p.Supervisor {
+		prog = progress(meta, append(ti.recent, TurnRef{Turn: mk.Turn, Agent: p.From, Signed: p.Sign}), mk.Turn, mk.Seq, mk.Hash)
+	}
+	return Receipt{Entry: *brief, Progress: prog, Status: DebateStatus(meta, prog, st)}, recordAppended(dir, meta, st, prog, brief)
+}
+
+// checkAgainstState catches what the chain alone cannot: whole entries cut
+// from the end of the file, or the last entry replaced.
+func checkAgainstState(file string, prog Progress, st *State) error {
+	switch {
+	case prog.Seq < st.LastSeq:
+		return &ChainError{File: file, Seq: prog.Seq + 1, Msg: fmt.Sprintf("the record ends at entry %d but walkie recorded %d entries: the file was truncated", prog.Seq, st.LastSeq)}
+	case prog.Seq == st.LastSeq && st.LastHash != "" && prog.Hash != st.LastHash:
+		return &ChainError{File: file, Seq: prog.Seq, Msg: "the last entry is not the one walkie recorded: it was replaced"}
+	}
+	return nil
+}
+
+// recordAppended updates state.json and rings the doorbell after an entry
+// is on disk.
+func recordAppended(dir string, meta *Meta, st *State, prog Progress, brief *EntryBrief) error {
+	st.LastSeq, st.LastHash = prog.Seq, prog.Hash
+	if prog.Converged {
+		st.ExtraRounds = 0 // an extension lasts until the debate ends
+	}
+	if err := SaveState(dir, st); err != nil {
+		return fmt.Errorf("entry %d is recorded but state.json was not updated: %w", prog.Seq, err)
+	}
+	if err := Ring(dir, meta, prog, st, brief); err != nil {
+		return fmt.Errorf("entry %d is recorded but the doorbell was not rung: %w", prog.Seq, err)
+	}
+	return nil
+}
+
+// checkTurn applies the turn-order rules to a participant's post.
+func checkTurn(meta *Meta, prog Progress, st *State, from string) error {
+	whose := prog.NextAgent
+	if !slices.Contains(meta.Participants, from) {
+		return &RefusedError{Reason: fmt.Sprintf("%q is not a participant of this debate (participants: %s)", from, strings.Join(meta.Participants, ", ")), Whose: whose}
+	}
+	switch DebateStatus(meta, prog, st) {
+	case StatusConverged:
+		return &RefusedError{Reason: "the debate has converged: every participant has signed off"}
+	case StatusHalted:
+		return &RefusedError{Reason: fmt.Sprintf("the debate is halted (%s); `walkie resume FILE` lifts the halt", orNone(st.Reason))}
+	case StatusMaxRounds:
+		return &RefusedError{Reason: fmt.Sprintf("turn %d would be in round %d, past the cap of %d rounds; `walkie extend FILE --rounds N` raises it", prog.NextTurn, prog.NextRound, RoundCap(meta, st)), Whose: whose}
+	case StatusOpen:
+	default:
+		return &RefusedError{Reason: fmt.Sprintf("the debate has ended as %s (%s); `walkie resume FILE` reopens it", st.Status, orNone(st.Reason))}
+	}
+	if from != whose {
+		return &RefusedError{Reason: fmt.Sprintf("out of turn: turn %d belongs to %s", prog.NextTurn, whose), Whose: whose}
+	}
+	return nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no reason given"
+	}
+	return s
+}
+
+// checkBody refuses bodies that would break the record, and returns the
+// body normalised to end in exactly one newline, without a closing own
+// sign-off (which it turns into p.Sign).
+func checkBody(meta *Meta, p *Post) ([]byte, error) {
+	if !utf8.Valid(p.Body) {
+		return nil, &RefusedError{Reason: "the body is not UTF-8"}
+	}
+	if len(p.Body) > meta.turnLimit() {
+		return nil, &RefusedError{Reason: fmt.Sprintf("the body is %d bytes, over the limit of %d (max_turn_bytes)", len(p.Body), meta.turnLimit())}
+	}
+	lines := strings.Split(strings.TrimRight(string(p.Body), "\r\n\t "), "\n")
+	for len(lines) > 0 && strings.TrimSpace(lines[0]) == "" {
+		lines = lines[1:]
+	}
+	if len(lines) == 0 {
+		return nil, &RefusedError{Reason: "the body is empty"}
+	}
+	if !p.Supervisor && !slices.Contains(meta.Participants, p.From) {
+		return nil, &RefusedError{Reason: fmt.Sprintf("%q is not a participant of this debate (participants: %s)", p.From, strings.Join(meta.Participants, ", "))}
+	}
+	for i, l := range lines {
+		t := strings.TrimSuffix(l, "\r")
+		switch {
+		case looseHeadingRe.MatchString(t):
+			return nil, &RefusedError{Reason: fmt.Sprintf("body line %d is an entry heading (%q); walkie writes the heading itself", i+1, t)}
+		case looseMarkerRe.MatchString(t):
+			return nil, &RefusedError{Reason: fmt.Sprintf("body line %d holds a walkie marker; only walkie writes markers", i+1)}
+		}
+		m := signOffRe.FindStringSubmatch(t)
+		if m == nil {
+			continue
+		}
+		switch {
+		case p.Supervisor:
+			return nil, &RefusedError{Reason: fmt.Sprintf("body line %d is a sign-off; supervisor entries cannot sign", i+1)}
+		case m[1] != p.From:
+			return nil, &RefusedError{Reason: fmt.Sprintf("body line %d is a sign-off of %s; only its author can sign a turn", i+1, m[1])}
+		case i != len(lines)-1:
+			return nil, &RefusedError{Reason: fmt.Sprintf("body line %d is a sign-off but not the last line; use --sign or end the body with it", i+1)}
+		default:
+			lines = lines[:i]
+			p.Sign = true
+		}
+	}
+	if len(lines) == 0 {
+		return nil, &RefusedError{Reason: "the body is empty (a sign-off alone is not a turn)"}
+	}
+	return []byte(strings.Join(lines, "\n") + "\n"), nil
+}
+
+// tailInfo is what Append learns from the end of the file.
+type tailInfo struct {
+	prog            Progress
+	recent          []TurnRef
+	tail            []byte // after the last marker
+	tailStart       int64
+	file            []byte // whole file when it was read whole (for line numbers)
+	endsWithNewline bool
+}
+
+func (t *tailInfo) tailLine() int {
+	if t.file != nil {
+		return bytes.Count(t.file[:t.tailStart], []byte("\n")) + 1 + leadingBlankLines(t.tail)
+	}
+	return 0
+}
+
+// readTail reads backwards from the end in growing windows until it has
+// the last marker and the last len(participants) turn markers, so a post
+// reads O(entry) bytes. A file short enough to fit is parsed whole.
+func readTail(f *os.File, file string, meta *Meta) (*tailInfo, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := fi.Size()
+	for w := int64(64 << 10); ; w *= 4 {
+		if w >= size {
+			return readWhole(f, file, size)
+		}
+		buf := make([]byte, w)
+		if _, err := f.ReadAt(buf, size-w); err != nil {
+			return nil, fmt.Errorf("read %s: %w", file, err)
+		}
+		if ti, ok := scanWindow(buf, size-w, meta); ok {
+			return ti, nil
+		}
+	}
+}
+
+func readWhole(f *os.File, file string, size int64) (*tailInfo, error) {
+	data := make([]byte, size)
+	if _, err := f.ReadAt(data, 0); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("read %s: %w", file, err)
+	}
+	ends := len(data) > 0 && data[len(data)-1] == '\n'
+	if !ends {
+		data = append(data, '\n') // the header as it will read once the entry is added
+	}
+	d, err := Parse(file, data)
+	if err != nil {
+		return nil, err
+	}
+	if !ends {
+		d.Tail = d.Tail[:len(d.Tail)-1]
+	}
+	p := d.Progress()
+	var recent []TurnRef
+	for i := range d.Entries {
+		if e := &d.Entries[i]; e.Kind == KindTurn {
+			recent = append(recent, TurnRef{Turn: e.Turn, Agent: e.Agent, Signed: e.Signed()})
+		}
+	}
+	if n := len(d.Meta.Participants); len(recent) > n {
+		recent = recent[len(recent)-n:]
+	}
+	return &tailInfo{prog: p, recent: recent, tail: d.Tail, tailStart: d.TailOffset, file: data, endsWithNewline: ends}, nil
+}
+
+// scanWindow finds what Append needs in the last bytes of a file; ok is
+// false when the window is too short to hold it.
+func scanWindow(buf []byte, base int64, meta *Meta) (*tailInfo, bool) {
+	i := bytes.IndexByte(buf, '\n')
+	if i < 0 {
+		return nil, false
+	}
+	lines := splitLines(buf[i+1:], int(base)+i+1, 0) // line numbers unknown here
+	n := len(meta.Participants)
+	var ti *tailInfo
+	var recent []TurnRef
+	for k := len(lines) - 1; k >= 1 && len(recent) < n; k-- {
+		if !markerRe.Match(lines[k].text) {
+			continue
+		}
+		mk, err := parseMarker(lines[k].text)
+		if err != nil {
+			return nil, false
+		}
+		if ti == nil {
+			tail := buf[lines[k].end-int(base):]
+			ti = &tailInfo{tail: tail, tailStart: int64(lines[k].end), endsWithNewline: len(tail) == 0 || tail[len(tail)-1] == '\n'}
+			ti.prog.Seq, ti.prog.Hash = mk.Seq, mk.Hash
+		}
+		if mk.Turn == 0 {
+			continue
+		}
+		if ti.prog.Turns == 0 {
+			ti.prog.Turns = mk.Turn
+		}
+		prev := k - 1
+		for prev >= 0 && isBlank(lines[prev].text) {
+			prev--
+		}
+		if prev < 0 {
+			return nil, false
+		}
+		m := signOffRe.FindSubmatch(lines[prev].text)
+		recent = append(recent, TurnRef{Turn: mk.Turn, Agent: mk.Agent, Signed: m != nil && string(m[1]) == mk.Agent})
+	}
+	if ti == nil || (len(recent) < n && ti.prog.Turns > len(recent)) || ti.prog.Turns == 0 {
+		return nil, false
+	}
+	slices.Reverse(recent)
+	ti.recent = recent
+	ti.prog = progress(meta, recent, ti.prog.Turns, ti.prog.Seq, ti.prog.Hash)
+	return ti, true
+}
+
+// queueNote holds a supervisor note while an agent's turn is running.
+func queueNote(dir string, body []byte, at time.Time) (Receipt, error) {
+	if at.IsZero() {
+		at = time.Now()
+	}
+	var rnd [4]byte
+	_, _ = rand.Read(rnd[:])
+	name := fmt.Sprintf("%s-%s.json", at.UTC().Format("20060102T150405.000000000"), hex.EncodeToString(rnd[:]))
+	b, _ := json.Marshal(queuedNote{Body: string(body), At: at.UTC()})
+	if err := WriteFileAtomic(filepath.Join(dir, "inbox", name), b, 0o644); err != nil {
+		return Receipt{}, fmt.Errorf("queue supervisor note: %w", err)
+	}
+	return Receipt{Queued: true, Entry: EntryBrief{Agent: SupervisorName, At: at.UTC()}}, nil
+}
+
+type queuedNote struct {
+	Body string    `json:"body"`
+	At   time.Time `json:"at"`
+}
+
+// FlushInbox appends supervisor notes queued while a turn was running, in
+// the order they were posted. The controller calls it after recording a turn.
+func FlushInbox(file string) (int, error) {
+	meta, err := ReadMeta(file)
+	if err != nil {
+		return 0, err
+	}
+	dir := StateDir(file, meta.ID)
+	inbox := filepath.Join(dir, "inbox")
+	ents, err := os.ReadDir(inbox)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
+	n := 0
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		path := filepath.Join(inbox, e.Name())
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return n, err
+		}
+		var q queuedNote
+		if err := json.Unmarshal(b, &q); err != nil {
+			return n, &InputError{File: path, Msg: "queued supervisor note is not valid JSON", Fix: "remove it and post the note again"}
+		}
+		if err := appendNote(file, dir, &meta, []byte(q.Body), q.At); err != nil {
+			return n, err
+		}
+		// Removing after the append can post a note twice after a crash
+		// between the two; removing first could lose it. Twice is better.
+		if err := os.Remove(path); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+func appendNote(file, dir string, meta *Meta, body []byte, at time.Time) error {
+	lock, err := LockRecord(dir)
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
+	st, err := LoadState(dir)
+	if err != nil {
+		return err
+	}
+	_, err = appendLocked(file, dir, meta, st, Post{Supervisor: true, Body: body, At: at}, body)
+	return err
+}

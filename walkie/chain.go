@@ -1,0 +1,142 @@
+package walkie
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"time"
+)
+
+// The chain: the genesis hash covers the header (front matter and
+// briefing); each entry's hash covers the previous hash (through the
+// marker's prev= field) and the entry's own bytes. Stamping an entry so
+// costs the size of the entry, yet any edit above it changes a hash.
+
+const hashPrefix = "sha256:"
+
+// TimeFormat is how times are written in markers and logs: RFC 3339, UTC, milliseconds.
+const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
+
+// GenesisHash is the chain hash before the first entry.
+func GenesisHash(header []byte) string {
+	s := sha256.Sum256(header)
+	return hashPrefix + hex.EncodeToString(s[:])
+}
+
+// markerPrefix is the marker line up to its hash field; the hash covers it,
+// so seq, author, time and prev cannot be changed either.
+func markerPrefix(mk Marker) string {
+	s := fmt.Sprintf("<!-- walkie seq=%d", mk.Seq)
+	if mk.Turn > 0 {
+		s += fmt.Sprintf(" turn=%d", mk.Turn)
+	}
+	return s + fmt.Sprintf(" agent=%s at=%s prev=%s", mk.Agent, mk.At.UTC().Format(TimeFormat), mk.Prev)
+}
+
+// entryHash is the chain hash after an entry whose bytes before the marker
+// line are content.
+func entryHash(content []byte, mk Marker) string {
+	h := sha256.New()
+	h.Write(content)
+	h.Write([]byte(markerPrefix(mk)))
+	return hashPrefix + hex.EncodeToString(h.Sum(nil))
+}
+
+// stamp fills in the marker's hash and returns its line, newline included.
+func stamp(content []byte, mk *Marker) []byte {
+	mk.At = mk.At.UTC().Truncate(time.Millisecond)
+	mk.Hash = entryHash(content, *mk)
+	return []byte(markerPrefix(*mk) + " hash=" + mk.Hash + " -->\n")
+}
+
+// BriefingHash is the value pinned in `briefing_sha256` by approval.
+func BriefingHash(briefing []byte) string {
+	s := sha256.Sum256(briefing)
+	return hex.EncodeToString(s[:])
+}
+
+// Verify checks the whole record: the chain from the header through every
+// entry, sequence and turn numbers, authors in turn order, and the pinned
+// briefing hash. It returns the first problem, naming its entry and line.
+// A non-blank tail is reported as a *TornTailError after the chain checks.
+func (d *Doc) Verify() error {
+	if d.Meta.BriefingSHA256 != "" && BriefingHash(d.Briefing) != d.Meta.BriefingSHA256 {
+		return &InputError{File: d.File, Line: d.BriefingLine, Msg: "the briefing changed after it was approved (its sha256 no longer matches briefing_sha256)",
+			Fix: "restore the approved text from git, or, before the first turn, re-approve with `walkie brief approve`"}
+	}
+	prev := GenesisHash(d.Header)
+	turn := 0
+	for i := range d.Entries {
+		e := &d.Entries[i]
+		mk := e.Marker
+		bad := func(format string, args ...any) error {
+			return &ChainError{File: d.File, Line: e.Line, Seq: i + 1, Msg: fmt.Sprintf(format, args...)}
+		}
+		if mk.Seq != i+1 {
+			return bad("marker says seq=%d where %d was expected: an entry was removed, inserted or moved", mk.Seq, i+1)
+		}
+		if mk.Prev != prev {
+			if i == 0 {
+				return bad("the front matter or briefing was edited after the first entry was recorded")
+			}
+			return bad("does not follow entry %d: entries were removed, inserted or reordered", i)
+		}
+		content := e.Raw[:len(e.Raw)-len(markerLine(e))]
+		if entryHash(content, mk) != mk.Hash {
+			return bad("its text was changed after it was recorded")
+		}
+		if mk.Agent != e.Agent {
+			return bad("heading names %q but the marker recorded %q", e.Agent, mk.Agent)
+		}
+		if e.Kind == KindTurn {
+			turn++
+			want := d.Meta.TurnAgent(turn)
+			if e.Turn != turn || mk.Turn != turn {
+				return bad("turn %d where turn %d was expected", e.Turn, turn)
+			}
+			if e.Agent != want {
+				return bad("turn %d was written by %q but it was %q's turn", turn, e.Agent, want)
+			}
+		} else if mk.Turn != 0 {
+			return bad("supervisor entry carries a turn number")
+		}
+		prev = mk.Hash
+	}
+	if !isBlank(d.Tail) {
+		return &TornTailError{File: d.File, Line: d.TailLine + leadingBlankLines(d.Tail), Bytes: len(d.Tail)}
+	}
+	return nil
+}
+
+// markerLine returns the marker line of e as it stands in Raw.
+func markerLine(e *Entry) []byte {
+	raw := e.Raw
+	end := len(raw)
+	i := end - 1
+	if i >= 0 && raw[i] == '\n' {
+		i--
+	}
+	for i >= 0 && raw[i] != '\n' {
+		i--
+	}
+	return raw[i+1 : end]
+}
+
+func leadingBlankLines(b []byte) int {
+	n := 0
+	for _, l := range splitLines(b, 0, 0) {
+		if !isBlank(l.text) {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+// LastHash is the chain hash after the last entry.
+func (d *Doc) LastHash() string {
+	if len(d.Entries) == 0 {
+		return GenesisHash(d.Header)
+	}
+	return d.Entries[len(d.Entries)-1].Marker.Hash
+}

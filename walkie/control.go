@@ -1,0 +1,197 @@
+package walkie
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// InitOptions describe a new debate.
+type InitOptions struct {
+	ID           string
+	Participants []string
+	MaxRounds    int
+	Briefing     []byte // text under `# Briefing`; empty gives a placeholder
+	Mode         string
+}
+
+// Init creates a new walkie file; it never overwrites one.
+func Init(file string, o InitOptions) error {
+	if o.ID == "" {
+		o.ID = strings.TrimSuffix(strings.TrimSuffix(filepath.Base(file), ".md"), ".walkie")
+	}
+	if o.MaxRounds == 0 {
+		o.MaxRounds = 6
+	}
+	m := Meta{Walkie: FormatVersion, ID: o.ID, Mode: o.Mode, Participants: o.Participants, MaxRounds: o.MaxRounds}
+	if err := m.validate(file, 0, nil); err != nil {
+		var ie *InputError
+		if errors.As(err, &ie) {
+			ie.Line = 0
+		}
+		return err
+	}
+	brief := BriefingText(o.Briefing)
+	if len(brief) == 0 {
+		brief = []byte("(Write the briefing here: `walkie brief draft FILE` gives a template.)\n")
+	}
+	var b bytes.Buffer
+	b.Write(renderMeta(m))
+	b.WriteString(briefingHeading + "\n\n")
+	b.Write(brief)
+	if _, err := Parse(file, b.Bytes()); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return &InputError{File: file, Msg: "already exists", Fix: "choose another file name, or remove it first"}
+		}
+		return err
+	}
+	if _, err := f.Write(b.Bytes()); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	dir := StateDir(file, o.ID)
+	d, err := Load(file)
+	if err != nil {
+		return err
+	}
+	return Ring(dir, &m, d.Progress(), &State{}, nil)
+}
+
+// UpdateState changes a debate's control state under the record lock and
+// rings the doorbell, so a running controller or daemon sees it at once.
+func UpdateState(file string, change func(m *Meta, p Progress, s *State) error) (*State, Progress, error) {
+	meta, err := ReadMeta(file)
+	if err != nil {
+		return nil, Progress{}, err
+	}
+	dir := StateDir(file, meta.ID)
+	lock, err := LockRecord(dir)
+	if err != nil {
+		return nil, Progress{}, err
+	}
+	defer lock.Unlock()
+	d, err := Load(file)
+	if err != nil {
+		return nil, Progress{}, err
+	}
+	st, err := LoadState(dir)
+	if err != nil {
+		return nil, Progress{}, err
+	}
+	p := d.Progress()
+	if err := change(&d.Meta, p, st); err != nil {
+		return nil, p, err
+	}
+	if err := SaveState(dir, st); err != nil {
+		return nil, p, err
+	}
+	var last *EntryBrief
+	if n := len(d.Entries); n > 0 {
+		last = d.Entries[n-1].Brief()
+	}
+	return st, p, Ring(dir, &d.Meta, p, st, last)
+}
+
+// Brief names an entry without its text.
+func (e *Entry) Brief() *EntryBrief {
+	return &EntryBrief{Seq: e.Marker.Seq, Turn: e.Marker.Turn, Agent: e.Agent, Signed: e.Signed(), At: e.Marker.At}
+}
+
+// Halt stops a debate: no further turns until Resume.
+func Halt(file, reason string) error {
+	_, _, err := UpdateState(file, func(m *Meta, p Progress, s *State) error {
+		if p.Converged {
+			return &RefusedError{Reason: "the debate has already converged"}
+		}
+		now := time.Now().UTC()
+		s.Status, s.Reason, s.HaltedAt = StatusHalted, reason, &now
+		return nil
+	})
+	return err
+}
+
+// Resume lifts a halt, or reopens a debate that failed, ran over budget or
+// deadlocked, clearing its retry counters.
+func Resume(file string) error {
+	_, _, err := UpdateState(file, func(m *Meta, p Progress, s *State) error {
+		if s.Status == "" {
+			return &RefusedError{Reason: "the debate is not halted, failed, over budget or deadlocked"}
+		}
+		s.Status, s.Reason, s.HaltedAt, s.Attempts = "", "", nil, nil
+		return nil
+	})
+	return err
+}
+
+// Extend raises this debate's round cap by rounds (recorded in its state,
+// never in the record).
+func Extend(file string, rounds int) (int, error) {
+	if rounds < 1 {
+		return 0, &RefusedError{Reason: "--rounds must be at least 1"}
+	}
+	var newCap int
+	_, _, err := UpdateState(file, func(m *Meta, p Progress, s *State) error {
+		if p.Converged {
+			return &RefusedError{Reason: "the debate has already converged"}
+		}
+		s.ExtraRounds += rounds
+		newCap = RoundCap(m, s)
+		return nil
+	})
+	return newCap, err
+}
+
+// Repair moves a torn tail (bytes after the last stamped entry) to a side
+// file under .walkie/ID/ and cuts it from the record. It does nothing to
+// a record whose tail is blank.
+func Repair(file string) (string, error) {
+	meta, err := ReadMeta(file)
+	if err != nil {
+		return "", err
+	}
+	dir := StateDir(file, meta.ID)
+	lock, err := LockRecord(dir)
+	if err != nil {
+		return "", err
+	}
+	defer lock.Unlock()
+	if ControllerRunning(dir) {
+		return "", &RefusedError{Reason: "a controller is running this debate; its agent may be writing the tail now"}
+	}
+	d, err := Load(file)
+	if err != nil {
+		return "", err
+	}
+	if isBlank(d.Tail) {
+		return "", nil
+	}
+	side := filepath.Join(dir, fmt.Sprintf("torn-%s.txt", time.Now().UTC().Format("20060102T150405.000")))
+	if err := WriteFileAtomic(side, d.Tail, 0o644); err != nil {
+		return "", fmt.Errorf("save torn bytes: %w", err)
+	}
+	f, err := os.OpenFile(file, os.O_WRONLY, 0)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	if err := f.Truncate(d.TailOffset); err != nil {
+		return "", fmt.Errorf("cut torn tail of %s: %w", file, err)
+	}
+	return side, f.Sync()
+}

@@ -1,0 +1,279 @@
+package walkie
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Debate statuses.
+const (
+	StatusOpen       = "open"
+	StatusConverged  = "converged"
+	StatusMaxRounds  = "max-rounds"
+	StatusDeadlocked = "deadlocked"
+	StatusHalted     = "halted"
+	StatusOverBudget = "over-budget"
+	StatusFailed     = "failed"
+)
+
+// State is the mutable control record in .walkie/ID/state.json. It is
+// never part of the record; the controller re-reads it before every turn,
+// so `walkie halt` and `walkie extend` act without a restart.
+type State struct {
+	// Status holds a status the record cannot show by itself: halted,
+	// failed, over-budget or deadlocked. Empty means "derive it".
+	Status      string         `json:"status,omitempty"`
+	Reason      string         `json:"reason,omitempty"`
+	HaltedAt    *time.Time     `json:"halted_at,omitempty"`
+	ExtraRounds int            `json:"extra_rounds,omitempty"`
+	Attempts    map[string]int `json:"attempts,omitempty"` // failed attempts per turn number, for retries
+	LastSeq     int            `json:"last_seq"`           // the record as walkie last wrote it: a shorter file was truncated
+	LastHash    string         `json:"last_hash,omitempty"`
+	HandledSeq  int            `json:"handled_seq,omitempty"` // last sequence a watcher or daemon has acted on
+	CostUSD     float64        `json:"cost_usd,omitempty"`
+	Running     *Attempt       `json:"running,omitempty"` // a controller's attempt in progress
+	Watch       *WatchMemory   `json:"watch,omitempty"`
+	UpdatedAt   time.Time      `json:"updated_at"`
+}
+
+// Attempt is a turn attempt a controller has started and not yet recorded.
+// After a crash it tells the next controller what to clean up.
+type Attempt struct {
+	Turn          int       `json:"turn"`
+	Agent         string    `json:"agent"`
+	Number        int       `json:"attempt"`
+	Started       time.Time `json:"started"`
+	ControllerPID int       `json:"controller_pid"`
+	SessionPID    int       `json:"session_pid,omitempty"`
+	SessionStart  uint64    `json:"session_start_ticks,omitempty"`
+	Snapshot      string    `json:"snapshot"` // copy of the file before the attempt
+	Size          int64     `json:"size"`     // file size before the attempt
+	Seq           int       `json:"seq"`      // last sequence before the attempt
+}
+
+// WatchMemory is what `walkie watch --once` remembers between ticks.
+type WatchMemory struct {
+	InvokedSeq int       `json:"invoked_seq"`
+	InvokedAt  time.Time `json:"invoked_at"`
+	Tries      int       `json:"tries"`
+	Escalated  bool      `json:"escalated,omitempty"`
+}
+
+// Signal is the doorbell in .walkie/ID/signal.json, written only after the
+// record's append is on disk.
+type Signal struct {
+	Seq       int         `json:"seq"`
+	Turn      string      `json:"turn"` // whose turn it is next ("" when the debate has ended)
+	NextTurn  int         `json:"next_turn"`
+	Round     int         `json:"round"`
+	Status    string      `json:"status"`
+	LastEntry *EntryBrief `json:"last_entry,omitempty"`
+	UpdatedAt time.Time   `json:"updated_at"`
+}
+
+// EntryBrief names an entry without its text.
+type EntryBrief struct {
+	Seq    int       `json:"seq"`
+	Turn   int       `json:"turn,omitempty"`
+	Agent  string    `json:"agent"`
+	Signed bool      `json:"signed,omitempty"`
+	At     time.Time `json:"at"`
+}
+
+// StateDir is where a debate's side files live: .walkie/ID beside the file.
+func StateDir(file, id string) string {
+	return filepath.Join(filepath.Dir(file), ".walkie", id)
+}
+
+// DebateStatus combines the record's progress with the control state.
+func DebateStatus(m *Meta, p Progress, s *State) string {
+	switch {
+	case p.Converged:
+		return StatusConverged
+	case s.Status != "":
+		return s.Status
+	case p.NextRound > m.MaxRounds+s.ExtraRounds:
+		return StatusMaxRounds
+	}
+	return StatusOpen
+}
+
+// RoundCap is the debate's round cap including any extension.
+func RoundCap(m *Meta, s *State) int { return m.MaxRounds + s.ExtraRounds }
+
+// LoadState reads state.json; a missing file is an empty state.
+func LoadState(dir string) (*State, error) {
+	s := &State{}
+	b, err := os.ReadFile(filepath.Join(dir, "state.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return s, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read state: %w", err)
+	}
+	if err := json.Unmarshal(b, s); err != nil {
+		return nil, &InputError{File: filepath.Join(dir, "state.json"), Msg: "state record is not valid JSON: " + err.Error(),
+			Fix: "remove the file; walkie rebuilds what it needs from the record"}
+	}
+	return s, nil
+}
+
+// SaveState atomically replaces state.json.
+func SaveState(dir string, s *State) error {
+	s.UpdatedAt = time.Now().UTC()
+	return writeJSONAtomic(filepath.Join(dir, "state.json"), s)
+}
+
+// LoadSignal reads signal.json (nil when there is none yet).
+func LoadSignal(dir string) (*Signal, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "signal.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var s Signal
+	return &s, json.Unmarshal(b, &s)
+}
+
+// Ring writes the doorbell. Call it only after the record is synced.
+func Ring(dir string, m *Meta, p Progress, s *State, last *EntryBrief) error {
+	status := DebateStatus(m, p, s)
+	sig := Signal{Seq: p.Seq, NextTurn: p.NextTurn, Round: p.NextRound, Status: status, LastEntry: last, UpdatedAt: time.Now().UTC()}
+	if status == StatusOpen {
+		sig.Turn = p.NextAgent
+	}
+	return writeJSONAtomic(filepath.Join(dir, "signal.json"), sig)
+}
+
+func writeJSONAtomic(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(path, append(b, '\n'), 0o644)
+}
+
+// WriteFileAtomic replaces path with data: a synced temporary file renamed
+// over it, then the directory synced, so a crash leaves the old or the new
+// file, never half of one.
+func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // no-op after a successful rename
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", tmp, err)
+	}
+	if err := f.Chmod(perm); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("sync %s: %w", tmp, err)
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// Lock is an exclusive advisory lock (flock) on a file in the state
+// directory. The kernel drops it when the holder dies, so a crash never
+// leaves a debate locked.
+type Lock struct{ f *os.File }
+
+// LockRecord takes the record lock, waiting for it. Every write to the
+// walkie file and to state.json happens under it, and it is held only
+// for the length of one write, never for a whole agent session.
+func LockRecord(dir string) (*Lock, error) {
+	return lockFile(filepath.Join(dir, "lock"), syscall.LOCK_EX)
+}
+
+// TryRunLock takes the controller lock without waiting: one controller per
+// debate. When another process holds it the error wraps ErrLocked and
+// names its pid.
+func TryRunLock(dir string) (*Lock, error) {
+	path := filepath.Join(dir, "run.lock")
+	l, err := lockFile(path, syscall.LOCK_EX|syscall.LOCK_NB)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		b, _ := os.ReadFile(path)
+		return nil, fmt.Errorf("controller lock %s is held by pid %s: %w", path, strings.TrimSpace(string(b)), ErrLocked)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := l.f.Truncate(0); err == nil {
+		_, _ = l.f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	return l, nil
+}
+
+// ControllerRunning reports whether some process holds the controller lock.
+func ControllerRunning(dir string) bool {
+	l, err := lockFile(filepath.Join(dir, "run.lock"), syscall.LOCK_EX|syscall.LOCK_NB)
+	if err != nil {
+		return errors.Is(err, syscall.EWOULDBLOCK)
+	}
+	l.Unlock()
+	return false
+}
+
+func lockFile(path string, how int) (*Lock, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), how)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &Lock{f: f}, nil
+}
+
+// Unlock releases the lock.
+func (l *Lock) Unlock() {
+	if l != nil && l.f != nil {
+		_ = syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+		l.f.Close()
+		l.f = nil
+	}
+}
