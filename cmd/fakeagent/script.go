@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// step is everything one invocation does. Flags fill it first; a script's
+// top-level settings and then its selected step override what they set.
+type step struct {
+	Behavior         string        `yaml:"behavior"`
+	Body             string        `yaml:"body"`
+	Bodies           []string      `yaml:"bodies"`
+	Sign             bool          `yaml:"sign"`
+	SignFrom         int           `yaml:"sign_from"`
+	Chatter          int           `yaml:"chatter"`
+	FloodMB          float64       `yaml:"flood_mb"`
+	ReadStdin        bool          `yaml:"read_stdin"`
+	Ask              string        `yaml:"ask"`
+	Delay            time.Duration `yaml:"delay"`
+	HangAfter        bool          `yaml:"hang_after"`
+	ExitCode         *int          `yaml:"exit_code"`
+	Author           string        `yaml:"author"`
+	Usage            bool          `yaml:"usage"`
+	CostUSD          float64       `yaml:"cost_usd"`
+	InputTokens      int           `yaml:"input_tokens"`
+	OutputTokens     int           `yaml:"output_tokens"`
+	GrandchildSetsid bool          `yaml:"grandchild_setsid"`
+	PidFile          string        `yaml:"pid_file"`
+}
+
+// behaviours lists the valid values of step.Behavior.
+func validBehavior(b string) bool {
+	switch b {
+	case "append", "none", "hang", "two-turns", "edit-briefing", "edit-turn",
+		"wrong-heading", "wrong-author", "not-logged-in", "grandchild":
+		return true
+	}
+	return false
+}
+
+// applyScript overlays the script in data on base and returns the step for
+// the invocation numbered k (0-based; the last step repeats).
+func applyScript(base step, data []byte, k int) (step, error) {
+	// First pass: strict, so a misspelt key is an error rather than a
+	// silently ignored setting.
+	var strict struct {
+		step  `yaml:",inline"`
+		Steps []step `yaml:"steps"`
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&strict); err != nil && !errors.Is(err, io.EOF) {
+		return step{}, fmt.Errorf("script: %w", err)
+	}
+	// Second pass: decoding into a copy of base sets only the keys that
+	// are present, which is exactly "the script overrides the flags".
+	var doc struct {
+		Steps []yaml.Node `yaml:"steps"`
+	}
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return step{}, fmt.Errorf("script: %w", err)
+	}
+	st := base
+	if err := yaml.Unmarshal(data, &st); err != nil {
+		return step{}, fmt.Errorf("script: %w", err)
+	}
+	if n := len(doc.Steps); n > 0 {
+		if k >= n {
+			k = n - 1
+		}
+		if err := doc.Steps[k].Decode(&st); err != nil {
+			return step{}, fmt.Errorf("script step %d: %w", k+1, err)
+		}
+	}
+	if err := st.validate(); err != nil {
+		return step{}, fmt.Errorf("script: %w", err)
+	}
+	return st, nil
+}
+
+func (s step) validate() error {
+	if !validBehavior(s.Behavior) {
+		return fmt.Errorf("unknown behavior %q", s.Behavior)
+	}
+	if s.Chatter < 0 || s.FloodMB < 0 || s.Delay < 0 || s.SignFrom < 0 {
+		return errors.New("chatter, flood_mb, delay and sign_from must not be negative")
+	}
+	return nil
+}
+
+// nextInvocation returns how many times the agent ran before with this
+// state file, and counts this run. No file means no earlier run.
+func nextInvocation(path string) (int, error) {
+	if path == "" {
+		return 0, nil
+	}
+	k := 0
+	b, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		if k, err = strconv.Atoi(strings.TrimSpace(string(b))); err != nil {
+			return 0, fmt.Errorf("state file %s: %w", path, err)
+		}
+	case !errors.Is(err, os.ErrNotExist):
+		return 0, fmt.Errorf("state file: %w", err)
+	}
+	if err := os.WriteFile(path, []byte(strconv.Itoa(k+1)+"\n"), 0o644); err != nil {
+		return 0, fmt.Errorf("state file: %w", err)
+	}
+	return k, nil
+}
