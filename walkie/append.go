@@ -121,7 +121,7 @@ func appendLocked(file, dir string, meta *Meta, st *State, p Post, body []byte) 
 	if !isBlank(ti.tail) {
 		return Receipt{}, &TornTailError{File: file, Line: ti.tailLine(), Bytes: len(ti.tail)}
 	}
-	if err := checkAgainstState(file, ti.prog, st); err != nil {
+	if err := CheckAgainstState(file, ti.prog, st); err != nil {
 		return Receipt{}, err
 	}
 	if !p.Supervisor {
@@ -163,9 +163,9 @@ func appendLocked(file, dir string, meta *Meta, st *State, p Post, body []byte) 
 	return Receipt{Entry: *brief, Progress: prog, Status: DebateStatus(meta, prog, st)}, recordAppended(dir, meta, st, prog, brief)
 }
 
-// checkAgainstState catches what the chain alone cannot: whole entries cut
+// CheckAgainstState catches what the chain alone cannot: whole entries cut
 // from the end of the file, or the last entry replaced.
-func checkAgainstState(file string, prog Progress, st *State) error {
+func CheckAgainstState(file string, prog Progress, st *State) error {
 	switch {
 	case prog.Seq < st.LastSeq:
 		return &ChainError{File: file, Seq: prog.Seq + 1, Msg: fmt.Sprintf("the record ends at entry %d but walkie recorded %d entries: the file was truncated", prog.Seq, st.LastSeq)}
@@ -209,7 +209,7 @@ func checkTurn(meta *Meta, prog Progress, st *State, from string) error {
 		return &RefusedError{Reason: fmt.Sprintf("the debate has ended as %s (%s); `walkie resume FILE` reopens it", st.Status, orNone(st.Reason))}
 	}
 	if from != whose {
-		return &RefusedError{Reason: fmt.Sprintf("out of turn: turn %d belongs to %s", prog.NextTurn, whose), Whose: whose}
+		return &RefusedError{Reason: fmt.Sprintf("%s cannot post turn %d: out of turn", from, prog.NextTurn), Whose: whose}
 	}
 	return nil
 }

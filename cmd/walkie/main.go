@@ -1,0 +1,117 @@
+// Command walkie runs structured debates and reviews between AI coding
+// agents through a shared, tamper-evident markdown file.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/walkie-sh/walkie/walkie"
+)
+
+// Exit codes, documented in `walkie --help` and docs/cli.md.
+const (
+	exitOK         = 0
+	exitError      = 1  // anything unexpected (I/O, a bug)
+	exitBadInput   = 2  // bad flags, bad file, bad config
+	exitRefused    = 3  // the enforced writer refused a post
+	exitUnverified = 4  // the record does not verify (edited, reordered, truncated, torn)
+	exitMaxRounds  = 10 // the debate reached its round cap
+	exitFailed     = 11 // retries spent
+	exitHalted     = 12 // a person halted it
+	exitOverBudget = 13
+	exitDeadlocked = 14
+	exitOpen       = 15 // the debate is still open (walkie turn, walkie watch)
+	exitSignal     = 130
+)
+
+const exitCodesHelp = `EXIT CODES:
+   0   success; for auto: the debate converged
+   1   unexpected error
+   2   bad input: flags, walkie file, config (the message names file, line and fix)
+   3   post refused by the enforced writer (the message says why and whose turn it is)
+   4   the record does not verify, or has a torn tail
+   10  max-rounds: the round cap was reached
+   11  failed: retries were spent on a turn
+   12  halted by a person (walkie halt)
+   13  over-budget
+   14  deadlocked
+   15  still open (walkie turn after one turn)
+   130 interrupted (SIGINT)`
+
+// exitError carries an exit code up to main, the one place that exits.
+type codedError struct {
+	code int
+	err  error
+}
+
+func (e *codedError) Error() string { return e.err.Error() }
+func (e *codedError) Unwrap() error { return e.err }
+
+func withCode(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &codedError{code: code, err: err}
+}
+
+// exitCode maps an error to the documented exit codes.
+func exitCode(err error) int {
+	var ce *codedError
+	var ie *walkie.InputError
+	var re *walkie.RefusedError
+	var che *walkie.ChainError
+	var te *walkie.TornTailError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ce):
+		return ce.code
+	case errors.As(err, &ie):
+		return exitBadInput
+	case errors.As(err, &re):
+		return exitRefused
+	case errors.As(err, &che), errors.As(err, &te):
+		return exitUnverified
+	}
+	return exitError
+}
+
+func main() {
+	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	app := newApp(stdin, stdout, stderr)
+	err := app.Run(interspersed(app, args))
+	if err != nil {
+		fmt.Fprintln(stderr, "walkie:", err)
+	}
+	return exitCode(err)
+}
+
+func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
+	app := &cli.App{
+		Name:  "walkie",
+		Usage: "make AI coding agents debate and review each other's work, one turn at a time",
+		Description: `walkie keeps a debate in one markdown file (NAME.walkie.md): a briefing, then
+every turn so far. A controller boots one agent CLI at a time in a fresh
+pseudo-terminal; the agent reads the file, appends exactly one turn and is
+ended; walkie checks the turn, stamps it into a tamper-evident chain, and
+starts the next agent, until every participant signs off, a cap is hit or
+a person halts it. See docs/ for the file format and configuration.`,
+		Reader:                 stdin,
+		Writer:                 stdout,
+		ErrWriter:              stderr,
+		CustomAppHelpTemplate:  cli.AppHelpTemplate + "\n" + exitCodesHelp + "\n",
+		UseShortOptionHandling: true,
+		// Exit codes are decided in one place (run); urfave must not exit.
+		ExitErrHandler: func(*cli.Context, error) {},
+		Commands:       commands(),
+	}
+	return app
+}
