@@ -84,6 +84,7 @@ func KillStale(id ProcIdentity) error {
 
 // procStat holds the fields of /proc/PID/stat this package uses.
 type procStat struct {
+	state               byte // R, S, D, Z (zombie), X (dead), …
 	ppid, pgrp, session int
 	startTicks          uint64
 }
@@ -122,6 +123,7 @@ func parseStat(b []byte) (procStat, error) {
 		}
 		return v
 	}
+	st.state = f[0][0]
 	st.ppid, st.pgrp, st.session = num(4), num(5), num(6)
 	if err != nil {
 		return procStat{}, err

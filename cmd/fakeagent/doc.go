@@ -74,7 +74,7 @@
 //	input_tokens: 1234
 //	output_tokens: 567
 //	grandchild_setsid: false
-//	pid_file: ""              # the grandchild writes its pid here
+//	pid_file: ""              # the grandchild's pid is written here
 //	steps:
 //	  - behavior: hang        # first invocation
 //	  - {}                    # second and later: the top-level settings

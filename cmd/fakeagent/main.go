@@ -84,7 +84,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.IntVar(&st.InputTokens, "input-tokens", 1234, "input_tokens in the usage line")
 	fs.IntVar(&st.OutputTokens, "output-tokens", 567, "output_tokens in the usage line")
 	fs.BoolVar(&st.GrandchildSetsid, "grandchild-setsid", false, "the grandchild also leaves the process group")
-	fs.StringVar(&st.PidFile, "pid-file", "", "the grandchild writes its pid here")
+	fs.StringVar(&st.PidFile, "pid-file", "", "write the grandchild's pid here")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -92,7 +92,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 2
 	}
 	if o.grandchildMode {
-		return grandchild(st.PidFile, stdout)
+		return grandchild(stdout)
 	}
 	st.Bodies = bodies
 	if exitCode >= 0 {
@@ -295,35 +295,48 @@ func hang() {
 
 // startGrandchild re-runs this program as a grandchild that shares the
 // terminal and ignores SIGTERM and SIGHUP, like a language server or a
-// daemonised helper an agent CLI leaves behind.
+// daemonised helper an agent CLI leaves behind. It returns once the
+// grandchild is ready, so the parent's exit always leaves it running.
 func startGrandchild(st step) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	args := []string{"--grandchild-mode"}
-	if st.PidFile != "" {
-		args = append(args, "--pid-file", st.PidFile)
+	ready, tell, err := os.Pipe()
+	if err != nil {
+		return err
 	}
-	cmd := exec.Command(self, args...)
+	defer ready.Close()
+	cmd := exec.Command(self, "--grandchild-mode")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.ExtraFiles = []*os.File{tell} // fd 3
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: st.GrandchildSetsid}
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	tell.Close()
+	if err != nil {
 		return fmt.Errorf("start grandchild: %w", err)
+	}
+	if st.PidFile != "" {
+		if err := os.WriteFile(st.PidFile, []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644); err != nil {
+			return err
+		}
+	}
+	// One byte once its signals are ignored; EOF if it died first.
+	if _, err := ready.Read(make([]byte, 1)); err != nil {
+		return fmt.Errorf("grandchild did not start: %w", err)
 	}
 	// Do not wait: the point is to leave it behind.
 	return cmd.Process.Release()
 }
 
 // grandchild lingers with the terminal open and deaf to polite signals.
-func grandchild(pidFile string, stdout io.Writer) int {
+func grandchild(stdout io.Writer) int {
 	signal.Ignore(syscall.SIGTERM, syscall.SIGHUP)
-	if pidFile != "" {
-		if err := os.WriteFile(pidFile, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
-			return 2
-		}
-	}
 	fmt.Fprintf(stdout, "grandchild %d lingering\n", os.Getpid())
+	if tell := os.NewFile(3, "ready"); tell != nil {
+		tell.Write([]byte{1})
+		tell.Close()
+	}
 	hang()
 	return 0
 }
