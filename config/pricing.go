@@ -43,9 +43,10 @@ func defaultPricing() Pricing {
 	}
 }
 
-// Lookup finds the price of model: an exact entry, else the longest entry
-// that is a prefix of model followed by "-" (so "claude-sonnet-4-5-20250929"
-// is priced as "claude-sonnet-4-5"). Case is ignored.
+// Lookup finds the price of model: an exact entry, else an entry followed
+// by a date stamp (digits and dashes, at least 6 digits) or "-latest" (so
+// "claude-sonnet-4-5-20250929" is priced as "claude-sonnet-4-5"). Any other
+// suffix is another model ("gpt-5-nano" is not "gpt-5"). Case is ignored.
 func (p Pricing) Lookup(model string) (Price, bool) {
 	model = strings.ToLower(strings.TrimSpace(model))
 	if model == "" {
@@ -68,8 +69,8 @@ func (p Pricing) Lookup(model string) (Price, bool) {
 		}
 	}
 	for _, k := range keys {
-		lk := strings.ToLower(k)
-		if strings.HasPrefix(model, lk+"-") {
+		rest, ok := strings.CutPrefix(model, strings.ToLower(k)+"-")
+		if ok && (rest == "latest" || isDateStamp(rest)) {
 			return p.Models[k], true
 		}
 	}
@@ -84,4 +85,19 @@ func (p Pricing) Cost(model string, in, out int64) (usd float64, ok bool) {
 		return 0, false
 	}
 	return (float64(in)*pr.Input + float64(out)*pr.Output) / 1e6, true
+}
+
+// isDateStamp reports whether s looks like 20250929 or 2025-08-07: digits
+// and dashes with at least 6 digits, so "5" in "claude-sonnet-4-5" is not one.
+func isDateStamp(s string) bool {
+	digits := 0
+	for _, r := range s {
+		switch {
+		case r >= '0' && r <= '9':
+			digits++
+		case r != '-':
+			return false
+		}
+	}
+	return digits >= 6
 }

@@ -31,26 +31,25 @@ func Heading(turn int, agent string) string {
 }
 
 // DefaultTurnPrompt is the built-in "turn" template.
-const DefaultTurnPrompt = `You are {{.Agent}}, one participant in a written debate{{if .Participants}} between {{join .Participants ", "}}{{end}}. The whole debate is one markdown file:
+const DefaultTurnPrompt = `You are {{.Agent}}, one participant in a written debate{{if .Participants}} between {{list .Participants}}{{end}}. The whole debate is one markdown file:
 
-    {{.File}}
+{{.File}}
 
 You are writing turn {{.Turn}}{{if .MaxRounds}} (round {{.Round}} of at most {{.MaxRounds}}){{else}} (round {{.Round}}){{end}}. This session starts blank: everything you need is in that file.
 
 1. Read the whole file first, from the top: the briefing at the top states the question, the constraints and what a sign-off means; then read every turn so far, in order.
 2. Decide what you think of the proposal as it stands now: what you agree with, what you object to and why, and what you propose instead. Be concrete.
-3. Append exactly one turn at the very end of the file, and nothing else. It starts with this heading, exactly as written, on a line of its own after a blank line:
+3. Append exactly one turn at the very end of the file, and nothing else. Start it, after a blank line, with this heading line exactly as written (the separator is "·", U+00B7 MIDDLE DOT):
 
 {{.Heading}}
 
-   (The separator is "·", U+00B7 MIDDLE DOT.)
-4. Never edit, reformat, reorder or delete anything above your turn: not the briefing, not earlier turns, not the "<!-- walkie ... -->" marker lines, not even whitespace. Every byte above your turn is checked; any change voids your turn. Do not write marker lines yourself and do not touch any other file.
-5. Keep your turn {{if .MaxTurnBytes}}under {{.MaxTurnBytes}} bytes{{else}}short{{end}}: say what moves the debate forward, not a summary of what is already written.
-6. {{if .SignRule}}{{.SignRule}}{{else}}Sign off only if you agree with the proposal as it stands, with nothing left to change: then, and only then, make the last line of your turn exactly
+4. Never edit, reformat, reorder or delete anything above your turn: not the briefing, not earlier turns, not the "<!-- walkie ... -->" marker lines, not even whitespace. Every byte above your turn is checked, and any change voids your turn. Do not write marker lines yourself and do not touch any other file.
+5. Keep your turn {{if .MaxTurnBytes}}under {{.MaxTurnBytes}} bytes{{else}}short{{end}}: write what moves the debate forward, not a summary of what is already there.
+6. {{if .SignRule}}{{.SignRule}}{{else}}Sign off only if you agree with the proposal as it stands, with nothing left to change. Then, and only then, make the last line of your turn exactly:
 
 Signed-off-by: {{.Agent}}
 
-   Otherwise do not sign. A turn without that line means you do not agree yet, and it voids every earlier sign-off, so everyone must sign again after it. Sign only with your own name, only in your own turn.{{end}}
+Otherwise do not sign. A turn without that line means you do not agree yet, and it voids every earlier sign-off, so everyone must sign again after it. Sign only with your own name, and only in your own turn.{{end}}
 
 When your turn is appended, stop. Do not ask questions: nobody will answer them in this session.
 `
@@ -68,7 +67,18 @@ func defaultPrompts() Prompts {
 	return Prompts{"turn": DefaultTurnPrompt, "review": DefaultReviewPrompt}
 }
 
-var promptFuncs = template.FuncMap{"join": strings.Join}
+var promptFuncs = template.FuncMap{"join": strings.Join, "list": listWords}
+
+// listWords joins names as a sentence does: "a", "a and b", "a, b and c".
+func listWords(names []string) string {
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
 
 func parsePrompt(name, src string) (*template.Template, error) {
 	return template.New(name).Funcs(promptFuncs).Option("missingkey=error").Parse(src)

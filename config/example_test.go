@@ -1,0 +1,87 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The example files are the ones docs/configuration.md shows; they must
+// parse, and the docs must show them verbatim.
+func TestExamples(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "example-*.yaml"))
+	if err != nil || len(files) < 2 {
+		t.Fatalf("examples: %v %v", files, err)
+	}
+	doc, docErr := os.ReadFile(filepath.Join("..", "docs", "configuration.md"))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := Parse(f, data)
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		for _, name := range c.AgentNames() {
+			a, _ := c.Agent(name)
+			if _, err := a.Argv(Vars{Prompt: "p", File: "f", Dir: "d", Agent: name, Turn: 1, Round: 1}); err != nil {
+				t.Errorf("%s: %v", f, err)
+			}
+			if _, err := c.RenderPrompt(a.Prompt, PromptData{Agent: name, File: "f", Turn: 1, Round: 1}); err != nil {
+				t.Errorf("%s: %v", f, err)
+			}
+		}
+		if docErr != nil {
+			t.Errorf("docs: %v", docErr)
+		} else if !strings.Contains(string(doc), string(data)) {
+			t.Errorf("docs/configuration.md does not show %s verbatim", f)
+		}
+	}
+}
+
+func TestExampleFakeAgents(t *testing.T) {
+	c, err := Parse("x", mustRead(t, "testdata/example-fake.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := c.Agent("fake-a")
+	env, err := a.Environ([]string{"FAKEAGENT_SPEED=fast", "PATH=/bin", "HOME=/h"}, Vars{Dir: "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(env, " ") != "FAKEAGENT_SCRIPT=/w/scripts/fake-a.txt FAKEAGENT_SPEED=fast HOME=/h PATH=/bin" {
+		t.Errorf("env %q", env)
+	}
+	b, _ := c.Agent("fake-b")
+	if len(b.Rules) != 2 || b.Rules[0].Reply != "y\r" || b.Rules[1].Outcome != "auth" {
+		t.Errorf("rules %+v", b.Rules)
+	}
+}
+
+// Every key the decoder accepts is documented.
+func TestDocsNameEveryKey(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "configuration.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, keys := range [][]string{topKeys, defaultsKeys, agentKeys, ruleKeys, pricingKeys, priceKeys,
+		limitsKeys, notifyKeys, webhookKeys, telegramKeys, Placeholders, usageKinds, RuleOutcomes} {
+		for _, k := range keys {
+			if !strings.Contains(string(doc), "`"+k+"`") && !strings.Contains(string(doc), "`{"+k+"}`") {
+				t.Errorf("docs/configuration.md does not mention `%s`", k)
+			}
+		}
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
