@@ -94,7 +94,7 @@ func judgeTail(d *Doc, want Expect) Verdict {
 		}
 		return bad(h.num, "heading %q where %q was expected", clip(h.text), heading)
 	}
-	body := d.Tail[h.end-int(d.TailOffset):]
+	body := d.Tail[h.end:]
 	if len(body) > d.Meta.turnLimit() {
 		return bad(h.num, "the turn is %d bytes, over the limit of %d", len(body), d.Meta.turnLimit())
 	}
@@ -241,7 +241,39 @@ func restore(file, dir string, snapshot, after []byte, keep string, v Verdict, s
 	}
 	out.Progress = d.Progress()
 	out.Status = DebateStatus(&d.Meta, out.Progress, st)
+	if st.LastSeq != out.Progress.Seq || st.LastHash != out.Progress.Hash {
+		// A turn posted (and so counted) during the attempt was undone too.
+		st.LastSeq, st.LastHash = out.Progress.Seq, out.Progress.Hash
+		if err := SaveState(dir, st); err != nil {
+			return out, err
+		}
+	}
 	return out, nil
+}
+
+// Discard voids an attempt whatever it wrote (the debate was halted, or
+// the controller interrupted): under the lock, the file goes back to the
+// snapshot byte for byte and the agent's version, if different, is kept.
+func Discard(file string, snapshot []byte, keep string) (Settled, error) {
+	d, err := Parse(file, snapshot)
+	if err != nil {
+		return Settled{}, err
+	}
+	dir := StateDir(file, d.Meta.ID)
+	lock, err := LockRecord(dir)
+	if err != nil {
+		return Settled{}, err
+	}
+	defer lock.Unlock()
+	after, err := os.ReadFile(file)
+	if err != nil && !os.IsNotExist(err) {
+		return Settled{}, err
+	}
+	st, err := LoadState(dir)
+	if err != nil {
+		return Settled{}, err
+	}
+	return restore(file, dir, snapshot, after, keep, Verdict{Outcome: "discarded"}, st)
 }
 
 // KeepPath is where a rejected version of turn is kept.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -66,12 +67,13 @@ func exitCode(err error) int {
 	var re *walkie.RefusedError
 	var che *walkie.ChainError
 	var te *walkie.TornTailError
+	var cfe *config.Error
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.As(err, &ce):
 		return ce.code
-	case errors.As(err, &ie):
+	case errors.As(err, &ie), errors.As(err, &cfe):
 		return exitBadInput
 	case errors.As(err, &re):
 		return exitRefused

@@ -397,5 +397,6 @@ func commands() []*cli.Command {
 	return []*cli.Command{
 		initCommand(), postCommand(), statusCommand(), verifyCommand(),
 		haltCommand(), resumeCommand(), extendCommand(), repairCommand(),
+		autoCommand(), turnCommand(), logCommand(),
 	}
 }

@@ -1,0 +1,410 @@
+package controller
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"go.uber.org/zap"
+
+	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/session"
+	"github.com/walkie-sh/walkie/walkie"
+)
+
+// watchTick is the fallback for file systems that drop change events; the
+// watcher is what normally wakes the controller.
+const watchTick = 500 * time.Millisecond
+
+// attempt runs one attempt at a turn and records it: snapshot, session,
+// judge, settle, log, doorbell.
+func (c *controller) attempt(ctx context.Context, t *plan) (TurnRecord, error) {
+	snapshot, started, err := c.begin(t)
+	if err != nil {
+		return TurnRecord{}, err
+	}
+	rec := TurnRecord{Turn: t.turn, Round: t.round, Agent: t.participant, Role: "participant", Attempt: t.attempt, Started: started}
+	c.emit(Event{Kind: EventTurnStarted, Turn: t.turn, Round: t.round, Agent: t.participant, Attempt: t.attempt, Started: started})
+	c.log.Info("turn started", zap.Int("turn", t.turn), zap.Int("round", t.round), zap.String("agent", t.participant), zap.Int("attempt", t.attempt))
+
+	spec, cleanup, err := c.sessionSpec(t, started)
+	if err != nil {
+		return rec, c.abandon(t, snapshot, err)
+	}
+	defer cleanup()
+	rec.Transcript = Transcript{Raw: rel(c.dir, spec.RawPath), Text: rel(c.dir, spec.TextPath)}
+	res, how, err := c.supervise(ctx, t, spec, snapshot)
+	if err != nil {
+		return rec, c.abandon(t, snapshot, err)
+	}
+	c.fillFromSession(&rec, res)
+	keep := walkie.KeepPath(c.dir, t.turn, t.participant, t.attempt)
+	expect := walkie.Expect{Turn: t.turn, Agent: t.participant}
+	var settled walkie.Settled
+	if how != "" { // halted or interrupted: the attempt is void whatever it wrote
+		settled, err = walkie.Discard(c.file, snapshot, keep)
+	} else {
+		settled, err = walkie.Settle(c.file, snapshot, expect, keep)
+	}
+	if err != nil {
+		return rec, fmt.Errorf("settle: %w", err)
+	}
+	rec.Outcome, rec.Detail = classify(res, settled.Verdict, how)
+	rec.Signed = rec.Outcome == OutcomeAccepted && settled.Signed
+	rec.Kept = rel(c.dir, settled.Kept)
+	if settled.Entry != nil {
+		rec.Seq = settled.Entry.Seq
+	}
+	rec.Usage = c.usage(t.agent, spec.TextPath)
+	if err := appendTurnLog(c.dir, rec); err != nil {
+		return rec, err
+	}
+	if _, err := walkie.FlushInbox(c.file); err != nil {
+		c.log.Warn("queued supervisor notes not recorded", zap.Error(err))
+	}
+	c.log.Info("turn recorded", zap.Int("turn", t.turn), zap.String("agent", t.participant), zap.String("outcome", rec.Outcome),
+		zap.String("detail", rec.Detail), zap.Int64("duration_ms", rec.DurationMS), zap.Int64("output_bytes", rec.Bytes))
+	c.emit(Event{Kind: EventTurnRecorded, Turn: t.turn, Round: t.round, Agent: t.participant, Attempt: t.attempt, Record: &rec, Status: settled.Status})
+	return rec, nil
+}
+
+// begin snapshots the file and records the attempt as running, so that a
+// controller killed from here on is cleaned up after by the next one.
+func (c *controller) begin(t *plan) ([]byte, time.Time, error) {
+	snapshot, err := os.ReadFile(c.file)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	path := filepath.Join(c.dir, "snapshot.md")
+	if err := walkie.WriteFileAtomic(path, snapshot, 0o644); err != nil {
+		return nil, time.Time{}, fmt.Errorf("snapshot: %w", err)
+	}
+	started := time.Now().UTC().Truncate(time.Millisecond)
+	_, _, err = walkie.UpdateState(c.file, func(_ *walkie.Meta, p walkie.Progress, s *walkie.State) error {
+		if p.Turns != t.turn-1 {
+			return fmt.Errorf("the record changed while turn %d was being planned", t.turn)
+		}
+		s.Running = &walkie.Attempt{Turn: t.turn, Agent: t.participant, Number: t.attempt, Started: started,
+			ControllerPID: os.Getpid(), Snapshot: path, Size: int64(len(snapshot)), Seq: p.Seq}
+		return nil
+	})
+	return snapshot, started, err
+}
+
+// abandon clears a running attempt that never got an agent going.
+func (c *controller) abandon(t *plan, snapshot []byte, cause error) error {
+	_, _ = walkie.Discard(c.file, snapshot, "")
+	_, _, _ = walkie.UpdateState(c.file, func(_ *walkie.Meta, _ walkie.Progress, s *walkie.State) error {
+		s.Running = nil
+		return nil
+	})
+	return cause
+}
+
+// sessionSpec turns the agent's configuration into a session.
+func (c *controller) sessionSpec(t *plan, started time.Time) (session.Spec, func(), error) {
+	a := t.agent
+	v := config.Vars{File: c.file, Agent: t.participant, Dir: filepath.Dir(c.file), Turn: t.turn, Round: t.round}
+	prompt, err := c.opts.Config.RenderPrompt(a.Prompt, config.PromptData{Agent: t.participant, File: c.file, Turn: t.turn, Round: t.round,
+		MaxRounds: t.roundCap, Participants: t.meta.Participants})
+	if err != nil {
+		return session.Spec{}, nil, badInput(fmt.Errorf("prompt for %s: %w", t.participant, err))
+	}
+	v.Prompt = prompt
+	argv, err := a.Argv(v)
+	if err != nil {
+		return session.Spec{}, nil, badInput(err)
+	}
+	env, err := a.Environ(os.Environ(), v)
+	if err != nil {
+		return session.Spec{}, nil, badInput(err)
+	}
+	wd, err := a.WorkDir(v)
+	if err != nil {
+		return session.Spec{}, nil, badInput(err)
+	}
+	cleanup := func() {}
+	if a.Home != config.HomeInherit {
+		home, err := privateHome(a.HomeFiles)
+		if err != nil {
+			return session.Spec{}, nil, err
+		}
+		env = append(env, "HOME="+home)
+		cleanup = func() { os.RemoveAll(home) }
+	}
+	rules, err := sessionRules(a.Rules)
+	if err != nil {
+		cleanup()
+		return session.Spec{}, nil, badInput(err)
+	}
+	base := filepath.Join(c.dir, "turns", fmt.Sprintf("%04d-%s-%d", t.turn, t.participant, t.attempt))
+	var plain session.PlainText
+	var line []byte
+	spec := session.Spec{Argv: argv, Dir: wd, Env: env, Timeout: a.Timeout, Stall: a.Stall, Grace: a.KillGrace,
+		RawPath: base + ".log", TextPath: base + ".txt", Rules: rules,
+		Observer: func(chunk []byte) {
+			line = lastLine(plain.Append(line[:0], chunk), line)
+			if len(line) > 0 && c.opts.Observe != nil {
+				c.emit(Event{Kind: EventOutput, Turn: t.turn, Agent: t.participant, Attempt: t.attempt, Started: started, Line: string(line)})
+			}
+		}}
+	return spec, cleanup, nil
+}
+
+// lastLine returns the last non-blank line of text, or prev if it has none.
+func lastLine(text, prev []byte) []byte {
+	for _, l := range slicesBackward(bytes.Split(text, []byte("\n"))) {
+		if t := bytes.TrimSpace(l); len(t) > 0 {
+			return append(prev[:0], t...)
+		}
+	}
+	return prev
+}
+
+func slicesBackward(s [][]byte) [][]byte {
+	for i, j := 0, len(s)-1; i < j; i, j = i+1, j-1 {
+		s[i], s[j] = s[j], s[i]
+	}
+	return s
+}
+
+func privateHome(files map[string]string) (string, error) {
+	home, err := os.MkdirTemp("", "walkie-home-")
+	if err != nil {
+		return "", fmt.Errorf("private HOME: %w", err)
+	}
+	for name, content := range files {
+		p := filepath.Join(home, filepath.FromSlash(name))
+		if !strings.HasPrefix(p, home+string(filepath.Separator)) {
+			os.RemoveAll(home)
+			return "", badInput(fmt.Errorf("home file %q escapes the private HOME", name))
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			os.RemoveAll(home)
+			return "", err
+		}
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			os.RemoveAll(home)
+			return "", err
+		}
+	}
+	return home, nil
+}
+
+func sessionRules(rules []config.Rule) ([]session.Rule, error) {
+	var out []session.Rule
+	for _, r := range rules {
+		re, err := regexp.Compile(r.Match)
+		if err != nil {
+			return nil, fmt.Errorf("prompt rule %q: %w", r.Match, err)
+		}
+		out = append(out, session.Rule{Pattern: re, Reply: r.Reply, Outcome: r.Outcome, Detail: r.Detail})
+	}
+	return out, nil
+}
+
+// supervise runs the session and watches the file and the state while it
+// runs. It ends the session as soon as a valid turn has been on disk and
+// quiet for the grace, when the debate is halted, or when ctx is done.
+// how is "" for a normal end, or OutcomeHalted / OutcomeInterrupted.
+func (c *controller) supervise(ctx context.Context, t *plan, spec session.Spec, snapshot []byte) (session.Result, string, error) {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return session.Result{}, "", fmt.Errorf("watch: %w", err)
+	}
+	defer w.Close()
+	if err := w.Add(filepath.Dir(c.file)); err != nil {
+		return session.Result{}, "", fmt.Errorf("watch %s: %w", filepath.Dir(c.file), err)
+	}
+	if err := w.Add(c.dir); err != nil {
+		return session.Result{}, "", fmt.Errorf("watch %s: %w", c.dir, err)
+	}
+	// The session outlives ctx on purpose: on cancellation the controller
+	// ends it itself, so the attempt is recorded as interrupted.
+	s, err := session.Start(context.WithoutCancel(ctx), spec)
+	if err != nil {
+		return session.Result{}, "", fmt.Errorf("start %s: %w", t.participant, err)
+	}
+	c.noteSession(s)
+	done := make(chan session.Result, 1)
+	go func() { done <- s.Wait() }()
+
+	tick := time.NewTicker(watchTick)
+	defer tick.Stop()
+	quiet := time.NewTimer(time.Hour)
+	quiet.Stop()
+	defer quiet.Stop()
+	expect := walkie.Expect{Turn: t.turn, Agent: t.participant}
+	how := ""
+	lastSize, lastMod := fileStamp(c.file)
+	statePath := filepath.Join(c.dir, "state.json")
+	onFile := func() {
+		s.Progress()
+		if how != "" {
+			return
+		}
+		if c.turnIsIn(snapshot, expect) {
+			quiet.Reset(t.agent.Grace)
+		} else {
+			quiet.Stop()
+		}
+	}
+	checkHalt := func() {
+		if how == "" && c.halted() {
+			how = OutcomeHalted
+			s.End("halted by walkie halt")
+		}
+	}
+	for {
+		select {
+		case res := <-done:
+			return res, how, nil
+		case ev := <-w.Events:
+			switch ev.Name {
+			case c.file:
+				lastSize, lastMod = fileStamp(c.file)
+				onFile()
+			case statePath:
+				checkHalt()
+			}
+		case err := <-w.Errors:
+			c.log.Warn("file watch error; falling back to the tick", zap.Error(err))
+		case <-tick.C:
+			if sz, mt := fileStamp(c.file); sz != lastSize || !mt.Equal(lastMod) {
+				lastSize, lastMod = sz, mt
+				onFile()
+			}
+			checkHalt()
+		case <-quiet.C:
+			if how == "" && c.turnIsIn(snapshot, expect) {
+				s.End("the turn is in")
+			}
+		case <-ctx.Done():
+			if how == "" {
+				how = OutcomeInterrupted
+				s.End("the controller was interrupted")
+			}
+		}
+	}
+}
+
+func (c *controller) turnIsIn(snapshot []byte, want walkie.Expect) bool {
+	cur, err := os.ReadFile(c.file)
+	if err != nil {
+		return false
+	}
+	v, _ := walkie.Judge(c.file, snapshot, cur, want)
+	return v.Outcome == walkie.VerdictAccepted
+}
+
+func (c *controller) halted() bool {
+	st, err := walkie.LoadState(c.dir)
+	return err == nil && st.Status == walkie.StatusHalted
+}
+
+// noteSession records the session's process identity in the running
+// attempt, so a controller that dies now leaves enough to end the group.
+func (c *controller) noteSession(s *session.Session) {
+	id, err := session.Identify(s.Pid())
+	if err != nil {
+		c.log.Warn("cannot identify the session's process", zap.Int("pid", s.Pid()), zap.Error(err))
+		return
+	}
+	_, _, err = walkie.UpdateState(c.file, func(_ *walkie.Meta, _ walkie.Progress, st *walkie.State) error {
+		if st.Running != nil {
+			st.Running.SessionPID, st.Running.SessionStart = id.Pid, id.StartTicks
+		}
+		return nil
+	})
+	if err != nil {
+		c.log.Warn("cannot record the session's process", zap.Error(err))
+	}
+}
+
+func fileStamp(path string) (int64, time.Time) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return -1, time.Time{}
+	}
+	return fi.Size(), fi.ModTime()
+}
+
+func (c *controller) fillFromSession(rec *TurnRecord, res session.Result) {
+	rec.Started = res.Started.UTC()
+	rec.Ended = res.Ended.UTC()
+	rec.DurationMS = res.Duration.Milliseconds()
+	if res.Signal == "" && res.ExitCode >= 0 {
+		code := res.ExitCode
+		rec.ExitCode = &code
+	}
+	rec.Signal = res.Signal
+	rec.EndedBy = res.EndedBy
+	rec.Bytes = res.Bytes
+}
+
+// classify names the attempt's outcome from what the session did and what
+// the judge found in the file. A valid turn counts whatever the exit code;
+// tampering is reported before anything else, since the file was restored.
+func classify(res session.Result, v walkie.Verdict, how string) (string, string) {
+	switch {
+	case how == OutcomeHalted:
+		return OutcomeHalted, "halted by walkie halt; the attempt was discarded"
+	case how == OutcomeInterrupted:
+		return OutcomeInterrupted, "the controller was interrupted; the attempt was discarded"
+	case v.Outcome == walkie.VerdictAccepted:
+		return OutcomeAccepted, acceptedDetail(res, v)
+	case v.Outcome == walkie.VerdictTampered:
+		return OutcomeTampered, v.Detail + "; the file was restored"
+	case res.Ending == session.EndBlocked:
+		out := res.RuleOutcome
+		if out == "" {
+			out = OutcomeBlockedPrompt
+		}
+		return out, firstNonEmpty(res.Detail, "blocked on: "+res.Matched)
+	case res.Ending == session.EndTimeout:
+		return OutcomeTimeout, res.Detail
+	case res.Ending == session.EndStalled:
+		return OutcomeStalled, res.Detail
+	case res.Ending == session.EndExited && (res.ExitCode != 0 || res.Signal != ""):
+		return OutcomeCrashed, firstNonEmpty(res.Detail, fmt.Sprintf("exited with code %d", res.ExitCode)) + " without a valid turn"
+	case v.Outcome == walkie.VerdictMalformed:
+		return OutcomeMalformed, v.Detail
+	}
+	return OutcomeNoTurn, firstNonEmpty(v.Detail, "no new turn was written")
+}
+
+func acceptedDetail(res session.Result, v walkie.Verdict) string {
+	d := "turn recorded"
+	if v.Stamped {
+		d = "turn posted with walkie post"
+	}
+	if res.EndedBy == session.EndedByController {
+		d += "; the agent was ended after the grace period"
+	}
+	return d
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+func rel(dir, path string) string {
+	if path == "" {
+		return ""
+	}
+	if r, err := filepath.Rel(dir, path); err == nil {
+		return r
+	}
+	return path
+}

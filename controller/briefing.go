@@ -1,0 +1,28 @@
+package controller
+
+import (
+	"fmt"
+
+	"go.uber.org/zap"
+
+	"github.com/walkie-sh/walkie/walkie"
+)
+
+// checkBriefing refuses a debate whose briefing is not approved, unless
+// the run was started with Approve (CI), which pins it and says so.
+func (c *controller) checkBriefing(d *walkie.Doc) error {
+	if d.Meta.BriefingSHA256 != "" {
+		return nil // Verify has checked the text against the pin
+	}
+	if !c.opts.Approve {
+		return badInput(&walkie.InputError{File: c.file, Line: d.BriefingLine, Msg: "the briefing is not approved",
+			Fix: fmt.Sprintf("read it, then run `walkie brief approve %s` (or `walkie auto --approve` in CI)", c.opts.File)})
+	}
+	hash, err := walkie.Approve(c.file)
+	if err != nil {
+		return badInput(err)
+	}
+	c.log.Warn("briefing approved non-interactively (--approve)", zap.String("briefing_sha256", hash))
+	c.emit(Event{Kind: EventNote, Line: "briefing approved non-interactively (--approve), sha256 " + hash[:12]})
+	return nil
+}

@@ -1,0 +1,256 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"go.uber.org/zap"
+
+	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/walkie"
+)
+
+// Options configure a controller run.
+type Options struct {
+	File   string
+	Config *config.Config
+	// Cast maps a participant to the configured agent that plays it; a
+	// participant not in the map is played by the agent of its own name.
+	Cast map[string]string
+	// MaxRounds, when positive, replaces the file's max_rounds for this
+	// run (extensions from `walkie extend` still add to it).
+	MaxRounds int
+	// Once stops after one turn: accepted, or its retries spent.
+	Once bool
+	// Approve pins an unapproved briefing before the first turn (for CI).
+	Approve bool
+	Log     *zap.Logger
+	Observe func(Event)
+}
+
+// Summary is how a run ended.
+type Summary struct {
+	Status      string // the debate's status (walkie.Status*)
+	Reason      string
+	Interrupted bool         // the run was cancelled (SIGINT/SIGTERM)
+	Attempts    []TurnRecord // attempts made by this run
+	Turns       int          // turns in the record
+	CostUSD     float64      // the debate's cost so far
+}
+
+// ErrBadInput marks errors in the debate or its configuration that no retry
+// can fix: the record does not verify, an agent is not configured.
+var ErrBadInput = errors.New("bad input")
+
+// Run drives a debate until it ends (or one turn, with Once). Only one
+// controller may run a debate at a time.
+func Run(ctx context.Context, o Options) (Summary, error) {
+	c, err := newController(o)
+	if err != nil {
+		return Summary{}, err
+	}
+	lock, err := walkie.TryRunLock(c.dir)
+	if err != nil {
+		return Summary{}, fmt.Errorf("run %s: %w", c.file, err)
+	}
+	defer lock.Unlock()
+	if err := c.recoverInterrupted(); err != nil {
+		return Summary{}, fmt.Errorf("recover interrupted attempt: %w", err)
+	}
+	if _, err := walkie.FlushInbox(c.file); err != nil {
+		return Summary{}, fmt.Errorf("record queued supervisor notes: %w", err)
+	}
+	var sum Summary
+	startTurns := -1
+	for {
+		next, st, err := c.decide()
+		if err != nil {
+			return sum, err
+		}
+		sum.Status, sum.Reason, sum.Turns, sum.CostUSD = st.status, st.reason, st.turns, st.cost
+		if startTurns < 0 {
+			startTurns = st.turns
+		}
+		if next == nil || ctx.Err() != nil || (o.Once && st.turns > startTurns) {
+			sum.Interrupted = ctx.Err() != nil
+			if next == nil {
+				c.emit(Event{Kind: EventDebateEnded, Status: st.status, Line: st.reason})
+			}
+			return sum, nil
+		}
+		rec, err := c.attempt(ctx, next)
+		if err != nil {
+			return sum, fmt.Errorf("turn %d (%s): %w", next.turn, next.participant, err)
+		}
+		sum.Attempts = append(sum.Attempts, rec)
+		if err := c.applyPolicy(next, rec); err != nil {
+			return sum, err
+		}
+	}
+}
+
+// plan is the next turn to run.
+type plan struct {
+	turn, round, attempt int
+	participant          string
+	agent                config.Agent
+	roundCap             int
+	meta                 walkie.Meta
+}
+
+// standing is where the debate stands before a turn.
+type standing struct {
+	status, reason string
+	turns          int
+	cost           float64
+}
+
+// decide reads the record and the state and returns the next turn to
+// run, or nil when the debate has ended.
+func (c *controller) decide() (*plan, standing, error) {
+	d, err := walkie.Load(c.file)
+	if err != nil {
+		return nil, standing{}, badInput(err)
+	}
+	if err := d.Verify(); err != nil {
+		return nil, standing{}, badInput(err)
+	}
+	st, err := walkie.LoadState(c.dir)
+	if err != nil {
+		return nil, standing{}, err
+	}
+	p := d.Progress()
+	if err := walkie.CheckAgainstState(c.file, p, st); err != nil {
+		return nil, standing{}, badInput(err)
+	}
+	if err := c.checkBriefing(d); err != nil {
+		return nil, standing{}, err
+	}
+	m := d.Meta
+	if c.opts.MaxRounds > 0 {
+		m.MaxRounds = c.opts.MaxRounds
+	}
+	if budget := c.budget(&m); budget > 0 && st.CostUSD >= budget && st.Status == "" && !p.Converged {
+		if st, err = c.setStatus(walkie.StatusOverBudget, fmt.Sprintf("spent $%.4f of a $%.2f budget", st.CostUSD, budget)); err != nil {
+			return nil, standing{}, err
+		}
+	}
+	s := standing{status: walkie.DebateStatus(&m, p, st), reason: st.Reason, turns: p.Turns, cost: st.CostUSD}
+	if s.status == walkie.StatusMaxRounds {
+		s.reason = fmt.Sprintf("reached the cap of %d rounds", walkie.RoundCap(&m, st))
+	}
+	if s.status != walkie.StatusOpen {
+		return nil, s, nil
+	}
+	agent, err := c.agentFor(p.NextAgent)
+	if err != nil {
+		return nil, s, err
+	}
+	return &plan{turn: p.NextTurn, round: p.NextRound, attempt: st.Attempts[fmt.Sprint(p.NextTurn)] + 1,
+		participant: p.NextAgent, agent: agent, roundCap: walkie.RoundCap(&m, st), meta: m}, s, nil
+}
+
+// applyPolicy updates the control state after an attempt: retry counters,
+// cost, and the failed status once retries are spent.
+func (c *controller) applyPolicy(t *plan, rec TurnRecord) error {
+	_, _, err := walkie.UpdateState(c.file, func(_ *walkie.Meta, _ walkie.Progress, s *walkie.State) error {
+		s.Running = nil
+		if rec.Usage != nil {
+			s.CostUSD += rec.Usage.CostUSD
+		}
+		key := fmt.Sprint(t.turn)
+		switch rec.Outcome {
+		case OutcomeAccepted:
+			delete(s.Attempts, key)
+		case OutcomeHalted, OutcomeInterrupted:
+			// Not the agent's failure: the attempt does not count.
+		default:
+			if s.Attempts == nil {
+				s.Attempts = map[string]int{}
+			}
+			s.Attempts[key]++
+			if rec.Outcome == OutcomeAuth {
+				s.Status, s.Reason = walkie.StatusFailed, fmt.Sprintf("turn %d: %s is not logged in (%s); auth is never retried", t.turn, t.participant, rec.Detail)
+			} else if s.Attempts[key] > t.agent.Retries {
+				s.Status, s.Reason = walkie.StatusFailed, fmt.Sprintf("turn %d: %s: %s after %d attempts (%s)", t.turn, t.participant, rec.Outcome, s.Attempts[key], rec.Detail)
+			}
+		}
+		if s.Status == walkie.StatusFailed {
+			c.log.Warn("debate failed; the supervisor must look", zap.String("reason", s.Reason))
+		}
+		return nil
+	})
+	return err
+}
+
+func (c *controller) setStatus(status, reason string) (*walkie.State, error) {
+	st, _, err := walkie.UpdateState(c.file, func(_ *walkie.Meta, _ walkie.Progress, s *walkie.State) error {
+		s.Status, s.Reason = status, reason
+		return nil
+	})
+	return st, err
+}
+
+func (c *controller) budget(m *walkie.Meta) float64 {
+	if m.BudgetUSD > 0 {
+		return m.BudgetUSD
+	}
+	return c.opts.Config.BudgetUSD
+}
+
+func (c *controller) agentFor(participant string) (config.Agent, error) {
+	name := participant
+	if n, ok := c.opts.Cast[participant]; ok {
+		name = n
+	}
+	a, err := c.opts.Config.Agent(name)
+	if err != nil {
+		return a, badInput(fmt.Errorf("participant %s: %w", participant, err))
+	}
+	return a, nil
+}
+
+func badInput(err error) error { return fmt.Errorf("%w: %w", ErrBadInput, err) }
+
+// controller is one run's context.
+type controller struct {
+	opts Options
+	file string // absolute
+	dir  string // the debate's state directory
+	log  *zap.Logger
+}
+
+func newController(o Options) (*controller, error) {
+	if o.Config == nil {
+		o.Config = config.Default()
+	}
+	if o.Log == nil {
+		o.Log = zap.NewNop()
+	}
+	file, err := filepath.Abs(o.File)
+	if err != nil {
+		return nil, err
+	}
+	meta, err := walkie.ReadMeta(file)
+	if err != nil {
+		return nil, badInput(err)
+	}
+	c := &controller{opts: o, file: file, dir: walkie.StateDir(file, meta.ID)}
+	c.log = o.Log.With(zap.String("debate", meta.ID))
+	return c, nil
+}
+
+func (c *controller) emit(e Event) {
+	if c.opts.Observe == nil {
+		return
+	}
+	if e.File == "" {
+		e.File = c.file
+	}
+	if e.Debate == "" {
+		e.Debate = filepath.Base(c.dir)
+	}
+	c.opts.Observe(e)
+}

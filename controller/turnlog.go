@@ -1,0 +1,138 @@
+package controller
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Outcomes of a turn attempt. They are distinct and never folded into one
+// another: a timeout is not a disagreement.
+const (
+	OutcomeAccepted      = "accepted"
+	OutcomeNoTurn        = "no-turn"
+	OutcomeTimeout       = "timeout"
+	OutcomeStalled       = "stalled"
+	OutcomeMalformed     = "malformed"
+	OutcomeTampered      = "tampered"
+	OutcomeCrashed       = "crashed"
+	OutcomeAuth          = "auth"
+	OutcomeBlockedPrompt = "blocked-prompt"
+	OutcomeInterrupted   = "interrupted"
+	OutcomeHalted        = "halted"
+)
+
+// TurnRecord is one line of .walkie/ID/turns.jsonl: one attempt at a turn.
+type TurnRecord struct {
+	Seq        int        `json:"seq,omitempty"` // sequence number of the recorded entry (accepted only)
+	Turn       int        `json:"turn"`
+	Round      int        `json:"round"`
+	Agent      string     `json:"agent"`
+	Role       string     `json:"role"`
+	Attempt    int        `json:"attempt"`
+	Started    time.Time  `json:"started"`
+	Ended      time.Time  `json:"ended"`
+	DurationMS int64      `json:"duration_ms"`
+	ExitCode   *int       `json:"exit_code,omitempty"`
+	Signal     string     `json:"signal,omitempty"`
+	Outcome    string     `json:"outcome"`
+	Detail     string     `json:"detail,omitempty"`
+	EndedBy    string     `json:"ended_by,omitempty"` // "self" or "controller"
+	Transcript Transcript `json:"transcript"`
+	Bytes      int64      `json:"output_bytes"`
+	Usage      *Usage     `json:"usage,omitempty"`
+	Signed     bool       `json:"signed"`
+	Kept       string     `json:"kept,omitempty"` // the agent's rejected version
+}
+
+// Transcript names an attempt's transcript files, relative to the state dir.
+type Transcript struct {
+	Raw  string `json:"raw,omitempty"`
+	Text string `json:"text,omitempty"`
+}
+
+// Usage is what an attempt consumed, as far as the agent's output says.
+type Usage struct {
+	InputTokens  int64   `json:"input_tokens,omitempty"`
+	OutputTokens int64   `json:"output_tokens,omitempty"`
+	CostUSD      float64 `json:"cost_usd"`
+	// CostSource says where the figure came from: "reported" by the CLI,
+	// "estimated (pricing as of DATE)" from the config's table, or
+	// "unknown" when neither was available.
+	CostSource string `json:"cost_source"`
+}
+
+// MarshalJSON writes times as RFC 3339 with milliseconds, in UTC.
+func (r TurnRecord) MarshalJSON() ([]byte, error) {
+	type plain TurnRecord
+	return json.Marshal(struct {
+		plain
+		Started string `json:"started"`
+		Ended   string `json:"ended"`
+	}{plain(r), stamp(r.Started), stamp(r.Ended)})
+}
+
+func stamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
+
+// appendTurnLog adds one record to turns.jsonl in one synced write.
+func appendTurnLog(dir string, r TurnRecord) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "turns.jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("open turn log: %w", err)
+	}
+	defer f.Close()
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("write turn log: %w", err)
+	}
+	return f.Sync()
+}
+
+// ReadTurnLog reads every attempt recorded for a debate. A last line cut
+// short by a crash is skipped, not an error.
+func ReadTurnLog(dir string) ([]TurnRecord, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "turns.jsonl"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []TurnRecord
+	lines := bytes.Split(b, []byte("\n"))
+	for i, line := range lines {
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		var r TurnRecord
+		if err := json.Unmarshal(line, &r); err != nil {
+			if i == len(lines)-1 {
+				break // a last line cut short by a crash
+			}
+			return out, fmt.Errorf("%s:%d: %w", filepath.Join(dir, "turns.jsonl"), i+1, err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// loggedAttempt reports whether the log already holds this attempt, so a
+// controller restarted after a crash never records it twice.
+func loggedAttempt(dir string, turn, attempt int, started time.Time) bool {
+	recs, _ := ReadTurnLog(dir)
+	for _, r := range recs {
+		if r.Turn == turn && r.Attempt == attempt && r.Started.Equal(started.Truncate(time.Millisecond)) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,57 @@
+package walkie
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+)
+
+// Approve pins the briefing's sha256 in the front matter. It is refused
+// once the debate has any entry: from then on the header is part of the
+// chain and never changes. It returns the hash and the briefing that was
+// approved before (nil if none, or if it is unchanged).
+func Approve(file string) (hash string, err error) {
+	meta, err := ReadMeta(file)
+	if err != nil {
+		return "", err
+	}
+	dir := StateDir(file, meta.ID)
+	lock, err := LockRecord(dir)
+	if err != nil {
+		return "", err
+	}
+	defer lock.Unlock()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return "", err
+	}
+	d, err := Parse(file, data)
+	if err != nil {
+		return "", err
+	}
+	if len(d.Entries) > 0 || !isBlank(d.Tail) {
+		return "", &RefusedError{Reason: "the debate has started: the briefing is fixed once the first entry is written"}
+	}
+	if bytes.TrimSpace(d.Briefing) == nil {
+		return "", &InputError{File: file, Line: d.BriefingLine, Msg: "the briefing is empty", Fix: "write it first (walkie brief draft / edit)"}
+	}
+	hash = BriefingHash(d.Briefing)
+	if d.Meta.BriefingSHA256 == hash {
+		return hash, nil
+	}
+	m := d.Meta
+	m.BriefingSHA256 = hash
+	fmEnd := bytes.Index(data[4:], []byte("\n---\n")) + 4 + 5
+	if bytes.HasPrefix(data[4:], []byte("---\n")) {
+		fmEnd = 8
+	}
+	out := append(renderMeta(m), data[fmEnd:]...)
+	if _, err := Parse(file, out); err != nil {
+		return "", fmt.Errorf("approve would break the file: %w", err)
+	}
+	fi, err := os.Stat(file)
+	if err != nil {
+		return "", err
+	}
+	return hash, WriteFileAtomic(file, out, fi.Mode().Perm())
+}
