@@ -1,8 +1,10 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/url"
 	"path"
@@ -384,7 +386,17 @@ func Parse(path string, data []byte) (*Config, error) {
 	c.Defaults.Home = HomePrivate
 
 	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
+		return nil, d.yamlError(err)
+	}
+	// A second document would be silently ignored; say so instead.
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		if len(extra.Content) > 0 && !isNull(extra.Content[0]) {
+			return nil, &Error{File: d.file, Line: extra.Content[0].Line, Msg: "a second YAML document (after ---); put everything in one"}
+		}
+	} else if !errors.Is(err, io.EOF) {
 		return nil, d.yamlError(err)
 	}
 	var root *yaml.Node
@@ -668,6 +680,9 @@ func (d *decoder) rules(n *yaml.Node, p string) []Rule {
 		case (r.Reply == "") == (r.Outcome == ""):
 			d.errorf(ri, rp, "needs exactly one of reply: (text typed into the terminal) or outcome: (%s)", strings.Join(RuleOutcomes, ", "))
 		default:
+			if r.Outcome != "" && r.Detail == "" {
+				r.Detail = fmt.Sprintf("the output matched %q", r.Match)
+			}
 			if good {
 				out = append(out, r)
 			}

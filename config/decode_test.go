@@ -21,6 +21,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown anchor", "agents: *nope\n", []string{`config walkie.yaml: not valid YAML: unknown anchor 'nope' referenced`}},
 		{"self alias", "agents:\n  fake:\n    command: [x]\n    rules: &r [*r]\n", []string{`config walkie.yaml:4: agents.fake.rules[0]: is a list, want a mapping of match, reply, outcome, detail`}},
 		{"tab indentation", "agents:\n\tclaude: {}\n", []string{`config walkie.yaml:2: not valid YAML`}},
+		{"two documents", "agents: {}\n---\nlimits: {}\n", []string{`config walkie.yaml:3: a second YAML document (after ---); put everything in one`}},
 		{"top level list", "- a\n- b\n", []string{`config walkie.yaml:1: the file must be a mapping of keys`}},
 		{"top level scalar", "hello\n", []string{`config walkie.yaml:1: the file must be a mapping`}},
 		{"unknown top key close", "agent:\n  x: {}\n", []string{`config walkie.yaml:1: agent: unknown key (did you mean "agents"?)`}},
@@ -145,7 +146,7 @@ func TestParseErrorsCapped(t *testing.T) {
 }
 
 func TestParseEmpty(t *testing.T) {
-	for _, src := range []string{"", "\n", "# only a comment\n", "---\n", "~\n"} {
+	for _, src := range []string{"", "\n", "# only a comment\n", "---\n", "~\n", "---\n...\n", "agents: {}\n---\n"} {
 		c, err := Parse("walkie.yaml", []byte(src))
 		if err != nil {
 			t.Fatalf("Parse(%q): %v", src, err)
@@ -251,6 +252,17 @@ agents:
 	b, _ := c.Agent("b")
 	if strings.Join(b.Command, " ") != "fake --name {agent}" || b.Env["MODE"] != "calm" {
 		t.Errorf("b = %+v", b)
+	}
+}
+
+func TestRuleDefaultDetail(t *testing.T) {
+	c, err := Parse("w.yaml", []byte("agents:\n  f:\n    command: [x]\n    rules: [{match: 'quota', outcome: blocked-prompt}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := c.Agent("f")
+	if a.Rules[0].Detail != `the output matched "quota"` {
+		t.Errorf("detail %q", a.Rules[0].Detail)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The example files are the ones docs/configuration.md shows; they must
@@ -48,16 +49,23 @@ func TestExampleFakeAgents(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, _ := c.Agent("fake-a")
-	env, err := a.Environ([]string{"FAKEAGENT_SPEED=fast", "PATH=/bin", "HOME=/h"}, Vars{Dir: "/w"})
+	argv, err := a.Argv(Vars{File: "/w/d.walkie.md", Dir: "/w", Agent: "fake-a", Turn: 3, Round: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(env, " ") != "FAKEAGENT_SCRIPT=/w/scripts/fake-a.txt FAKEAGENT_SPEED=fast HOME=/h PATH=/bin" {
-		t.Errorf("env %q", env)
+	if got := strings.Join(argv, " "); got != "fakeagent --file /w/d.walkie.md --agent fake-a --turn 3 --round 2 --script /w/fake-a.yaml" {
+		t.Errorf("argv %s", got)
 	}
 	b, _ := c.Agent("fake-b")
-	if len(b.Rules) != 2 || b.Rules[0].Reply != "y\r" || b.Rules[1].Outcome != "auth" {
-		t.Errorf("rules %+v", b.Rules)
+	env, err := b.Environ([]string{"HTTPS_PROXY=p", "PATH=/bin", "HOME=/h", "SECRET=x"}, Vars{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(env, " ") != "HTTPS_PROXY=p PATH=/bin WALKIE_DEMO=1" {
+		t.Errorf("env %q", env)
+	}
+	if len(b.Rules) != 2 || b.Rules[0].Reply != "y\r" || b.Rules[1].Outcome != "auth" || b.Timeout != 2*time.Minute {
+		t.Errorf("fake-b %+v", b)
 	}
 }
 
