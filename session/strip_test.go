@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -182,8 +183,12 @@ func FuzzParseStat(f *testing.F) {
 	f.Add([]byte("7 (a) b) R 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 9 0 0"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		st, err := parseStat(b)
-		if err == nil && st.state == 0 {
-			t.Fatalf("parsed without a state: %q", b)
+		if err != nil {
+			return
+		}
+		after := bytes.Fields(b[bytes.LastIndexByte(b, ')')+1:])
+		if sid, _ := strconv.Atoi(string(after[3])); st.state != after[0][0] || st.session != sid {
+			t.Fatalf("parseStat(%q) = %+v", b, st)
 		}
 	})
 }
