@@ -117,3 +117,12 @@ a person halts it. See docs/ for the file format and configuration.`,
 	}
 	return app
 }
+
+// commands lists every command, in the order --help shows them.
+func commands() []*cli.Command {
+	return []*cli.Command{
+		initCommand(), postCommand(), statusCommand(), verifyCommand(),
+		haltCommand(), resumeCommand(), extendCommand(), repairCommand(),
+		autoCommand(), turnCommand(), logCommand(),
+	}
+}

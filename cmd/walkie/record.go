@@ -392,11 +392,3 @@ EXAMPLES:
 		},
 	}
 }
-
-func commands() []*cli.Command {
-	return []*cli.Command{
-		initCommand(), postCommand(), statusCommand(), verifyCommand(),
-		haltCommand(), resumeCommand(), extendCommand(), repairCommand(),
-		autoCommand(), turnCommand(), logCommand(),
-	}
-}
