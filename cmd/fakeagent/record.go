@@ -133,6 +133,6 @@ func editSection(b []byte, start *regexp.Regexp) ([]byte, error) {
 }
 
 var (
-	briefingRE  = regexp.MustCompile(`(?m)^# Briefing\s*$`)
+	briefingRE  = regexp.MustCompile(`(?m)^# Briefing[ \t]*$`)
 	firstTurnRE = regexp.MustCompile(`(?m)^## Turn \d+ · .*$`)
 )
