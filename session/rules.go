@@ -34,6 +34,16 @@ func newRuleSet(rules []Rule) *ruleSet {
 	return rs
 }
 
+// active reports whether any rule can still fire.
+func (rs *ruleSet) active() bool {
+	for _, f := range rs.fired {
+		if !f {
+			return true
+		}
+	}
+	return false
+}
+
 // check feeds text to the rules and returns the rules that fired now, in
 // rule order.
 func (rs *ruleSet) check(text []byte) []ruleMatch {

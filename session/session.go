@@ -396,7 +396,9 @@ func (s *Session) read() {
 			}
 			plain = s.strip.strip(plain[:0], chunk)
 			norm = s.fold.fold(norm[:0], plain)
-			s.applyRules(norm)
+			if s.rules.active() {
+				s.applyRules(norm)
+			}
 			if s.spec.Observer != nil {
 				s.spec.Observer(chunk)
 			}

@@ -1,6 +1,9 @@
 package session
 
-import "bufio"
+import (
+	"bufio"
+	"bytes"
+)
 
 // The plain-text transcript and the prompt rules both read the pty output
 // with terminal control sequences removed. No maintained Go library strips
@@ -151,29 +154,46 @@ type textFolder struct {
 }
 
 // fold appends the rule-matching form of p to norm and writes finished
-// transcript lines to t.out.
+// transcript lines to t.out. It works on runs between line-control bytes,
+// not byte by byte: this is the hot path of a flood of output.
 func (t *textFolder) fold(norm, p []byte) []byte {
-	for _, b := range p {
-		switch {
-		case b == '\r':
-			t.cr = true
-		case b == '\n':
-			t.cr = false
-			t.line = append(t.line, '\n')
-			t.flush()
-			norm = append(norm, '\n')
-		default:
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		seg := p
+		if i >= 0 {
+			seg = p[:i]
+		}
+		if j := bytes.IndexByte(seg, '\r'); j >= 0 {
+			i, seg = j, seg[:j]
+		}
+		if len(seg) > 0 {
 			if t.cr {
 				t.cr = false
 				t.line = t.line[:0] // redrawn: the new frame replaces the old one
 				norm = append(norm, '\n')
 			}
-			t.line = append(t.line, b)
-			norm = append(norm, b)
-			if len(t.line) >= maxLine {
+			if t.out != nil {
+				t.line = append(t.line, seg...)
+				if len(t.line) >= maxLine {
+					t.flush()
+				}
+			}
+			norm = append(norm, seg...)
+		}
+		if i < 0 {
+			break
+		}
+		if p[i] == '\r' {
+			t.cr = true
+		} else {
+			t.cr = false
+			if t.out != nil {
+				t.line = append(t.line, '\n')
 				t.flush()
 			}
+			norm = append(norm, '\n')
 		}
+		p = p[i+1:]
 	}
 	return norm
 }
