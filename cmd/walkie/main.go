@@ -123,6 +123,6 @@ func commands() []*cli.Command {
 	return []*cli.Command{
 		initCommand(), postCommand(), statusCommand(), verifyCommand(),
 		haltCommand(), resumeCommand(), extendCommand(), repairCommand(),
-		autoCommand(), turnCommand(), logCommand(),
+		autoCommand(), turnCommand(), logCommand(), doctorCommand(),
 	}
 }

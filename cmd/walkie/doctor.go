@@ -1,0 +1,123 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/controller"
+	"github.com/walkie-sh/walkie/walkie"
+)
+
+func doctorCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "doctor",
+		Usage:     "check that each agent can run: binary, version, login, config",
+		ArgsUsage: "[FILE]",
+		Description: `For each agent: whether its binary is found, its version, whether it appears
+logged in (judged from its environment and credential files; no model call,
+no tokens spent), and any configuration problem. With FILE, the agents that
+play its participants are the ones in use; without, the agents your config
+defines (the built-in presets are listed for information). Exits 1 when an
+agent in use cannot run.
+
+EXAMPLES:
+   walkie doctor
+   walkie doctor api.walkie.md --agents claude,codex
+   walkie doctor --config ci.yaml --json`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "config", Usage: "config file (default: ./walkie.yaml, then the user config dir)"},
+			&cli.StringSliceFlag{Name: "agents", Usage: "as for walkie auto: agents that play the participants"},
+			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
+		},
+		Action: func(c *cli.Context) error {
+			cfg, err := config.Load(c.String("config"))
+			if err != nil {
+				return withCode(exitBadInput, err)
+			}
+			names, inUse, err := doctorAgents(c, cfg)
+			if err != nil {
+				return err
+			}
+			checks := controller.Doctor(c.Context, cfg, names, inUse)
+			if c.Bool("json") {
+				enc := json.NewEncoder(c.App.Writer)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(checks); err != nil {
+					return err
+				}
+			} else {
+				printChecks(c, checks)
+			}
+			for _, ck := range checks {
+				if ck.InUse && !ck.CanRun() {
+					return withCode(exitError, fmt.Errorf("agent %s cannot run: %s", ck.Name, strings.Join(ck.Problems, "; ")))
+				}
+			}
+			return nil
+		},
+	}
+}
+
+// doctorAgents decides which agents to check and which are in use.
+func doctorAgents(c *cli.Context, cfg *config.Config) ([]string, map[string]bool, error) {
+	inUse := map[string]bool{}
+	if c.NArg() == 1 {
+		file := c.Args().First()
+		meta, err := walkie.ReadMeta(file)
+		if err != nil {
+			return nil, nil, err
+		}
+		cast, err := castFlag(file, c.StringSlice("agents"))
+		if err != nil {
+			return nil, nil, withCode(exitBadInput, err)
+		}
+		for _, p := range meta.Participants {
+			name := p
+			if n, ok := cast[p]; ok {
+				name = n
+			}
+			inUse[name] = true
+		}
+	} else if c.NArg() > 1 {
+		return nil, nil, withCode(exitBadInput, fmt.Errorf("doctor takes at most one FILE"))
+	} else {
+		for _, n := range cfg.AgentNames() {
+			if !config.IsPreset(n) {
+				inUse[n] = true
+			}
+		}
+	}
+	names := cfg.AgentNames()
+	for n := range inUse {
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	return names, inUse, nil
+}
+
+func printChecks(c *cli.Context, checks []controller.AgentCheck) {
+	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "AGENT\tIN USE\tBINARY\tVERSION\tLOGGED IN\tSTATUS")
+	for _, ck := range checks {
+		status := "ok"
+		if !ck.CanRun() {
+			status = "cannot run: " + strings.Join(ck.Problems, "; ")
+		} else if len(ck.Notes) > 0 {
+			status = "ok (" + strings.Join(ck.Notes, "; ") + ")"
+		}
+		use := ""
+		if ck.InUse {
+			use = "yes"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", ck.Name, use, orDash(ck.Binary), orDash(ck.Version), ck.LoggedIn, status)
+	}
+	tw.Flush()
+}
