@@ -39,13 +39,7 @@ func Approve(file string) (hash string, err error) {
 	if d.Meta.BriefingSHA256 == hash {
 		return hash, nil
 	}
-	m := d.Meta
-	m.BriefingSHA256 = hash
-	fmEnd := bytes.Index(data[4:], []byte("\n---\n")) + 4 + 5
-	if bytes.HasPrefix(data[4:], []byte("---\n")) {
-		fmEnd = 8
-	}
-	out := append(renderMeta(m), data[fmEnd:]...)
+	out := pinBriefing(data, hash)
 	if _, err := Parse(file, out); err != nil {
 		return "", fmt.Errorf("approve would break the file: %w", err)
 	}
@@ -54,4 +48,20 @@ func Approve(file string) (hash string, err error) {
 		return "", err
 	}
 	return hash, WriteFileAtomic(file, out, fi.Mode().Perm())
+}
+
+// pinBriefing sets the briefing_sha256 line of the front matter, keeping
+// every other byte (comments, key order) as the person wrote it.
+func pinBriefing(data []byte, hash string) []byte {
+	end := bytes.Index(data[3:], []byte("\n---\n")) + 3 + 1 // start of the closing fence
+	fm := data[:end]
+	line := []byte("briefing_sha256: " + hash + "\n")
+	var out []byte
+	if i := bytes.Index(fm, []byte("\nbriefing_sha256:")); i >= 0 {
+		j := bytes.IndexByte(fm[i+1:], '\n') + i + 2
+		out = append(append(append(out, fm[:i+1]...), line...), fm[j:]...)
+	} else {
+		out = append(append(out, fm...), line...)
+	}
+	return append(out, data[end:]...)
 }
