@@ -25,6 +25,15 @@ const watchTick = 500 * time.Millisecond
 // attempt runs one attempt at a turn and records it: snapshot, session,
 // judge, settle, log, doorbell.
 func (c *controller) attempt(ctx context.Context, t *plan) (TurnRecord, error) {
+	// Acquire before begin: waiting for a slot is not a turn in progress,
+	// so a controller that dies while waiting leaves nothing to recover.
+	if c.opts.Acquire != nil {
+		release, err := c.opts.Acquire(ctx, t.agent.Name)
+		if err != nil {
+			return TurnRecord{}, err
+		}
+		defer release()
+	}
 	snapshot, started, err := c.begin(t)
 	if err != nil {
 		return TurnRecord{}, err

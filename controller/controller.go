@@ -28,6 +28,13 @@ type Options struct {
 	Approve bool
 	Log     *zap.Logger
 	Observe func(Event)
+	// Acquire, when set, is called before every attempt's session starts
+	// (each retry is a new session) with the configured agent's name; it
+	// may wait, e.g. for the daemon's concurrency and rate limits. The
+	// attempt begins only once it returns, and release is called after
+	// the attempt is recorded. An error ends the run before anything of
+	// the attempt is written.
+	Acquire func(ctx context.Context, agent string) (release func(), err error)
 }
 
 // Summary is how a run ended.
