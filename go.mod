@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/creack/pty v1.1.24
+	github.com/pmezard/go-difflib v1.0.0
 	golang.org/x/sys v0.50.0
 )
 
