@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -96,44 +95,6 @@ func readFile(t testing.TB, p string) string {
 		t.Fatal(err)
 	}
 	return string(b)
-}
-
-// alive reports whether pid exists and is not a zombie.
-func alive(pid int) bool {
-	st, err := readStat(pid)
-	return err == nil && st.state != 'Z' && st.state != 'X'
-}
-
-// leftovers lists live processes that are members of one of the given
-// sessions or, with children, any child of this test process (only
-// meaningful when no other session runs in parallel).
-func leftovers(sessions map[int]bool, children bool) []int {
-	ents, _ := os.ReadDir("/proc")
-	me := os.Getpid()
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		st, err := readStat(pid)
-		if err != nil || st.state == 'Z' || st.state == 'X' {
-			continue
-		}
-		if (children && st.ppid == me) || sessions[st.session] || sessions[pid] {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-// openFDs counts this process's open file descriptors.
-func openFDs(t testing.TB) int {
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(ents)
 }
 
 // run runs spec and fails the test on a start error.

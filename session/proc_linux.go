@@ -82,6 +82,30 @@ func KillStale(id ProcIdentity) error {
 	return nil
 }
 
+// groupGone reports whether the process group has no live member left.
+// Zombies count as gone: they hold nothing open, and one whose parent is
+// slow to reap it (an init that never does, in some containers) must not
+// hold up the session.
+func groupGone(pgid int) bool {
+	if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
+		return true
+	}
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if st, err := readStat(pid); err == nil && st.pgrp == pgid && st.state != 'Z' && st.state != 'X' {
+			return false
+		}
+	}
+	return true
+}
+
 // procStat holds the fields of /proc/PID/stat this package uses.
 type procStat struct {
 	state               byte // R, S, D, Z (zombie), X (dead), …

@@ -24,3 +24,9 @@ func Identify(pid int) (ProcIdentity, error) { return ProcIdentity{}, errNoProc 
 
 // KillStale is only implemented on Linux.
 func KillStale(id ProcIdentity) error { return errNoProc }
+
+// groupGone reports whether the process group is empty. Without /proc,
+// zombies awaiting their reaper count as present.
+func groupGone(pgid int) bool {
+	return errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH)
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -22,6 +23,20 @@ func signalGroup(pgid int, sig syscall.Signal) error {
 		return fmt.Errorf("kill(-%d, %s): %w", pgid, signalName(sig), err)
 	}
 	return nil
+}
+
+// awaitGroupExit waits, up to limit, until no live process is left in the
+// group. SIGKILL is asynchronous: kill returns before the targets are gone,
+// and members other than the leader are not ours to reap (init reaps them),
+// so without this a caller could still see them just after Wait returned.
+func awaitGroupExit(pgid int, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for delay := 100 * time.Microsecond; !groupGone(pgid); delay = min(2*delay, 20*time.Millisecond) {
+		if time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(delay)
+	}
 }
 
 // signalName gives the conventional name ("SIGTERM"); syscall.Signal's

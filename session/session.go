@@ -476,6 +476,7 @@ func (s *Session) supervise(ctx context.Context) {
 		<-s.readerDone
 	}
 	drain.Stop()
+	awaitGroupExit(s.pid, s.spec.Grace)
 	close(s.closing)
 	s.pty.Close() // also unblocks a write stuck on a full terminal
 	<-s.writerDone

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -174,21 +173,4 @@ func TestRules(t *testing.T) {
 			}
 		})
 	}
-}
-
-// FuzzParseStat: whatever /proc hands over, parsing fails cleanly or
-// yields the fields after the last ")".
-func FuzzParseStat(f *testing.F) {
-	f.Add([]byte("1 (init) S 0 1 1 0 -1 4194560 1 2 3 4 5 6 7 8 20 0 1 0 42 1 2"))
-	f.Add([]byte("7 (a) b) R 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 9 0 0"))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		st, err := parseStat(b)
-		if err != nil {
-			return
-		}
-		after := bytes.Fields(b[bytes.LastIndexByte(b, ')')+1:])
-		if sid, _ := strconv.Atoi(string(after[3])); st.state != after[0][0] || st.session != sid {
-			t.Fatalf("parseStat(%q) = %+v", b, st)
-		}
-	})
 }
