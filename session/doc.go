@@ -28,4 +28,10 @@
 // matches text printed just before the process exits on its own still gives
 // blocked-prompt (with EndedBy "self" and the real exit code), so "Not logged
 // in" is classified the same way however fast the CLI quits.
+//
+// If the controller itself is killed with SIGKILL, the leader dies with it
+// (Linux Pdeathsig; see sysProcAttr for why Go's threads do not make that
+// fire early), but its descendants do not. The controller records
+// Identify(pid) when a session starts and calls KillStale with it when it
+// restarts.
 package session

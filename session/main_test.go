@@ -16,6 +16,10 @@ import (
 var fakeagent string
 
 func TestMain(m *testing.M) {
+	if os.Getenv(crashHelperEnv) != "" {
+		crashHelper() // this process plays a controller that gets killed
+		return
+	}
 	dir, err := os.MkdirTemp("", "walkie-session-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -3,9 +3,12 @@ package session
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
 	"testing"
+	"time"
 )
 
 // alive reports whether pid exists and is not a zombie.
@@ -111,4 +114,71 @@ func FuzzParseStat(f *testing.F) {
 			t.Fatalf("parseStat(%q) = %+v", b, st)
 		}
 	})
+}
+
+// crashHelperEnv makes the test binary act as a controller that starts a
+// session and is then killed with SIGKILL by the test.
+const crashHelperEnv = "WALKIE_SESSION_CRASH_HELPER"
+
+// crashHelper starts a session whose leader has a child of its own that
+// ignores the SIGHUP of the terminal's hangup (as a daemonised helper
+// would), prints the leader's identity, and waits to be killed.
+func crashHelper() {
+	s, err := Start(context.Background(), Spec{Argv: []string{"sh", "-c", "trap '' HUP; sleep 60 & wait"}})
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	id, err := Identify(s.Pid())
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	fmt.Println(id.Pid, id.StartTicks)
+	s.Wait()
+	os.Exit(0)
+}
+
+// TestControllerCrash: a controller killed with SIGKILL takes the leader
+// with it (Pdeathsig); the leader's own child survives in the group and is
+// ended by KillStale from the recorded identity, as a restarted
+// controller does.
+func TestControllerCrash(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), crashHelperEnv+"=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var id ProcIdentity
+	if _, err := fmt.Fscan(out, &id.Pid, &id.StartTicks); err != nil {
+		cmd.Process.Kill()
+		t.Fatalf("helper: %v", err)
+	}
+	// The leader's background sleep: a member of the group led by id.Pid.
+	var member int
+	eventually(t, 5*time.Second, "the leader's child running", func() bool {
+		for _, pid := range leftovers(map[int]bool{id.Pid: true}, false) {
+			if pid != id.Pid {
+				member = pid
+				return true
+			}
+		}
+		return false
+	})
+	cmd.Process.Kill()
+	cmd.Wait()
+
+	eventually(t, 5*time.Second, "leader killed by Pdeathsig", func() bool { return !alive(id.Pid) })
+	if !alive(member) {
+		t.Fatalf("the group member died with the leader; the test shows nothing about KillStale")
+	}
+	if err := KillStale(id); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "group member killed by KillStale", func() bool { return !alive(member) })
 }
