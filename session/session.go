@@ -49,8 +49,9 @@ type Spec struct {
 	// Stall ends the session when there has been no output and no
 	// Progress call for this long (0 = never).
 	Stall time.Duration
-	// Grace is how long the process group has between SIGTERM and SIGKILL,
-	// and how long the final drain of the terminal may take (default 2s).
+	// Grace is how long the process group has between SIGTERM and SIGKILL
+	// (default 2s). It also caps, each on its own, the final drain of the
+	// terminal and the wait for the killed group to be gone.
 	Grace time.Duration
 	// RawPath receives every output byte as it arrives; TextPath the same
 	// output as plain text: escape sequences removed, "\r\n" folded to
