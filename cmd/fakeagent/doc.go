@@ -47,6 +47,9 @@
 //	grandchild     append, start a grandchild that ignores SIGTERM and
 //	               SIGHUP and keeps the terminal open, then exit; with
 //	               grandchild_setsid it also leaves the process group
+//	write          write the body as the whole of the file (created if
+//	               missing): an agent told to write a file, such as a
+//	               distilled briefing, rather than to append a turn
 //
 // # Script
 //

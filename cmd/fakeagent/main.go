@@ -26,7 +26,8 @@ Order: chatter, flood, read stdin, ask, delay, behavior, usage line,
 hang-after, exit.
 
 Behaviors: append (default), none, hang, two-turns, edit-briefing,
-edit-turn, wrong-heading, wrong-author, not-logged-in, grandchild.
+edit-turn, wrong-heading, wrong-author, not-logged-in, grandchild,
+write (the body becomes the whole of F, created if missing).
 
 Script (YAML, keys win over flags; top level applies to every step;
 with --state the k-th run uses steps[k-1], the last repeats):
@@ -139,7 +140,7 @@ func prepare(o options, st step) (*agent, error) {
 		return nil, err
 	}
 	b, err := os.ReadFile(o.file)
-	if err != nil {
+	if err != nil && !(st.Behavior == "write" && errors.Is(err, os.ErrNotExist)) {
 		return nil, err
 	}
 	rec, err := parseRecord(b)
@@ -258,6 +259,10 @@ func (a *agent) act(out *bufio.Writer) error {
 		// What claude -p prints with an empty HOME, then its reset escapes.
 		fmt.Fprint(out, "Not logged in · Please run /login\n\x1b[?25h\x1b[0m")
 		return nil
+	case "write":
+		// Stands for an agent told to write a whole file (a distilled
+		// briefing), not to append a turn.
+		return os.WriteFile(a.opts.file, []byte(strings.TrimRight(a.body(a.turn, a.round), "\n")+"\n"), 0o644)
 	case "grandchild":
 		if err := appendText(a.opts.file, proper); err != nil {
 			return err

@@ -41,7 +41,7 @@ type step struct {
 func validBehavior(b string) bool {
 	switch b {
 	case "append", "none", "hang", "two-turns", "edit-briefing", "edit-turn",
-		"wrong-heading", "wrong-author", "not-logged-in", "grandchild":
+		"wrong-heading", "wrong-author", "not-logged-in", "grandchild", "write":
 		return true
 	}
 	return false
