@@ -38,7 +38,7 @@ func (c *controller) attempt(ctx context.Context, t *plan) (TurnRecord, error) {
 	if err != nil {
 		return TurnRecord{}, err
 	}
-	rec := TurnRecord{Turn: t.turn, Round: t.round, Agent: t.participant, Role: "participant", Attempt: t.attempt, Started: started}
+	rec := TurnRecord{Turn: t.turn, Round: t.round, Agent: t.participant, Role: firstNonEmpty(t.role, "participant"), Attempt: t.attempt, Started: started}
 	c.emit(Event{Kind: EventTurnStarted, Turn: t.turn, Round: t.round, Agent: t.participant, Attempt: t.attempt, Started: started})
 	c.log.Info("turn started", zap.Int("turn", t.turn), zap.Int("round", t.round), zap.String("agent", t.participant), zap.Int("attempt", t.attempt))
 
@@ -120,8 +120,11 @@ func (c *controller) abandon(t *plan, snapshot []byte, cause error) error {
 func (c *controller) sessionSpec(t *plan, started time.Time) (session.Spec, func(), error) {
 	a := t.agent
 	v := config.Vars{File: c.file, Agent: t.participant, Dir: filepath.Dir(c.file), Turn: t.turn, Round: t.round}
-	prompt, err := c.opts.Config.RenderPrompt(a.Prompt, config.PromptData{Agent: t.participant, File: c.file, Turn: t.turn, Round: t.round,
-		MaxRounds: t.roundCap, Participants: t.meta.Participants})
+	prompt, err := t.prompt, error(nil)
+	if prompt == "" {
+		prompt, err = c.opts.Config.RenderPrompt(a.Prompt, config.PromptData{Agent: t.participant, File: c.file, Turn: t.turn, Round: t.round,
+			MaxRounds: t.roundCap, Participants: t.meta.Participants})
+	}
 	if err != nil {
 		return session.Spec{}, nil, badInput(fmt.Errorf("prompt for %s: %w", t.participant, err))
 	}

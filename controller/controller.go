@@ -105,6 +105,9 @@ type plan struct {
 	agent                config.Agent
 	roundCap             int
 	meta                 walkie.Meta
+	// role and prompt, when set, replace "participant" and the agent's
+	// prompt template (the round table's implementer).
+	role, prompt string
 }
 
 // standing is where the debate stands before a turn.
