@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -20,17 +21,101 @@ const DefaultMaxTurnBytes = 64 << 10
 // SupervisorName is the author of supervisor entries; no participant may use it.
 const SupervisorName = "supervisor"
 
+// Modes of a walkie file.
+const (
+	ModeDebate     = "debate"     // participants take turns until all sign off (the default)
+	ModeRoundtable = "roundtable" // one implementer, reviewers judging a frozen copy, a hidden grader
+)
+
+// DefaultGraderTimeout bounds a round table's grader unless grader_timeout says otherwise.
+const DefaultGraderTimeout = 10 * time.Minute
+
 // Meta is the YAML front matter of a walkie file.
 type Meta struct {
-	Walkie         int      `yaml:"walkie"`
-	ID             string   `yaml:"id"`
-	Title          string   `yaml:"title,omitempty"`
-	Mode           string   `yaml:"mode,omitempty"`
-	Participants   []string `yaml:"participants"`
-	MaxRounds      int      `yaml:"max_rounds"`
-	MaxTurnBytes   int      `yaml:"max_turn_bytes,omitempty"`
-	BudgetUSD      float64  `yaml:"budget_usd,omitempty"`
-	BriefingSHA256 string   `yaml:"briefing_sha256,omitempty"`
+	Walkie       int      `yaml:"walkie"`
+	ID           string   `yaml:"id"`
+	Title        string   `yaml:"title,omitempty"`
+	Mode         string   `yaml:"mode,omitempty"`
+	Participants []string `yaml:"participants"`
+	// Round-table keys (mode: roundtable only; docs/roundtable.md). The
+	// participants are then the implementer followed by the reviewers.
+	Implementer    string        `yaml:"implementer,omitempty"`
+	Reviewers      []string      `yaml:"reviewers,omitempty"`
+	Quorum         int           `yaml:"quorum,omitempty"` // approvals needed; 0 = every reviewer
+	Grader         Command       `yaml:"grader,omitempty"`
+	GraderTimeout  time.Duration `yaml:"grader_timeout,omitempty"`
+	Workspace      string        `yaml:"workspace,omitempty"` // relative to the file's directory
+	MaxRounds      int           `yaml:"max_rounds"`
+	MaxTurnBytes   int           `yaml:"max_turn_bytes,omitempty"`
+	BudgetUSD      float64       `yaml:"budget_usd,omitempty"`
+	BriefingSHA256 string        `yaml:"briefing_sha256,omitempty"`
+}
+
+// Command is a command given in the front matter: a YAML list is an argv
+// run as it is; a string is a script run by /bin/sh -c.
+type Command struct {
+	Argv  []string
+	Shell string
+}
+
+// IsZero reports whether no command was given.
+func (c Command) IsZero() bool { return len(c.Argv) == 0 && c.Shell == "" }
+
+// String shows the command as the front matter gives it.
+func (c Command) String() string {
+	if c.Shell != "" {
+		return c.Shell
+	}
+	return strings.Join(c.Argv, " ")
+}
+
+// UnmarshalYAML accepts a string or a list of strings.
+func (c *Command) UnmarshalYAML(n *yaml.Node) error {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		*c = Command{Shell: n.Value}
+		return nil
+	case yaml.SequenceNode:
+		var argv []string
+		if err := n.Decode(&argv); err != nil {
+			return err
+		}
+		*c = Command{Argv: argv}
+		return nil
+	}
+	return fmt.Errorf("want a string (run by /bin/sh -c) or a list (an argv)")
+}
+
+// MarshalYAML writes the form the command was given in.
+func (c Command) MarshalYAML() (any, error) {
+	if c.Shell != "" {
+		return c.Shell, nil
+	}
+	n := &yaml.Node{}
+	if err := n.Encode(c.Argv); err != nil {
+		return nil, err
+	}
+	n.Style = yaml.FlowStyle
+	return n, nil
+}
+
+// IsRoundtable reports whether the file is a round table.
+func (m *Meta) IsRoundtable() bool { return m.Mode == ModeRoundtable }
+
+// QuorumNeeded is how many reviewers must approve: quorum, or all of them.
+func (m *Meta) QuorumNeeded() int {
+	if m.Quorum > 0 {
+		return m.Quorum
+	}
+	return len(m.Reviewers)
+}
+
+// GraderLimit is the grader's timeout.
+func (m *Meta) GraderLimit() time.Duration {
+	if m.GraderTimeout > 0 {
+		return m.GraderTimeout
+	}
+	return DefaultGraderTimeout
 }
 
 var (
@@ -68,7 +153,8 @@ func parseMeta(file string, src []byte, firstLine int) (Meta, error) {
 	}
 	root := doc.Content[0]
 	known := map[string]bool{}
-	for _, f := range []string{"walkie", "id", "title", "mode", "participants", "max_rounds", "max_turn_bytes", "budget_usd", "briefing_sha256"} {
+	for _, f := range []string{"walkie", "id", "title", "mode", "participants", "max_rounds", "max_turn_bytes", "budget_usd", "briefing_sha256",
+		"implementer", "reviewers", "quorum", "grader", "grader_timeout", "workspace"} {
 		known[f] = true
 	}
 	lines := map[string]int{}
@@ -87,7 +173,10 @@ func parseMeta(file string, src []byte, firstLine int) (Meta, error) {
 				Msg: fmt.Sprintf("bad value for %q: %s", k.Value, yamlErrMsg(err)), Fix: "see docs/format.md for the front matter keys"}
 		}
 	}
-	return m, m.validate(file, firstLine, lines)
+	// validate fills in a round table's participants, so it runs before m
+	// is returned, not in the same return statement.
+	err := m.validate(file, firstLine, lines)
+	return m, err
 }
 
 func fieldPtr(m *Meta, key string) any {
@@ -110,6 +199,18 @@ func fieldPtr(m *Meta, key string) any {
 		return &m.BudgetUSD
 	case "briefing_sha256":
 		return &m.BriefingSHA256
+	case "implementer":
+		return &m.Implementer
+	case "reviewers":
+		return &m.Reviewers
+	case "quorum":
+		return &m.Quorum
+	case "grader":
+		return &m.Grader
+	case "grader_timeout":
+		return &m.GraderTimeout
+	case "workspace":
+		return &m.Workspace
 	}
 	panic("fieldPtr: unhandled key " + key)
 }
@@ -132,6 +233,9 @@ func (m *Meta) validate(file string, firstLine int, lines map[string]int) error 
 	}
 	if m.Mode != "" && m.Mode != "debate" && m.Mode != "roundtable" {
 		return bad("mode", fmt.Sprintf("mode %q is unknown", m.Mode), "use `debate` or `roundtable`")
+	}
+	if err := m.validateRoundtable(bad); err != nil {
+		return err
 	}
 	if len(m.Participants) < 2 {
 		return bad("participants", "a debate needs at least two participants", "list them in turn order, e.g. `participants: [claude, codex]`")
@@ -157,6 +261,61 @@ func (m *Meta) validate(file string, firstLine int, lines map[string]int) error 
 	}
 	if m.BriefingSHA256 != "" && !hexDigest.MatchString(m.BriefingSHA256) {
 		return bad("briefing_sha256", "briefing_sha256 is not a sha256 hex digest", "run `walkie brief approve FILE` to set it")
+	}
+	return nil
+}
+
+// validateRoundtable checks the round-table keys: present only in that
+// mode, and consistent there. It derives the participants (implementer
+// first, then the reviewers: the order turns are taken in each round) when
+// the file does not list them.
+func (m *Meta) validateRoundtable(bad func(key, msg, fix string) error) error {
+	if !m.IsRoundtable() {
+		for _, k := range []struct {
+			key string
+			set bool
+		}{{"implementer", m.Implementer != ""}, {"reviewers", m.Reviewers != nil}, {"quorum", m.Quorum != 0},
+			{"grader", !m.Grader.IsZero()}, {"grader_timeout", m.GraderTimeout != 0}, {"workspace", m.Workspace != ""}} {
+			if k.set {
+				return bad(k.key, fmt.Sprintf("%s is a round-table key", k.key), "add `mode: roundtable`, or remove it")
+			}
+		}
+		return nil
+	}
+	if !ValidName(m.Implementer) {
+		return bad("implementer", fmt.Sprintf("implementer %q is missing or not a valid name", m.Implementer), "name the agent that changes the workspace, e.g. `implementer: claude`")
+	}
+	if len(m.Reviewers) == 0 {
+		return bad("reviewers", "a round table needs at least one reviewer", "list them, e.g. `reviewers: [codex, gemini]`")
+	}
+	for i, r := range m.Reviewers {
+		switch {
+		case !ValidName(r):
+			return bad("reviewers", fmt.Sprintf("reviewer %q is not a valid name", r), "use letters, digits, '.', '_' or '-' (and not \"supervisor\")")
+		case r == m.Implementer:
+			return bad("reviewers", fmt.Sprintf("%s is the implementer and cannot review its own work", r), "list other agents as reviewers")
+		case slices.Contains(m.Reviewers[:i], r):
+			return bad("reviewers", fmt.Sprintf("reviewer %q is listed twice", r), "list each reviewer once")
+		}
+	}
+	order := append([]string{m.Implementer}, m.Reviewers...)
+	if m.Participants == nil {
+		m.Participants = order
+	} else if !slices.Equal(m.Participants, order) {
+		return bad("participants", fmt.Sprintf("participants [%s] do not match the round table's order [%s]", strings.Join(m.Participants, ", "), strings.Join(order, ", ")),
+			"remove participants (it is derived: the implementer, then the reviewers)")
+	}
+	if m.Quorum < 0 || m.Quorum > len(m.Reviewers) {
+		return bad("quorum", fmt.Sprintf("quorum %d is not between 1 and the number of reviewers (%d)", m.Quorum, len(m.Reviewers)), "remove it to require every reviewer")
+	}
+	if m.Grader.IsZero() || strings.TrimSpace(m.Grader.String()) == "" || (m.Grader.Shell == "" && m.Grader.Argv[0] == "") {
+		return bad("grader", "a round table needs a grader command", "e.g. `grader: [make, test]` or `grader: \"go test ./...\"` (a string runs under /bin/sh -c)")
+	}
+	if m.GraderTimeout < 0 {
+		return bad("grader_timeout", "grader_timeout cannot be negative", "remove it for the default (10m)")
+	}
+	if strings.TrimSpace(m.Workspace) == "" {
+		return bad("workspace", "a round table needs a workspace", "name the directory the implementer changes, relative to this file, e.g. `workspace: src`")
 	}
 	return nil
 }
