@@ -60,9 +60,8 @@ func BriefingHash(briefing []byte) string {
 // briefing hash. It returns the first problem, naming its entry and line.
 // A non-blank tail is reported as a *TornTailError after the chain checks.
 func (d *Doc) Verify() error {
-	if d.Meta.BriefingSHA256 != "" && BriefingHash(d.Briefing) != d.Meta.BriefingSHA256 {
-		return &InputError{File: d.File, Line: d.BriefingLine, Msg: "the briefing changed after it was approved (its sha256 no longer matches briefing_sha256)",
-			Fix: "restore the approved text from git, or, before the first turn, re-approve with `walkie brief approve`"}
+	if err := d.checkBriefing(); err != nil {
+		return err
 	}
 	prev := GenesisHash(d.Header)
 	turn := 0
@@ -70,7 +69,7 @@ func (d *Doc) Verify() error {
 		e := &d.Entries[i]
 		mk := e.Marker
 		bad := func(format string, args ...any) error {
-			return &ChainError{File: d.File, Line: e.Line, Seq: i + 1, Msg: fmt.Sprintf(format, args...)}
+			return &ChainError{File: d.File, Line: e.Line, Seq: i + 1, Msg: fmt.Sprintf(format, args...), Fix: fixRestore}
 		}
 		if mk.Seq != i+1 {
 			return bad("marker says seq=%d where %d was expected: an entry was removed, inserted or moved", mk.Seq, i+1)
@@ -104,6 +103,15 @@ func (d *Doc) Verify() error {
 	}
 	if !isBlank(d.Tail) {
 		return &TornTailError{File: d.File, Line: d.TailLine + leadingBlankLines(d.Tail), Bytes: len(d.Tail)}
+	}
+	return nil
+}
+
+// checkBriefing compares the briefing with the hash pinned by approval.
+func (d *Doc) checkBriefing() error {
+	if d.Meta.BriefingSHA256 != "" && BriefingHash(d.Briefing) != d.Meta.BriefingSHA256 {
+		return &InputError{File: d.File, Line: d.BriefingLine, Msg: "the briefing changed after it was approved (its sha256 no longer matches briefing_sha256)",
+			Fix: "restore the approved text from git, or, before the first turn, re-approve with `walkie brief approve`"}
 	}
 	return nil
 }

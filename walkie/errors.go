@@ -15,21 +15,28 @@ type InputError struct {
 }
 
 func (e *InputError) Error() string {
-	loc := e.File
-	if e.Line > 0 {
-		loc = fmt.Sprintf("%s:%d", e.File, e.Line)
-	}
 	if e.Fix == "" {
-		return fmt.Sprintf("%s: %s", loc, e.Msg)
+		return fmt.Sprintf("%s: %s", where(e.File, e.Line), e.Msg)
 	}
-	return fmt.Sprintf("%s: %s (%s)", loc, e.Msg, e.Fix)
+	return fmt.Sprintf("%s: %s (%s)", where(e.File, e.Line), e.Msg, e.Fix)
+}
+
+// where is "file:line", or "file" when the line is not known.
+func where(file string, line int) string {
+	if line > 0 {
+		return fmt.Sprintf("%s:%d", file, line)
+	}
+	return file
 }
 
 // RefusedError is a post the enforced writer would not accept. It says why
 // and, where it helps, whose turn it is.
 type RefusedError struct {
 	Reason string
-	Whose  string // the agent whose turn it is, if any
+	Whose  string // the agent whose turn it is, if the debate is open
+	// OutOfTurn is set when the post would be accepted in its author's
+	// turn: the one refusal that waiting can cure.
+	OutOfTurn bool
 }
 
 func (e *RefusedError) Error() string {
@@ -49,22 +56,30 @@ type TornTailError struct {
 }
 
 func (e *TornTailError) Error() string {
-	return fmt.Sprintf("%s:%d: %d unstamped bytes after the last recorded entry (a write cut short, or a turn never recorded); run `walkie repair %s` to move them to a side file",
-		e.File, e.Line, e.Bytes, e.File)
+	return fmt.Sprintf("%s: %d unstamped bytes after the last recorded entry (a write cut short, or a turn never recorded); run `walkie repair %s` to move them to a side file",
+		where(e.File, e.Line), e.Bytes, e.File)
 }
 
 // ChainError is the first entry whose marker does not match the bytes of
 // the record: an edit, a reorder, a removal or a truncation.
 type ChainError struct {
 	File string
-	Line int
+	Line int // the entry's heading; 0 when the entry is missing from the file
 	Seq  int
 	Msg  string
+	Fix  string
 }
 
 func (e *ChainError) Error() string {
-	return fmt.Sprintf("%s:%d: entry %d: %s", e.File, e.Line, e.Seq, e.Msg)
+	s := fmt.Sprintf("%s: entry %d: %s", where(e.File, e.Line), e.Seq, e.Msg)
+	if e.Fix != "" {
+		s += " (" + e.Fix + ")"
+	}
+	return s
 }
+
+// fixRestore is what to do about a record changed behind walkie's back.
+const fixRestore = "the record was changed by hand: restore it from git, or from the copies under .walkie/; corrections are new entries, never edits"
 
 // ErrLocked is returned when a lock is held by another process and the
 // caller asked not to wait.
