@@ -98,8 +98,15 @@ func isBlank(b []byte) bool { return len(bytes.TrimSpace(b)) == 0 }
 
 // Parse reads a walkie file. It checks structure, not the chain: see Verify.
 func Parse(file string, data []byte) (*Doc, error) {
+	whole := data
 	if !utf8.Valid(data) {
-		return nil, notUTF8(file, data)
+		// A write cut short can end inside a character: those last bytes
+		// belong to a torn tail, which Verify reports, not to bad input.
+		cut := partialRune(data)
+		if cut == 0 || !utf8.Valid(data[:len(data)-cut]) {
+			return nil, notUTF8(file, data)
+		}
+		data = data[:len(data)-cut]
 	}
 	d := &Doc{File: file}
 	fmEnd, err := d.parseFrontMatter(data)
@@ -143,10 +150,24 @@ func Parse(file string, data []byte) (*Doc, error) {
 			return nil, err
 		}
 	}
-	d.Tail = data[stampedEnd:]
+	d.Tail = whole[stampedEnd:]
 	d.TailOffset = int64(stampedEnd)
 	d.TailLine = bytes.Count(data[:stampedEnd], []byte("\n")) + 1
 	return d, nil
+}
+
+// partialRune is the length of an incomplete UTF-8 sequence ending data,
+// or 0.
+func partialRune(data []byte) int {
+	for i := len(data) - 1; i >= 0 && i >= len(data)-utf8.UTFMax+1; i-- {
+		if utf8.RuneStart(data[i]) {
+			if !utf8.FullRune(data[i:]) {
+				return len(data) - i
+			}
+			return 0
+		}
+	}
+	return 0
 }
 
 func notUTF8(file string, data []byte) error {
@@ -209,7 +230,7 @@ func (d *Doc) parseBriefing(lines []line, hdrEnd int) error {
 		d.Briefing = BriefingText(d.Header[l.end:])
 		return nil
 	}
-	line := 1
+	line := bytes.Count(d.Header, []byte("\n")) + 1 // just after the front matter
 	if len(lines) > 0 {
 		line = lines[0].num
 	}
