@@ -34,29 +34,98 @@ func ReadMeta(file string) (Meta, error) {
 		return Meta{}, fmt.Errorf("read %s: %w", file, err)
 	}
 	defer f.Close()
-	buf := make([]byte, 0, 8<<10)
-	for chunk := 8 << 10; ; chunk *= 2 {
-		b := make([]byte, chunk)
-		n, err := f.ReadAt(b, int64(len(buf)))
-		buf = append(buf, b[:n]...)
-		if bytes.Contains(buf[min(len(buf), 4):], []byte("\n---\n")) || errors.Is(err, io.EOF) || len(buf) > 1<<20 {
-			break
-		}
-		if err != nil {
-			return Meta{}, fmt.Errorf("read %s: %w", file, err)
-		}
-	}
-	d := &Doc{File: file}
-	if !utf8.Valid(buf) && utf8.Valid(buf[:max(0, len(buf)-utf8.UTFMax)]) {
-		buf = buf[:len(buf)-utf8.UTFMax] // a rune cut by the chunk boundary
+	buf, err := readPrefix(f, file, frontMatterEnd)
+	if err != nil {
+		return Meta{}, err
 	}
 	if !utf8.Valid(buf) {
 		return Meta{}, notUTF8(file, buf)
 	}
+	d := &Doc{File: file}
 	if _, err := d.parseFrontMatter(buf); err != nil {
 		return Meta{}, err
 	}
 	return d.Meta, nil
+}
+
+// maxHead bounds how far readPrefix looks for the end of what it wants.
+const maxHead = 1 << 20
+
+// readPrefix reads the start of f in growing chunks until end finds where
+// the wanted prefix stops (or the file ends), and returns the prefix cut
+// at a line boundary, so no rune is ever split.
+func readPrefix(f *os.File, file string, end func(buf []byte) int) ([]byte, error) {
+	var buf []byte
+	for chunk := 8 << 10; ; chunk *= 2 {
+		b := make([]byte, chunk)
+		n, err := f.ReadAt(b, int64(len(buf)))
+		buf = append(buf, b[:n]...)
+		if i := end(buf); i >= 0 {
+			return buf[:i], nil
+		}
+		if errors.Is(err, io.EOF) {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", file, err)
+		}
+		if len(buf) > maxHead {
+			return buf[:bytes.LastIndexByte(buf, '\n')+1], nil
+		}
+	}
+}
+
+// frontMatterEnd is the offset after the closing --- line, or -1.
+func frontMatterEnd(buf []byte) int {
+	if len(buf) < 4 {
+		return -1
+	}
+	if bytes.HasPrefix(buf[4:], []byte("---\n")) {
+		return 8
+	}
+	if i := bytes.Index(buf[4:], []byte("\n---\n")); i >= 0 {
+		return 4 + i + 5
+	}
+	return -1
+}
+
+// firstEntryEnd is the offset after the first complete marker line, or -1.
+func firstEntryEnd(buf []byte) int {
+	for off := 0; off < len(buf); {
+		i := bytes.Index(buf[off:], []byte("<!-- walkie "))
+		if i < 0 {
+			return -1
+		}
+		start := off + i
+		nl := bytes.IndexByte(buf[start:], '\n')
+		if nl < 0 {
+			return -1 // the line is not complete yet
+		}
+		end := start + nl + 1
+		if (start == 0 || buf[start-1] == '\n') && markerRe.Match(bytes.TrimSuffix(buf[start:end-1], []byte("\r"))) {
+			return end
+		}
+		off = end
+	}
+	return -1
+}
+
+// checkHead verifies what a post cannot see from the end of the file: the
+// front matter, the pinned briefing and the first entry's link to them,
+// so a record whose header was edited is never appended to.
+func checkHead(f *os.File, file string) (*Doc, error) {
+	head, err := readPrefix(f, file, firstEntryEnd)
+	if err != nil {
+		return nil, err
+	}
+	d, err := Parse(file, head)
+	if err != nil {
+		return nil, err
+	}
+	if len(d.Entries) == 0 {
+		return d, d.checkBriefing() // a tail, if any, is judged with the rest of the end
+	}
+	return d, d.Verify()
 }
 
 // Post is one entry for the enforced writer.
@@ -79,17 +148,21 @@ type Receipt struct {
 // Append is the enforced writer: it checks a post against the rules,
 // then, under the record lock, appends it with its marker in one synced
 // write, updates state.json and rings the doorbell. Its cost grows with
-// the entry, not with the file: only the front matter and the last few
-// entries are read.
+// the entry, not with the file: only the head (front matter, briefing,
+// first entry) and the last few entries are read.
 func Append(file string, p Post) (Receipt, error) {
-	meta, err := ReadMeta(file)
+	f, err := os.OpenFile(file, os.O_RDWR|os.O_APPEND, 0)
+	if err != nil {
+		return Receipt{}, fmt.Errorf("open %s: %w", file, err)
+	}
+	defer f.Close()
+	// The head is checked before the lock is taken: a bad file changes
+	// nothing on disk, not even the lock file.
+	head, err := checkHead(f, file)
 	if err != nil {
 		return Receipt{}, err
 	}
-	body, err := checkBody(&meta, &p)
-	if err != nil {
-		return Receipt{}, err
-	}
+	meta := head.Meta
 	dir := StateDir(file, meta.ID)
 	lock, err := LockRecord(dir)
 	if err != nil {
@@ -103,25 +176,39 @@ func Append(file string, p Post) (Receipt, error) {
 	if p.Supervisor && st.Running != nil && ControllerRunning(dir) {
 		// The running agent may be appending right now; the controller
 		// adds this note right after it records the turn.
+		body, err := checkBody(&meta, &p, "")
+		if err != nil {
+			return Receipt{}, err
+		}
 		return queueNote(dir, body, p.At)
 	}
-	return appendLocked(file, dir, &meta, st, p, body)
+	return appendLocked(f, file, dir, &meta, st, p)
 }
 
-func appendLocked(file, dir string, meta *Meta, st *State, p Post, body []byte) (Receipt, error) {
-	f, err := os.OpenFile(file, os.O_RDWR|os.O_APPEND, 0)
-	if err != nil {
-		return Receipt{}, fmt.Errorf("open %s: %w", file, err)
-	}
-	defer f.Close()
+func appendLocked(f *os.File, file, dir string, meta *Meta, st *State, p Post) (Receipt, error) {
 	ti, err := readTail(f, file, meta)
 	if err != nil {
 		return Receipt{}, err
 	}
 	if !isBlank(ti.tail) {
-		return Receipt{}, &TornTailError{File: file, Line: ti.tailLine(), Bytes: len(ti.tail)}
+		line, err := ti.tailLine(f)
+		if err != nil {
+			return Receipt{}, err
+		}
+		return Receipt{}, &TornTailError{File: file, Line: line, Bytes: len(ti.tail)}
 	}
 	if err := CheckAgainstState(file, ti.prog, st); err != nil {
+		return Receipt{}, err
+	}
+	whose := ""
+	if DebateStatus(meta, ti.prog, st) == StatusOpen {
+		whose = ti.prog.NextAgent
+	}
+	if !p.Supervisor && !slices.Contains(meta.Participants, p.From) {
+		return Receipt{}, &RefusedError{Reason: fmt.Sprintf("%q is not a participant of this debate (participants: %s)", p.From, strings.Join(meta.Participants, ", ")), Whose: whose}
+	}
+	body, err := checkBody(meta, &p, whose)
+	if err != nil {
 		return Receipt{}, err
 	}
 	if !p.Supervisor {
@@ -130,24 +217,35 @@ func appendLocked(file, dir string, meta *Meta, st *State, p Post, body []byte) 
 		}
 	}
 	mk := Marker{Seq: ti.prog.Seq + 1, Agent: SupervisorName, At: p.At, Prev: ti.prog.Hash}
-	var content bytes.Buffer
-	if !ti.endsWithNewline {
-		content.WriteByte('\n')
-	}
+	var entry bytes.Buffer
 	if p.Supervisor {
-		content.WriteString("\n## Supervisor\n\n")
+		entry.WriteString("\n## Supervisor\n\n")
 	} else {
 		mk.Turn, mk.Agent = ti.prog.NextTurn, p.From
-		fmt.Fprintf(&content, "\n## Turn %d · %s\n\n", mk.Turn, p.From)
+		fmt.Fprintf(&entry, "\n## Turn %d · %s\n\n", mk.Turn, p.From)
 	}
-	content.Write(body)
+	entry.Write(body)
 	if p.Sign {
-		fmt.Fprintf(&content, "Signed-off-by: %s\n", p.From)
+		fmt.Fprintf(&entry, "Signed-off-by: %s\n", p.From)
 	}
 	if mk.At.IsZero() {
 		mk.At = time.Now()
 	}
-	rec := append(content.Bytes(), stamp(content.Bytes(), &mk)...)
+	// The entry, as Verify will see it, starts where the last recorded
+	// line ends, so a blank tail left there is part of it and is hashed
+	// with it. A missing final newline is written first: it ends the
+	// tail's last line (and is hashed too), or, with no tail, the last
+	// marker line or the header, which lie before the entry.
+	var lead []byte
+	if !ti.endsWithNewline {
+		lead = []byte("\n")
+	}
+	hashed := append([]byte(nil), ti.tail...)
+	if len(ti.tail) > 0 {
+		hashed = append(hashed, lead...)
+	}
+	hashed = append(hashed, entry.Bytes()...)
+	rec := append(append(lead, entry.Bytes()...), stamp(hashed, &mk)...)
 	if _, err := f.Write(rec); err != nil {
 		return Receipt{}, fmt.Errorf("append entry %d to %s: %w", mk.Seq, file, err)
 	}
@@ -156,7 +254,7 @@ func appendLocked(file, dir string, meta *Meta, st *State, p Post, body []byte) 
 	}
 	prog := ti.prog
 	prog.Seq, prog.Hash = mk.Seq, mk.Hash
-	brief := &EntryBrief{Seq: mk.Seq, Turn: mk.Turn, Agent: mk.Agent, Signed: p.Sign, At: mk.At}
+	brief := &EntryBrief{Seq: mk.Seq, Turn: mk.Turn, Agent: mk.Agent, Signed: p.Sign, At: mk.At.UTC()}
 	if !p.Supervisor {
 		prog = progress(meta, append(ti.recent, TurnRef{Turn: mk.Turn, Agent: p.From, Signed: p.Sign}), mk.Turn, mk.Seq, mk.Hash)
 	}
@@ -168,9 +266,10 @@ func appendLocked(file, dir string, meta *Meta, st *State, p Post, body []byte) 
 func CheckAgainstState(file string, prog Progress, st *State) error {
 	switch {
 	case prog.Seq < st.LastSeq:
-		return &ChainError{File: file, Seq: prog.Seq + 1, Msg: fmt.Sprintf("the record ends at entry %d but walkie recorded %d entries: the file was truncated", prog.Seq, st.LastSeq)}
+		return &ChainError{File: file, Seq: prog.Seq + 1, Msg: fmt.Sprintf("the record ends at entry %d but walkie recorded %d entries: the file was truncated", prog.Seq, st.LastSeq),
+			Fix: "restore the missing entries from git or from a copy; walkie keeps the count in .walkie/ID/state.json"}
 	case prog.Seq == st.LastSeq && st.LastHash != "" && prog.Hash != st.LastHash:
-		return &ChainError{File: file, Seq: prog.Seq, Msg: "the last entry is not the one walkie recorded: it was replaced"}
+		return &ChainError{File: file, Seq: prog.Seq, Msg: "the last entry is not the one walkie recorded: it was replaced", Fix: fixRestore}
 	}
 	return nil
 }
@@ -194,9 +293,6 @@ func recordAppended(dir string, meta *Meta, st *State, prog Progress, brief *Ent
 // checkTurn applies the turn-order rules to a participant's post.
 func checkTurn(meta *Meta, prog Progress, st *State, from string) error {
 	whose := prog.NextAgent
-	if !slices.Contains(meta.Participants, from) {
-		return &RefusedError{Reason: fmt.Sprintf("%q is not a participant of this debate (participants: %s)", from, strings.Join(meta.Participants, ", ")), Whose: whose}
-	}
 	switch DebateStatus(meta, prog, st) {
 	case StatusConverged:
 		return &RefusedError{Reason: "the debate has converged: every participant has signed off"}
@@ -209,7 +305,7 @@ func checkTurn(meta *Meta, prog Progress, st *State, from string) error {
 		return &RefusedError{Reason: fmt.Sprintf("the debate has ended as %s (%s); `walkie resume FILE` reopens it", st.Status, orNone(st.Reason))}
 	}
 	if from != whose {
-		return &RefusedError{Reason: fmt.Sprintf("%s cannot post turn %d: out of turn", from, prog.NextTurn), Whose: whose}
+		return &RefusedError{Reason: fmt.Sprintf("%s cannot post turn %d: out of turn", from, prog.NextTurn), Whose: whose, OutOfTurn: true}
 	}
 	return nil
 }
@@ -223,31 +319,34 @@ func orNone(s string) string {
 
 // checkBody refuses bodies that would break the record, and returns the
 // body normalised to end in exactly one newline, without a closing own
-// sign-off (which it turns into p.Sign).
-func checkBody(meta *Meta, p *Post) ([]byte, error) {
+// sign-off (which it turns into p.Sign). whose goes into the refusal.
+func checkBody(meta *Meta, p *Post, whose string) ([]byte, error) {
+	refuse := func(format string, args ...any) ([]byte, error) {
+		return nil, &RefusedError{Reason: fmt.Sprintf(format, args...), Whose: whose}
+	}
 	if !utf8.Valid(p.Body) {
-		return nil, &RefusedError{Reason: "the body is not UTF-8"}
+		return refuse("the body is not UTF-8")
 	}
 	if len(p.Body) > meta.turnLimit() {
-		return nil, &RefusedError{Reason: fmt.Sprintf("the body is %d bytes, over the limit of %d (max_turn_bytes)", len(p.Body), meta.turnLimit())}
+		return refuse("the body is %d bytes, over the limit of %d (max_turn_bytes)", len(p.Body), meta.turnLimit())
+	}
+	if p.Supervisor && p.Sign {
+		return refuse("supervisor entries cannot sign: a sign-off belongs to a participant's turn")
 	}
 	lines := strings.Split(strings.TrimRight(string(p.Body), "\r\n\t "), "\n")
 	for len(lines) > 0 && strings.TrimSpace(lines[0]) == "" {
 		lines = lines[1:]
 	}
 	if len(lines) == 0 {
-		return nil, &RefusedError{Reason: "the body is empty"}
-	}
-	if !p.Supervisor && !slices.Contains(meta.Participants, p.From) {
-		return nil, &RefusedError{Reason: fmt.Sprintf("%q is not a participant of this debate (participants: %s)", p.From, strings.Join(meta.Participants, ", "))}
+		return refuse("the body is empty")
 	}
 	for i, l := range lines {
 		t := strings.TrimSuffix(l, "\r")
 		switch {
 		case looseHeadingRe.MatchString(t):
-			return nil, &RefusedError{Reason: fmt.Sprintf("body line %d is an entry heading (%q); walkie writes the heading itself", i+1, t)}
+			return refuse("body line %d is an entry heading (%q); walkie writes the heading itself", i+1, t)
 		case looseMarkerRe.MatchString(t):
-			return nil, &RefusedError{Reason: fmt.Sprintf("body line %d holds a walkie marker; only walkie writes markers", i+1)}
+			return refuse("body line %d holds a walkie marker; only walkie writes markers", i+1)
 		}
 		m := signOffRe.FindStringSubmatch(t)
 		if m == nil {
@@ -255,18 +354,18 @@ func checkBody(meta *Meta, p *Post) ([]byte, error) {
 		}
 		switch {
 		case p.Supervisor:
-			return nil, &RefusedError{Reason: fmt.Sprintf("body line %d is a sign-off; supervisor entries cannot sign", i+1)}
+			return refuse("body line %d is a sign-off; supervisor entries cannot sign", i+1)
 		case m[1] != p.From:
-			return nil, &RefusedError{Reason: fmt.Sprintf("body line %d is a sign-off of %s; only its author can sign a turn", i+1, m[1])}
+			return refuse("body line %d is a sign-off of %s; only its author can sign a turn", i+1, m[1])
 		case i != len(lines)-1:
-			return nil, &RefusedError{Reason: fmt.Sprintf("body line %d is a sign-off but not the last line; use --sign or end the body with it", i+1)}
+			return refuse("body line %d is a sign-off but not the last line; use --sign or end the body with it", i+1)
 		default:
 			lines = lines[:i]
 			p.Sign = true
 		}
 	}
 	if len(lines) == 0 {
-		return nil, &RefusedError{Reason: "the body is empty (a sign-off alone is not a turn)"}
+		return refuse("the body is empty (a sign-off alone is not a turn)")
 	}
 	return []byte(strings.Join(lines, "\n") + "\n"), nil
 }
@@ -277,15 +376,29 @@ type tailInfo struct {
 	recent          []TurnRef
 	tail            []byte // after the last marker
 	tailStart       int64
-	file            []byte // whole file when it was read whole (for line numbers)
 	endsWithNewline bool
 }
 
-func (t *tailInfo) tailLine() int {
-	if t.file != nil {
-		return bytes.Count(t.file[:t.tailStart], []byte("\n")) + 1 + leadingBlankLines(t.tail)
+// tailLine is the line where the tail's first non-blank line is. Only an
+// error needs it, so counting lines from the top is fine.
+func (t *tailInfo) tailLine(f *os.File) (int, error) {
+	n, err := linesBefore(f, t.tailStart)
+	return n + 1 + leadingBlankLines(t.tail), err
+}
+
+// linesBefore counts the newlines in f before offset off.
+func linesBefore(f *os.File, off int64) (int, error) {
+	n := 0
+	buf := make([]byte, 256<<10)
+	for pos := int64(0); pos < off; {
+		k, err := f.ReadAt(buf[:min(int64(len(buf)), off-pos)], pos)
+		n += bytes.Count(buf[:k], []byte("\n"))
+		pos += int64(k)
+		if err != nil && !(errors.Is(err, io.EOF) && pos >= off) {
+			return n, fmt.Errorf("read %s: %w", f.Name(), err)
+		}
 	}
-	return 0
+	return n, nil
 }
 
 // readTail reads backwards from the end in growing windows until it has
@@ -305,10 +418,34 @@ func readTail(f *os.File, file string, meta *Meta) (*tailInfo, error) {
 		if _, err := f.ReadAt(buf, size-w); err != nil {
 			return nil, fmt.Errorf("read %s: %w", file, err)
 		}
-		if ti, ok := scanWindow(buf, size-w, meta); ok {
+		if ti, scanned, ok := scanWindow(buf, size-w, meta); ok {
+			// The recorded part that was scanned must be text, like the
+			// rest of the record; the tail is judged as a whole.
+			rec := buf[scanned : ti.tailStart-(size-w)]
+			if !utf8.Valid(rec) {
+				return nil, notUTF8InWindow(f, file, rec, size-w+int64(scanned))
+			}
 			return ti, nil
 		}
 	}
+}
+
+// notUTF8InWindow reports the first invalid byte of b, which starts at
+// file offset base, with its line counted from the top of the file.
+func notUTF8InWindow(f *os.File, file string, b []byte, base int64) error {
+	off := 0
+	for off < len(b) {
+		r, size := utf8.DecodeRune(b[off:])
+		if r == utf8.RuneError && size <= 1 {
+			break
+		}
+		off += size
+	}
+	n, err := linesBefore(f, base+int64(off))
+	if err != nil {
+		return err
+	}
+	return &InputError{File: file, Line: n + 1, Msg: fmt.Sprintf("not UTF-8 (invalid byte 0x%02x at offset %d)", b[off], base+int64(off)), Fix: "save the file as UTF-8"}
 }
 
 func readWhole(f *os.File, file string, size int64) (*tailInfo, error) {
@@ -317,17 +454,16 @@ func readWhole(f *os.File, file string, size int64) (*tailInfo, error) {
 		return nil, fmt.Errorf("read %s: %w", file, err)
 	}
 	ends := len(data) > 0 && data[len(data)-1] == '\n'
-	if !ends {
-		data = append(data, '\n') // the header as it will read once the entry is added
-	}
 	d, err := Parse(file, data)
 	if err != nil {
 		return nil, err
 	}
-	if !ends {
-		d.Tail = d.Tail[:len(d.Tail)-1]
-	}
 	p := d.Progress()
+	if !ends && len(d.Entries) == 0 && len(d.Tail) == 0 {
+		// The newline written before the first entry ends the header,
+		// whose hash starts the chain.
+		p.Hash = GenesisHash(append(append([]byte(nil), d.Header...), '\n'))
+	}
 	var recent []TurnRef
 	for i := range d.Entries {
 		if e := &d.Entries[i]; e.Kind == KindTurn {
@@ -337,19 +473,19 @@ func readWhole(f *os.File, file string, size int64) (*tailInfo, error) {
 	if n := len(d.Meta.Participants); len(recent) > n {
 		recent = recent[len(recent)-n:]
 	}
-	return &tailInfo{prog: p, recent: recent, tail: d.Tail, tailStart: d.TailOffset, file: data, endsWithNewline: ends}, nil
+	return &tailInfo{prog: p, recent: recent, tail: d.Tail, tailStart: d.TailOffset, endsWithNewline: ends}, nil
 }
 
 // scanWindow finds what Append needs in the last bytes of a file; ok is
-// false when the window is too short to hold it.
-func scanWindow(buf []byte, base int64, meta *Meta) (*tailInfo, bool) {
+// false when the window is too short to hold it. scanned is where in buf
+// the lines it read begin.
+func scanWindow(buf []byte, base int64, meta *Meta) (ti *tailInfo, scanned int, ok bool) {
 	i := bytes.IndexByte(buf, '\n')
 	if i < 0 {
-		return nil, false
+		return nil, 0, false
 	}
 	lines := splitLines(buf[i+1:], int(base)+i+1, 0) // line numbers unknown here
 	n := len(meta.Participants)
-	var ti *tailInfo
 	var recent []TurnRef
 	for k := len(lines) - 1; k >= 1 && len(recent) < n; k-- {
 		if !markerRe.Match(lines[k].text) {
@@ -357,11 +493,11 @@ func scanWindow(buf []byte, base int64, meta *Meta) (*tailInfo, bool) {
 		}
 		mk, err := parseMarker(lines[k].text)
 		if err != nil {
-			return nil, false
+			return nil, 0, false
 		}
 		if ti == nil {
 			tail := buf[lines[k].end-int(base):]
-			ti = &tailInfo{tail: tail, tailStart: int64(lines[k].end), endsWithNewline: len(tail) == 0 || tail[len(tail)-1] == '\n'}
+			ti = &tailInfo{tail: tail, tailStart: int64(lines[k].end), endsWithNewline: buf[len(buf)-1] == '\n'}
 			ti.prog.Seq, ti.prog.Hash = mk.Seq, mk.Hash
 		}
 		if mk.Turn == 0 {
@@ -375,18 +511,18 @@ func scanWindow(buf []byte, base int64, meta *Meta) (*tailInfo, bool) {
 			prev--
 		}
 		if prev < 0 {
-			return nil, false
+			return nil, 0, false
 		}
 		m := signOffRe.FindSubmatch(lines[prev].text)
 		recent = append(recent, TurnRef{Turn: mk.Turn, Agent: mk.Agent, Signed: m != nil && string(m[1]) == mk.Agent})
 	}
 	if ti == nil || (len(recent) < n && ti.prog.Turns > len(recent)) || ti.prog.Turns == 0 {
-		return nil, false
+		return nil, 0, false
 	}
 	slices.Reverse(recent)
 	ti.recent = recent
 	ti.prog = progress(meta, recent, ti.prog.Turns, ti.prog.Seq, ti.prog.Hash)
-	return ti, true
+	return ti, i + 1, true
 }
 
 // queueNote holds a supervisor note while an agent's turn is running.
@@ -454,6 +590,11 @@ func FlushInbox(file string) (int, error) {
 }
 
 func appendNote(file, dir string, meta *Meta, body []byte, at time.Time) error {
+	f, err := os.OpenFile(file, os.O_RDWR|os.O_APPEND, 0)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", file, err)
+	}
+	defer f.Close()
 	lock, err := LockRecord(dir)
 	if err != nil {
 		return err
@@ -463,6 +604,6 @@ func appendNote(file, dir string, meta *Meta, body []byte, at time.Time) error {
 	if err != nil {
 		return err
 	}
-	_, err = appendLocked(file, dir, meta, st, Post{Supervisor: true, Body: body, At: at}, body)
+	_, err = appendLocked(f, file, dir, meta, st, Post{Supervisor: true, Body: body, At: at})
 	return err
 }
