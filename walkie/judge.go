@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Verdicts on an agent's turn.
@@ -75,6 +77,9 @@ func Judge(file string, before, after []byte, want Expect) (Verdict, *Doc) {
 
 // judgeTail checks the unstamped text after the last marker.
 func judgeTail(d *Doc, want Expect) Verdict {
+	if !utf8.Valid(d.Tail) {
+		return Verdict{Outcome: VerdictMalformed, Line: d.TailLine, Detail: "the turn is not UTF-8"}
+	}
 	lines := splitLines(d.Tail, 0, d.TailLine)
 	k := 0
 	for k < len(lines) && isBlank(lines[k].text) {
@@ -167,8 +172,15 @@ func Settle(file string, snapshot []byte, want Expect, keep string) (Settled, er
 		return Settled{}, err
 	}
 	defer lock.Unlock()
+	if bd, err := Parse(file, snapshot); err == nil {
+		// A turn stamped with the wrong number would never verify: that is
+		// the caller's mistake, not the agent's, and nothing is touched.
+		if p := bd.Progress(); want.Turn != p.NextTurn || want.Agent != p.NextAgent {
+			return Settled{}, fmt.Errorf("settle %s: expected turn %d by %s, but the record's next turn is %d by %s", file, want.Turn, want.Agent, p.NextTurn, p.NextAgent)
+		}
+	}
 	after, err := os.ReadFile(file)
-	if err != nil && !os.IsNotExist(err) {
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return Settled{}, err
 	}
 	v, d := Judge(file, snapshot, after, want)
@@ -208,25 +220,33 @@ func stampTail(file string, d *Doc) error {
 	}
 	defer f.Close()
 	// Trailing blank lines after the turn are dropped so the sign-off
-	// stays the line before the marker: cut, then write in one go.
-	if err := f.Truncate(d.TailOffset); err != nil {
+	// stays the line before the marker. The turn and its marker are
+	// written over the tail first and the rest cut after: a crash in
+	// between leaves the agent's text in the file (a torn tail at worst),
+	// never a file cut short of it.
+	rec := append(content, line...)
+	if _, err := f.WriteAt(rec, d.TailOffset); err != nil {
 		return fmt.Errorf("stamp turn %d: %w", mk.Turn, err)
 	}
-	if _, err := f.WriteAt(append(content, line...), d.TailOffset); err != nil {
+	if err := f.Truncate(d.TailOffset + int64(len(rec))); err != nil {
 		return fmt.Errorf("stamp turn %d: %w", mk.Turn, err)
 	}
 	return f.Sync()
 }
 
+// restore puts the snapshot back, keeps what the agent left (if the file
+// existed and differed) for inspection, and makes state.json and the
+// doorbell agree with the restored record: a turn the agent posted with
+// `walkie post` during a rejected attempt is gone again.
 func restore(file, dir string, snapshot, after []byte, keep string, v Verdict, st *State) (Settled, error) {
 	out := Settled{Verdict: v}
-	if keep != "" && !bytes.Equal(snapshot, after) {
+	if keep != "" && after != nil && !bytes.Equal(snapshot, after) {
 		if err := WriteFileAtomic(keep, after, 0o644); err != nil {
 			return out, fmt.Errorf("keep the agent's version: %w", err)
 		}
 		out.Kept = keep
 	}
-	if !bytes.Equal(snapshot, after) {
+	if after == nil || !bytes.Equal(snapshot, after) {
 		mode := os.FileMode(0o644)
 		if fi, err := os.Stat(file); err == nil {
 			mode = fi.Mode().Perm()
@@ -241,10 +261,12 @@ func restore(file, dir string, snapshot, after []byte, keep string, v Verdict, s
 	}
 	out.Progress = d.Progress()
 	out.Status = DebateStatus(&d.Meta, out.Progress, st)
-	if st.LastSeq != out.Progress.Seq || st.LastHash != out.Progress.Hash {
-		// A turn posted (and so counted) during the attempt was undone too.
-		st.LastSeq, st.LastHash = out.Progress.Seq, out.Progress.Hash
-		if err := SaveState(dir, st); err != nil {
+	if st.LastSeq != out.Progress.Seq || (st.LastHash != "" && st.LastHash != out.Progress.Hash) {
+		var last *EntryBrief
+		if n := len(d.Entries); n > 0 {
+			last = d.Entries[n-1].Brief()
+		}
+		if err := recordAppended(dir, &d.Meta, st, out.Progress, last); err != nil {
 			return out, err
 		}
 	}
