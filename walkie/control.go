@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // InitOptions describe a new debate.
@@ -20,9 +21,11 @@ type InitOptions struct {
 	Mode         string
 }
 
-// Init creates a new walkie file; it never overwrites one.
+// Init creates a new walkie file; it never overwrites one, nor takes over
+// the state directory of another debate with the same id.
 func Init(file string, o InitOptions) error {
-	if o.ID == "" {
+	idFromName := o.ID == ""
+	if idFromName {
 		o.ID = strings.TrimSuffix(strings.TrimSuffix(filepath.Base(file), ".md"), ".walkie")
 	}
 	if o.MaxRounds == 0 {
@@ -33,6 +36,10 @@ func Init(file string, o InitOptions) error {
 		var ie *InputError
 		if errors.As(err, &ie) {
 			ie.Line = 0
+			if idFromName && !idPattern.MatchString(o.ID) {
+				ie.Msg = fmt.Sprintf("the id taken from the file name, %q, is not a simple name", o.ID)
+				ie.Fix = "pass --id NAME (letters, digits, '.', '_' or '-'), or rename the file"
+			}
 		}
 		return err
 	}
@@ -40,12 +47,30 @@ func Init(file string, o InitOptions) error {
 	if len(brief) == 0 {
 		brief = []byte("(Write the briefing here: `walkie brief draft FILE` gives a template.)\n")
 	}
+	if !utf8.Valid(brief) {
+		return &InputError{File: file, Msg: "the briefing is not UTF-8", Fix: "save the briefing as UTF-8"}
+	}
+	// A briefing line that reads as an entry heading or a marker would
+	// end the header there and break every later parse.
+	for i, l := range strings.Split(string(brief), "\n") {
+		l = strings.TrimSuffix(l, "\r")
+		if turnHeadingRe.MatchString(l) || superHeadingRe.MatchString(l) || markerRe.MatchString(l) {
+			return &InputError{File: file, Msg: fmt.Sprintf("line %d of the briefing reads as an entry heading or a walkie marker: %q", i+1, clip([]byte(l))),
+				Fix: "reword that line (e.g. indent it or drop the ##)"}
+		}
+	}
 	var b bytes.Buffer
 	b.Write(renderMeta(m))
 	b.WriteString(briefingHeading + "\n\n")
 	b.Write(brief)
-	if _, err := Parse(file, b.Bytes()); err != nil {
+	d, err := Parse(file, b.Bytes())
+	if err != nil {
 		return err
+	}
+	dir := StateDir(file, o.ID)
+	if _, err := os.Stat(filepath.Join(dir, "state.json")); err == nil {
+		return &InputError{File: file, Msg: fmt.Sprintf("%s already holds the state of a debate with id %q", dir, o.ID),
+			Fix: "choose another --id; or, if that debate's file is gone for good, remove " + dir}
 	}
 	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
@@ -65,11 +90,13 @@ func Init(file string, o InitOptions) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	dir := StateDir(file, o.ID)
-	d, err := Load(file)
+	// The lock file is made now, so that later readers and refused posts
+	// leave the state directory exactly as they found it.
+	lock, err := LockRecord(dir)
 	if err != nil {
 		return err
 	}
+	defer lock.Unlock()
 	return Ring(dir, &m, d.Progress(), &State{}, nil)
 }
 
@@ -143,7 +170,7 @@ func Resume(file string) error {
 // never in the record).
 func Extend(file string, rounds int) (int, error) {
 	if rounds < 1 {
-		return 0, &RefusedError{Reason: "--rounds must be at least 1"}
+		return 0, &InputError{File: file, Msg: fmt.Sprintf("--rounds %d: must be at least 1", rounds), Fix: "give the number of rounds to add, e.g. --rounds 2"}
 	}
 	var newCap int
 	_, _, err := UpdateState(file, func(m *Meta, p Progress, s *State) error {
@@ -181,8 +208,8 @@ func Repair(file string) (string, error) {
 	if isBlank(d.Tail) {
 		return "", nil
 	}
-	side := filepath.Join(dir, fmt.Sprintf("torn-%s.txt", time.Now().UTC().Format("20060102T150405.000")))
-	if err := WriteFileAtomic(side, d.Tail, 0o644); err != nil {
+	side, err := saveTorn(dir, d.Tail)
+	if err != nil {
 		return "", fmt.Errorf("save torn bytes: %w", err)
 	}
 	f, err := os.OpenFile(file, os.O_WRONLY, 0)
@@ -194,4 +221,34 @@ func Repair(file string) (string, error) {
 		return "", fmt.Errorf("cut torn tail of %s: %w", file, err)
 	}
 	return side, f.Sync()
+}
+
+// saveTorn writes torn bytes to a new side file, never over an earlier one.
+func saveTorn(dir string, tail []byte) (string, error) {
+	stamp := time.Now().UTC().Format("20060102T150405.000")
+	for n := 1; ; n++ {
+		side := filepath.Join(dir, fmt.Sprintf("torn-%s.txt", stamp))
+		if n > 1 {
+			side = filepath.Join(dir, fmt.Sprintf("torn-%s-%d.txt", stamp, n))
+		}
+		f, err := os.OpenFile(side, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		if _, err := f.Write(tail); err != nil {
+			f.Close()
+			return "", err
+		}
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return "", err
+		}
+		if err := f.Close(); err != nil {
+			return "", err
+		}
+		return side, syncDir(dir)
+	}
 }
