@@ -28,10 +28,13 @@
 //  4. ask: print the question, read a line; anything but y/yes exits 0
 //     without touching the file
 //  5. delay: sleep
-//  6. behavior (below)
-//  7. usage: print a claude "--output-format json" result line
-//  8. hang_after: hang forever (some CLIs do after answering)
-//  9. exit with exit_code (default 0)
+//  6. shell: run a /bin/sh -c snippet in the working directory (shells:
+//     one per round, the last repeats), with {agent} {turn} {round}
+//     replaced; a failing snippet ends the agent with exit code 2
+//  7. behavior (below)
+//  8. usage: print a claude "--output-format json" result line
+//  9. hang_after: hang forever (some CLIs do after answering)
+//  10. exit with exit_code (default 0)
 //
 // Behaviours:
 //
@@ -50,6 +53,11 @@
 //	write          write the body as the whole of the file (created if
 //	               missing): an agent told to write a file, such as a
 //	               distilled briefing, rather than to append a turn
+//	verdict        a round-table reviewer: write the verdict text
+//	               (verdicts: one per round, the last repeats; {agent}
+//	               {turn} {round} replaced) to verdict_file, by default
+//	               $WALKIE_VERDICT, which walkie sets for reviewers; the
+//	               walkie file is only read
 //
 // # Script
 //
@@ -78,6 +86,11 @@
 //	output_tokens: 567
 //	grandchild_setsid: false
 //	pid_file: ""              # the grandchild's pid is written here
+//	shell: ""                 # /bin/sh -c snippet run before the behavior
+//	shells: ["r1", "r2"]      # snippet per round; the last repeats
+//	verdict: '{"verdict": "approve", "objections": []}'
+//	verdicts: ["r1", "r2"]    # verdict per round; the last repeats
+//	verdict_file: ""          # default: $WALKIE_VERDICT
 //	steps:
 //	  - behavior: hang        # first invocation
 //	  - {}                    # second and later: the top-level settings

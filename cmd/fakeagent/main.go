@@ -22,18 +22,25 @@ const usageText = `usage: fakeagent --file F --agent NAME [--turn N] [--round R]
 Behaves like an agent CLI: reads the walkie file F and appends one turn
 ("\n## Turn N · NAME\nbody\n[Signed-off-by: NAME\n]") or misbehaves.
 
-Order: chatter, flood, read stdin, ask, delay, behavior, usage line,
+Order: chatter, flood, read stdin, ask, delay, shell, behavior, usage line,
 hang-after, exit.
 
 Behaviors: append (default), none, hang, two-turns, edit-briefing,
 edit-turn, wrong-heading, wrong-author, not-logged-in, grandchild,
-write (the body becomes the whole of F, created if missing).
+write (the body becomes the whole of F, created if missing),
+verdict (write the verdict JSON to --verdict-file, default $WALKIE_VERDICT).
+
+Before the behavior, shell (shells: per round) runs under /bin/sh -c in the
+working directory, with {agent} {turn} {round} replaced: a stand-in for an
+agent that edits files or runs code.
 
 Script (YAML, keys win over flags; top level applies to every step;
 with --state the k-th run uses steps[k-1], the last repeats):
   behavior, body, bodies: [per round], sign, sign_from, chatter, flood_mb,
   read_stdin, ask, delay, hang_after, exit_code, author, usage, cost_usd,
-  input_tokens, output_tokens, grandchild_setsid, pid_file, steps: [...]
+  input_tokens, output_tokens, grandchild_setsid, pid_file, shell,
+  shells: [per round], verdict, verdicts: [per round], verdict_file,
+  steps: [...]
 
 Flags:
 `
@@ -86,6 +93,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.IntVar(&st.OutputTokens, "output-tokens", 567, "output_tokens in the usage line")
 	fs.BoolVar(&st.GrandchildSetsid, "grandchild-setsid", false, "the grandchild also leaves the process group")
 	fs.StringVar(&st.PidFile, "pid-file", "", "write the grandchild's pid here")
+	fs.StringVar(&st.Shell, "shell", "", "run this under /bin/sh -c before the behavior")
+	fs.StringVar(&st.Verdict, "verdict", "", "verdict JSON for the verdict behavior")
+	fs.StringVar(&st.VerdictFile, "verdict-file", "", "where the verdict behavior writes (default $WALKIE_VERDICT)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -195,6 +205,10 @@ func (a *agent) run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writ
 			return 1
 		}
 	}
+	if err := a.runShell(ctx, out); err != nil {
+		fmt.Fprintf(stderr, "fakeagent: %v\n", err)
+		return 2
+	}
 	code := 0
 	if err := a.act(out); err != nil {
 		fmt.Fprintf(stderr, "fakeagent: %v\n", err)
@@ -263,6 +277,8 @@ func (a *agent) act(out *bufio.Writer) error {
 		// Stands for an agent told to write a whole file (a distilled
 		// briefing), not to append a turn.
 		return os.WriteFile(a.opts.file, []byte(strings.TrimRight(a.body(a.turn, a.round), "\n")+"\n"), 0o644)
+	case "verdict":
+		return a.writeVerdict()
 	case "grandchild":
 		if err := appendText(a.opts.file, proper); err != nil {
 			return err

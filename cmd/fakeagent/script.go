@@ -35,13 +35,19 @@ type step struct {
 	OutputTokens     int           `yaml:"output_tokens"`
 	GrandchildSetsid bool          `yaml:"grandchild_setsid"`
 	PidFile          string        `yaml:"pid_file"`
+	// Round-table stand-ins (roundtable.go).
+	Shell       string   `yaml:"shell"`
+	Shells      []string `yaml:"shells"`
+	Verdict     string   `yaml:"verdict"`
+	Verdicts    []string `yaml:"verdicts"`
+	VerdictFile string   `yaml:"verdict_file"`
 }
 
 // behaviours lists the valid values of step.Behavior.
 func validBehavior(b string) bool {
 	switch b {
 	case "append", "none", "hang", "two-turns", "edit-briefing", "edit-turn",
-		"wrong-heading", "wrong-author", "not-logged-in", "grandchild", "write":
+		"wrong-heading", "wrong-author", "not-logged-in", "grandchild", "write", "verdict":
 		return true
 	}
 	return false
