@@ -102,7 +102,7 @@ func firstEntryEnd(buf []byte) int {
 			return -1 // the line is not complete yet
 		}
 		end := start + nl + 1
-		if (start == 0 || buf[start-1] == '\n') && markerRe.Match(bytes.TrimSuffix(buf[start:end-1], []byte("\r"))) {
+		if (start == 0 || buf[start-1] == '\n') && isMarker(bytes.TrimSuffix(buf[start:end-1], []byte("\r"))) {
 			return end
 		}
 		off = end
@@ -488,7 +488,7 @@ func scanWindow(buf []byte, base int64, meta *Meta) (ti *tailInfo, scanned int, 
 	n := len(meta.Participants)
 	var recent []TurnRef
 	for k := len(lines) - 1; k >= 1 && len(recent) < n; k-- {
-		if !markerRe.Match(lines[k].text) {
+		if !isMarker(lines[k].text) {
 			continue
 		}
 		mk, err := parseMarker(lines[k].text)

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -26,11 +27,22 @@ func GenesisHash(header []byte) string {
 // markerPrefix is the marker line up to its hash field; the hash covers it,
 // so seq, author, time and prev cannot be changed either.
 func markerPrefix(mk Marker) string {
-	s := fmt.Sprintf("<!-- walkie seq=%d", mk.Seq)
+	// Built by hand rather than with Sprintf: Verify calls this for every
+	// entry of the record.
+	b := make([]byte, 0, 192)
+	b = append(b, "<!-- walkie seq="...)
+	b = strconv.AppendInt(b, int64(mk.Seq), 10)
 	if mk.Turn > 0 {
-		s += fmt.Sprintf(" turn=%d", mk.Turn)
+		b = append(b, " turn="...)
+		b = strconv.AppendInt(b, int64(mk.Turn), 10)
 	}
-	return s + fmt.Sprintf(" agent=%s at=%s prev=%s", mk.Agent, mk.At.UTC().Format(TimeFormat), mk.Prev)
+	b = append(b, " agent="...)
+	b = append(b, mk.Agent...)
+	b = append(b, " at="...)
+	b = mk.At.UTC().AppendFormat(b, TimeFormat)
+	b = append(b, " prev="...)
+	b = append(b, mk.Prev...)
+	return string(b)
 }
 
 // entryHash is the chain hash after an entry whose bytes before the marker

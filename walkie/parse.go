@@ -71,6 +71,20 @@ var (
 
 const briefingHeading = "# Briefing"
 
+// isMarker and isHeading are markerRe and the heading patterns with a
+// cheap test first: a long record has tens of thousands of lines, and
+// running the regexps on every one of them was most of the cost of
+// parsing. isMarker is exactly markerRe: "<!-- walkie ", anything
+// without a newline, " -->".
+func isMarker(b []byte) bool {
+	return len(b) >= len("<!-- walkie ")+len(" -->") && bytes.HasPrefix(b, []byte("<!-- walkie ")) &&
+		bytes.HasSuffix(b, []byte(" -->")) && bytes.IndexByte(b, '\n') < 0
+}
+
+func isHeading(b []byte) bool {
+	return bytes.HasPrefix(b, []byte("## ")) && (turnHeadingRe.Match(b) || superHeadingRe.Match(b))
+}
+
 // line is one line of the input with its position.
 type line struct {
 	text  []byte // without the newline (and without a trailing \r for matching)
@@ -80,7 +94,7 @@ type line struct {
 }
 
 func splitLines(data []byte, base int, firstNum int) []line {
-	var out []line
+	out := make([]line, 0, bytes.Count(data, []byte("\n"))+1)
 	for off, n := 0, firstNum; off < len(data); n++ {
 		i := bytes.IndexByte(data[off:], '\n')
 		end := len(data)
@@ -116,7 +130,7 @@ func Parse(file string, data []byte) (*Doc, error) {
 	lines := splitLines(data[fmEnd:], fmEnd, bytes.Count(data[:fmEnd], []byte("\n"))+1)
 	lastMarker := -1
 	for i, l := range lines {
-		if markerRe.Match(l.text) {
+		if isMarker(l.text) {
 			lastMarker = i
 		}
 	}
@@ -124,7 +138,7 @@ func Parse(file string, data []byte) (*Doc, error) {
 	// blank lines belong to the first entry, so appending never changes it.
 	first := len(lines)
 	for i, l := range lines {
-		if turnHeadingRe.Match(l.text) || superHeadingRe.Match(l.text) || markerRe.Match(l.text) {
+		if isHeading(l.text) || isMarker(l.text) {
 			first = i
 			break
 		}
@@ -269,8 +283,8 @@ func (d *Doc) parseEntries(data []byte, lines []line, hdrEnd, lastMarker int) er
 				Fix: "the record was edited by hand: restore it from git or the agent's copy under .walkie/"}
 		}
 		j := i + 1
-		for ; j <= lastMarker && !markerRe.Match(lines[j].text); j++ {
-			if turnHeadingRe.Match(lines[j].text) || superHeadingRe.Match(lines[j].text) {
+		for ; j <= lastMarker && !isMarker(lines[j].text); j++ {
+			if isHeading(lines[j].text) {
 				return &InputError{File: d.File, Line: h.num, Msg: "entry has no marker line before the next heading",
 					Fix: "the record was edited by hand: restore it from git"}
 			}
@@ -305,13 +319,13 @@ func signOff(body []byte) string {
 }
 
 func parseMarker(text []byte) (Marker, error) {
-	m := markerRe.FindSubmatch(text)
-	if m == nil {
+	if !isMarker(text) {
 		return Marker{}, fmt.Errorf("not a marker")
 	}
+	fields := text[len("<!-- walkie ") : len(text)-len(" -->")]
 	var mk Marker
 	seen := map[string]bool{}
-	for _, f := range strings.Fields(string(m[1])) {
+	for _, f := range strings.Fields(string(fields)) {
 		k, v, ok := strings.Cut(f, "=")
 		if !ok || seen[k] {
 			return mk, fmt.Errorf("field %q", f)
