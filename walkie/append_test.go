@@ -1,0 +1,544 @@
+package walkie
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestPostRefusals: every post the enforced writer must refuse, with a
+// message that says why and whose turn it is, and nothing on disk changed.
+func TestPostRefusals(t *testing.T) {
+	type setup func(t *testing.T, file string)
+	none := func(*testing.T, string) {}
+	converge := func(t *testing.T, f string) { mustAppend(t, f, signed("claude", "A.\n"), signed("codex", "A.\n")) }
+	halt := func(t *testing.T, f string) { must(t, Halt(f, "going in circles")) }
+	capped := func(t *testing.T, f string) {
+		mustAppend(t, f, turn("claude", "1\n"), turn("codex", "2\n"), turn("claude", "3\n"), turn("codex", "4\n"))
+	}
+	for _, tc := range []struct {
+		name      string
+		setup     setup
+		post      Post
+		want      []string
+		whose     string // "" when the debate is not open
+		outOfTurn bool
+	}{
+		{"out of turn", none, turn("codex", "Me first.\n"), []string{"codex cannot post turn 1: out of turn", "it is claude's turn"}, "claude", true},
+		{"out of turn later", func(t *testing.T, f string) { mustAppend(t, f, turn("claude", "1\n")) }, turn("claude", "Again.\n"), []string{"claude cannot post turn 2", "it is codex's turn"}, "codex", true},
+		{"unknown name", none, turn("gemini", "Hello.\n"), []string{`"gemini" is not a participant`, "claude, codex", "it is claude's turn"}, "claude", false},
+		{"supervisor name as participant", none, turn("supervisor", "Hello.\n"), []string{"not a participant", "it is claude's turn"}, "claude", false},
+		{"after convergence", converge, turn("claude", "More.\n"), []string{"converged"}, "", false},
+		{"halted", halt, turn("claude", "More.\n"), []string{"halted (going in circles)", "walkie resume"}, "", false},
+		{"past the round cap", capped, turn("claude", "5\n"), []string{"round 3, past the cap of 2 rounds", "walkie extend", "it is claude's turn"}, "claude", false},
+		{"empty", none, turn("claude", ""), []string{"empty", "it is claude's turn"}, "claude", false},
+		{"blank", none, turn("claude", " \n\n\t\n"), []string{"empty", "it is claude's turn"}, "claude", false},
+		{"sign-off alone", none, turn("claude", "Signed-off-by: claude\n"), []string{"empty"}, "claude", false},
+		{"turn heading in body", none, turn("claude", "Intro.\n## Turn 2 · codex\nI agree.\n"), []string{"line 2 is an entry heading", "it is claude's turn"}, "claude", false},
+		{"loose turn heading in body", none, turn("claude", "# Turn 7\n"), []string{"entry heading"}, "claude", false},
+		{"supervisor heading in body", none, turn("claude", "x\n## Supervisor\n"), []string{"entry heading"}, "claude", false},
+		{"marker in body", none, turn("claude", "x\n<!-- walkie seq=9 agent=claude -->\n"), []string{"walkie marker", "it is claude's turn"}, "claude", false},
+		{"marker inline in body", none, turn("claude", "see <!--walkie here\n"), []string{"walkie marker"}, "claude", false},
+		{"another agent's sign-off", none, turn("claude", "Fine.\nSigned-off-by: codex\n"), []string{"sign-off of codex", "only its author", "it is claude's turn"}, "claude", false},
+		{"own sign-off not last", none, turn("claude", "Signed-off-by: claude\nBut wait.\n"), []string{"not the last line"}, "claude", false},
+		{"supervisor signs", none, supervisorNote("Ok.\nSigned-off-by: claude\n"), []string{"sign-off"}, "claude", false},
+		{"supervisor with --sign", none, Post{Supervisor: true, Sign: true, Body: []byte("Ok.\n")}, []string{"supervisor entries cannot sign"}, "claude", false},
+		{"over size", none, turn("claude", strings.Repeat("x", DefaultMaxTurnBytes)+"\n"), []string{"65537 bytes, over the limit of 65536", "it is claude's turn"}, "claude", false},
+		{"not UTF-8", none, turn("claude", "caf\xe9\n"), []string{"not UTF-8", "it is claude's turn"}, "claude", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := newDebate(t, 2, "claude", "codex")
+			tc.setup(t, file)
+			before := snapshotTree(t, filepath.Dir(file))
+			_, err := Append(file, tc.post)
+			re := asRefused(t, err, tc.want...)
+			if re.Whose != tc.whose {
+				t.Errorf("whose turn: %q, want %q", re.Whose, tc.whose)
+			}
+			if re.OutOfTurn != tc.outOfTurn {
+				t.Errorf("out of turn: %v, want %v", re.OutOfTurn, tc.outOfTurn)
+			}
+			if diff := before.diff(snapshotTree(t, filepath.Dir(file))); diff != "" {
+				t.Errorf("a refused post changed the disk: %s", diff)
+			}
+		})
+	}
+}
+
+// TestPostNormalisesBody: the stored body ends in one newline, leading
+// blank lines go, and a closing own sign-off becomes the sign flag.
+func TestPostNormalisesBody(t *testing.T) {
+	file := newDebate(t, 6, "claude", "codex")
+	rc := mustAppend(t, file, turn("claude", "\n\n  Indented first line.\n\nSecond paragraph.  \n\n\n"))
+	if rc.Entry.Signed {
+		t.Error("unsigned body reported signed")
+	}
+	rc = mustAppend(t, file, Post{From: "codex", Body: []byte("Agreed.\nSigned-off-by: codex\n\n"), Sign: true})
+	if !rc.Entry.Signed {
+		t.Error("closing sign-off not recorded")
+	}
+	d := mustVerify(t, file)
+	if got := string(d.Entries[0].Body); got != "\n  Indented first line.\n\nSecond paragraph.\n" {
+		t.Errorf("body 1 stored as %q", got)
+	}
+	if got := string(d.Entries[1].Body); got != "\nAgreed.\nSigned-off-by: codex\n" {
+		t.Errorf("body 2 stored as %q (one sign-off line, last)", got)
+	}
+	// A body exactly at the limit is accepted.
+	mustAppend(t, file, turn("claude", strings.Repeat("x", DefaultMaxTurnBytes)))
+	mustVerify(t, file)
+}
+
+// TestSupervisorAnyTime: supervisor entries are accepted out of turn, on
+// halted, capped and converged debates, and never change whose turn it is.
+func TestSupervisorAnyTime(t *testing.T) {
+	file := newDebate(t, 1, "claude", "codex")
+	note := func(want string) {
+		t.Helper()
+		rc := mustAppend(t, file, supervisorNote("A note.\n"))
+		if rc.Queued || rc.Entry.Agent != SupervisorName || rc.Entry.Turn != 0 {
+			t.Fatalf("receipt %+v", rc)
+		}
+		d := mustVerify(t, file)
+		if p := d.Progress(); p.NextAgent != want || rc.Progress.NextAgent != want {
+			t.Fatalf("after a note it is %s's turn (receipt: %s), want %s", p.NextAgent, rc.Progress.NextAgent, want)
+		}
+		sig, err := LoadSignal(StateDir(file, d.Meta.ID))
+		must(t, err)
+		if sig.Seq != d.Progress().Seq || sig.LastEntry == nil || sig.LastEntry.Agent != SupervisorName {
+			t.Fatalf("doorbell after a note: %+v", sig)
+		}
+	}
+	note("claude")
+	mustAppend(t, file, turn("claude", "1\n"))
+	note("codex")
+	must(t, Halt(file, "pause"))
+	note("codex")
+	must(t, Resume(file))
+	mustAppend(t, file, turn("codex", "2\n"))
+	note("claude") // past the cap of one round
+	file2 := newDebate(t, 3, "claude", "codex")
+	mustAppend(t, file2, signed("claude", "ok\n"), signed("codex", "ok\n"))
+	rc := mustAppend(t, file2, supervisorNote("Converged, thanks.\n"))
+	if rc.Status != StatusConverged {
+		t.Errorf("a note after convergence: status %s", rc.Status)
+	}
+	d := mustVerify(t, file2)
+	if !d.Progress().Converged {
+		t.Error("a note voided the convergence")
+	}
+}
+
+// TestPostAfterOddEndings: the writer appends correctly whatever the last
+// bytes of the file are: a marker without its newline, blank lines,
+// spaces, a briefing without a final newline; on short files (parsed
+// whole) and long ones (read through the tail window).
+func TestPostAfterOddEndings(t *testing.T) {
+	for _, size := range []struct {
+		name  string
+		turns int
+	}{{"short", 0}, {"short with turns", 3}, {"long", 250}} {
+		for _, ending := range []struct {
+			name string
+			edit func([]byte) []byte
+		}{
+			{"as written", func(b []byte) []byte { return b }},
+			{"no final newline", func(b []byte) []byte { return bytes.TrimSuffix(b, []byte("\n")) }},
+			{"blank lines", func(b []byte) []byte { return append(b, "\n\n"...) }},
+			{"spaces without newline", func(b []byte) []byte { return append(b, "\n  \t"...) }},
+			{"crlf blank line", func(b []byte) []byte { return append(b, "\r\n"...) }},
+		} {
+			t.Run(size.name+"/"+ending.name, func(t *testing.T) {
+				var file string
+				if size.turns > 0 && size.turns < 10 {
+					file = newDebate(t, 50, "claude", "codex")
+					for i := 0; i < size.turns; i++ {
+						mustAppend(t, file, turn([]string{"claude", "codex"}[i%2], "turn\n"))
+					}
+				} else {
+					file = filepath.Join(t.TempDir(), "d.walkie.md")
+					must(t, os.WriteFile(file, genRecord(t, size.turns, "claude", "codex"), 0o644))
+				}
+				if size.turns >= 10 {
+					if fi, _ := os.Stat(file); fi.Size() < 64<<10+1 {
+						t.Fatalf("the long file is only %d bytes: it does not exercise the tail window", fi.Size())
+					}
+				}
+				must(t, os.WriteFile(file, ending.edit(readFile(t, file)), 0o644))
+				d, err := Load(file)
+				must(t, err)
+				must(t, d.Verify())
+				next := d.Progress().NextAgent
+				mustAppend(t, file, turn(next, "After the odd ending.\n"))
+				d = mustVerify(t, file)
+				if len(d.Entries) != size.turns+1 {
+					t.Fatalf("%d entries, want %d", len(d.Entries), size.turns+1)
+				}
+				mustAppend(t, file, supervisorNote("And another.\n"))
+				mustVerify(t, file)
+			})
+		}
+	}
+}
+
+// TestPostRefusesTornTail: bytes after the last entry stop the writer
+// until repair, and the error names the line where they start.
+func TestPostRefusesTornTail(t *testing.T) {
+	for _, long := range []bool{false, true} {
+		file := newDebate(t, 600, "claude", "codex")
+		if long {
+			must(t, os.WriteFile(file, genRecord(t, 600, "claude", "codex"), 0o644))
+		}
+		mustAppend(t, file, turn(mustLoad(t, file).Progress().NextAgent, "Recorded.\n"))
+		good := readFile(t, file)
+		torn := append(append([]byte(nil), good...), "\n## Turn 9 · clau"...)
+		must(t, os.WriteFile(file, torn, 0o644))
+		before := snapshotTree(t, filepath.Dir(file))
+		_, err := Append(file, turn("codex", "x\n"))
+		var te *TornTailError
+		if !errors.As(err, &te) {
+			t.Fatalf("long=%v: %v, want a torn tail", long, err)
+		}
+		if want := bytes.Count(good, []byte("\n")) + 2; te.Line != want || te.File != file || te.Bytes != len(torn)-len(good) {
+			t.Errorf("long=%v: torn tail at line %d (%d bytes), want line %d (%d bytes)", long, te.Line, te.Bytes, want, len(torn)-len(good))
+		}
+		if !strings.Contains(err.Error(), "walkie repair") {
+			t.Errorf("no fix in %v", err)
+		}
+		if diff := before.diff(snapshotTree(t, filepath.Dir(file))); diff != "" {
+			t.Errorf("changed the disk: %s", diff)
+		}
+	}
+}
+
+func mustLoad(t testing.TB, file string) *Doc {
+	t.Helper()
+	d, err := Load(file)
+	must(t, err)
+	return d
+}
+
+// TestPostBadFileChangesNothing: the writer refuses a file whose head is
+// bad (front matter, participants, encoding, briefing edited after
+// approval, header edited after the first entry) or whose end was cut,
+// naming file and line, and leaves every file as it was.
+func TestPostBadFileChangesNothing(t *testing.T) {
+	approved := func(t *testing.T, f string) {
+		b := readFile(t, "testdata/golden/turns.walkie.md")
+		must(t, os.WriteFile(f, b, 0o644))
+	}
+	for _, tc := range []struct {
+		name  string
+		start func(t *testing.T, f string)
+		from  string
+		to    string
+		want  string
+		line  int
+		chain bool
+	}{
+		{"front matter broken", nil, "---\nwalkie", "--\nwalkie", "missing front matter", 1, false},
+		{"front matter not closed", nil, "---\n# Briefing", "# Briefing", "not closed", 1, false},
+		{"unknown key", nil, "max_rounds: 6\n", "max_rounds: 6\nvotes: 2\n", `unknown front matter key "votes"`, 6, false},
+		{"one participant", nil, "participants: [claude, codex]", "participants: [claude]", "at least two", 4, false},
+		{"duplicate participants", nil, "participants: [claude, codex]", "participants: [claude, claude]", "listed twice", 4, false},
+		{"not UTF-8 in the briefing", nil, "Pick a name", "Pick a n\xe4me", "not UTF-8", 9, false},
+		{"not UTF-8 near the end", nil, "Second.\n", "Sec\xffond.\n", "not UTF-8", 20, false},
+		{"briefing edited after approval", approved, "Decided already", "Undecided", "briefing changed after it was approved", 8, false},
+		{"header edited after the first turn", nil, "A sign-off means", "A signature means", "front matter or briefing was edited", 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := newDebate(t, 6, "claude", "codex")
+			if tc.start != nil {
+				tc.start(t, file)
+			}
+			if d := mustLoad(t, file); d.Progress().Turns == 0 {
+				mustAppend(t, file, turn("claude", "First.\n"), turn("codex", "Second.\n"))
+			}
+			b := readFile(t, file)
+			if !strings.Contains(string(b), tc.from) {
+				t.Fatalf("%q not in the file", tc.from)
+			}
+			must(t, os.WriteFile(file, []byte(strings.Replace(string(b), tc.from, tc.to, 1)), 0o644))
+			before := snapshotTree(t, filepath.Dir(file))
+			next := "claude"
+			if tc.start != nil {
+				next = "codex"
+			}
+			_, err := Append(file, turn(next, "Third.\n"))
+			if tc.chain {
+				ce := asChain(t, err, 1, 0)
+				if !strings.Contains(ce.Error(), tc.want) {
+					t.Errorf("%v does not say %q", ce, tc.want)
+				}
+			} else {
+				ie := asInput(t, err, file, tc.line)
+				if !strings.Contains(ie.Msg, tc.want) {
+					t.Errorf("%v does not say %q", ie, tc.want)
+				}
+			}
+			if diff := before.diff(snapshotTree(t, filepath.Dir(file))); diff != "" {
+				t.Errorf("changed the disk: %s", diff)
+			}
+		})
+	}
+}
+
+// TestPostTruncatedRecord: entries cut from the end are caught against
+// state.json before anything is written.
+func TestPostTruncatedRecord(t *testing.T) {
+	file, good := threeTurns(t)
+	d := mustLoad(t, file)
+	must(t, os.WriteFile(file, good[:d.Entries[3].Offset], 0o644))
+	before := snapshotTree(t, filepath.Dir(file))
+	_, err := Append(file, turn("claude", "Again.\n"))
+	ce := asChain(t, err, 4, 0)
+	if !strings.Contains(ce.Error(), "truncated") {
+		t.Errorf("%v", ce)
+	}
+	if diff := before.diff(snapshotTree(t, filepath.Dir(file))); diff != "" {
+		t.Errorf("changed the disk: %s", diff)
+	}
+}
+
+// TestTornPrefixes cuts a real append at every byte (as a crash between
+// write and sync could) and checks the record then either verifies or
+// reports a torn tail, never anything else; that repair makes it verify;
+// and that posting carries on.
+func TestTornPrefixes(t *testing.T) {
+	file := newDebate(t, 1000, "claude", "codex")
+	mustAppend(t, file, turn("claude", "One.\n"), turn("codex", "Two.\n"))
+	before := readFile(t, file)
+	stBefore, err := os.ReadFile(filepath.Join(StateDir(file, "d"), "state.json"))
+	must(t, err)
+	mustAppend(t, file, signed("claude", "Three, with some words\n\nand a second paragraph.\n"))
+	after := readFile(t, file)
+	written := after[len(before):]
+	for k := 0; k <= len(written); k++ {
+		if k > 60 && k < len(written)-80 && k%5 != 0 {
+			continue // every byte of the heading and the marker; a sample between
+		}
+		data := append(append([]byte(nil), before...), written[:k]...)
+		must(t, os.WriteFile(file, data, 0o644))
+		// The state as it was before the append: the crash came first.
+		must(t, os.WriteFile(filepath.Join(StateDir(file, "d"), "state.json"), stBefore, 0o644))
+		d, err := Load(file)
+		if err != nil {
+			t.Fatalf("cut at %d/%d: does not parse: %v", k, len(written), err)
+		}
+		var torn *TornTailError
+		switch err := d.Verify(); {
+		case err == nil:
+			if n := len(d.Entries); n != 2 && n != 3 {
+				t.Fatalf("cut at %d: %d entries", k, n)
+			}
+		case errors.As(err, &torn):
+			side, err := Repair(file)
+			must(t, err)
+			if b, _ := os.ReadFile(side); !bytes.Equal(b, d.Tail) {
+				t.Fatalf("cut at %d: side file holds %q, want %q", k, b, d.Tail)
+			}
+			if got := readFile(t, file); !bytes.Equal(got, data[:d.TailOffset]) {
+				t.Fatalf("cut at %d: repair left %q", k, got[len(before)-10:])
+			}
+			mustVerify(t, file)
+		default:
+			t.Fatalf("cut at %d/%d: %v: neither verified nor a torn tail", k, len(written), err)
+		}
+		d = mustLoad(t, file)
+		mustAppend(t, file, turn(d.Progress().NextAgent, "Carry on.\n"))
+		mustVerify(t, file)
+	}
+}
+
+// TestSupervisorInbox: while a controller holds run.lock and has an
+// attempt running, supervisor notes are queued (the agent may be
+// appending), and FlushInbox records them in the order they were posted.
+func TestSupervisorInbox(t *testing.T) {
+	file := newDebate(t, 6, "claude", "codex")
+	dir := StateDir(file, "d")
+	mustAppend(t, file, turn("claude", "One.\n"))
+
+	// run.lock alone (no attempt running) does not queue.
+	run, err := TryRunLock(dir)
+	must(t, err)
+	if rc := mustAppend(t, file, supervisorNote("Direct.\n")); rc.Queued {
+		t.Fatal("queued without a running attempt")
+	}
+	_, _, err = UpdateState(file, func(m *Meta, p Progress, s *State) error {
+		s.Running = &Attempt{Turn: 2, Agent: "codex", Number: 1, Started: time.Now(), ControllerPID: os.Getpid()}
+		return nil
+	})
+	must(t, err)
+	before := readFile(t, file)
+	for _, n := range []string{"First note.\n", "Second note.\n", "Third note.\n"} {
+		rc := mustAppend(t, file, supervisorNote(n))
+		if !rc.Queued {
+			t.Fatalf("note %q not queued: %+v", n, rc)
+		}
+	}
+	if !bytes.Equal(before, readFile(t, file)) {
+		t.Fatal("a queued note changed the record")
+	}
+	// The agent's turn goes in meanwhile; then the notes follow it.
+	mustAppend(t, file, turn("codex", "Two.\n"))
+	n, err := FlushInbox(file)
+	must(t, err)
+	if n != 3 {
+		t.Fatalf("flushed %d notes, want 3", n)
+	}
+	d := mustVerify(t, file)
+	var got []string
+	for _, e := range d.Entries[3:] {
+		got = append(got, strings.TrimSpace(string(e.Body)))
+	}
+	if strings.Join(got, "|") != "First note.|Second note.|Third note." || d.Entries[2].Kind != KindTurn {
+		t.Errorf("entries after the turn: %q", got)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(dir, "inbox")); len(ents) != 0 {
+		t.Errorf("inbox not emptied: %d files", len(ents))
+	}
+	if n, err := FlushInbox(file); n != 0 || err != nil {
+		t.Errorf("second flush: %d, %v", n, err)
+	}
+	// Once the controller is gone, a stale Running does not queue.
+	run.Unlock()
+	if rc := mustAppend(t, file, supervisorNote("After.\n")); rc.Queued {
+		t.Error("queued with no controller holding run.lock")
+	}
+	// A refused note is refused before it is queued.
+	run, err = TryRunLock(dir)
+	must(t, err)
+	defer run.Unlock()
+	_, err = Append(file, supervisorNote(""))
+	asRefused(t, err, "empty")
+}
+
+func TestRunLockIsExclusive(t *testing.T) {
+	file := newDebate(t, 6, "claude", "codex")
+	dir := StateDir(file, "d")
+	if ControllerRunning(dir) {
+		t.Fatal("running before anyone locked")
+	}
+	l, err := TryRunLock(dir)
+	must(t, err)
+	if !ControllerRunning(dir) {
+		t.Error("not running while locked")
+	}
+	if _, err := TryRunLock(dir); !errors.Is(err, ErrLocked) {
+		t.Errorf("second lock: %v, want ErrLocked", err)
+	}
+	l.Unlock()
+	if ControllerRunning(dir) {
+		t.Error("running after unlock")
+	}
+}
+
+// TestConcurrentAppendInProcess: several goroutines post in turn through
+// the lock and the doorbell; the record comes out whole. (The
+// multi-process version lives in cmd/walkie.)
+func TestConcurrentAppendInProcess(t *testing.T) {
+	parts := []string{"a", "b", "c"}
+	const each = 8
+	file := newDebate(t, each, parts...)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make(chan error, len(parts))
+	for _, p := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; {
+				_, err := Append(file, turn(p, p+" says "+itoa(i)+"\n"))
+				var re *RefusedError
+				switch {
+				case err == nil:
+					i++
+				case errors.As(err, &re) && re.OutOfTurn:
+					if _, err := WaitTurn(ctx, file, p); err != nil {
+						errs <- err
+						return
+					}
+				default:
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	d := mustVerify(t, file)
+	if p := d.Progress(); p.Turns != each*len(parts) {
+		t.Fatalf("%d turns, want %d", p.Turns, each*len(parts))
+	}
+	sig, err := LoadSignal(StateDir(file, "d"))
+	must(t, err)
+	if sig.Status != StatusMaxRounds || sig.Turn != "" {
+		t.Errorf("doorbell at the end: %+v", sig)
+	}
+}
+
+// TestReadMetaChunkBoundary: the front matter is read in chunks; a
+// multi-byte rune cut by a chunk boundary in the text after it is not an
+// encoding error, whichever byte of which rune the boundary falls on.
+func TestReadMetaChunkBoundary(t *testing.T) {
+	for _, text := range []string{"中文字", "é", "ü😀"} {
+		for pad := 0; pad < 8; pad++ {
+			file := filepath.Join(t.TempDir(), "t.walkie.md")
+			data := "---\nwalkie: 1\nid: t\nparticipants: [claude, codex]\nmax_rounds: 3\n---\n# Briefing\n\n" +
+				strings.Repeat("x", pad) + strings.Repeat(text, 20000/len(text)) + "\n"
+			must(t, os.WriteFile(file, []byte(data), 0o644))
+			m, err := ReadMeta(file)
+			if err != nil {
+				t.Fatalf("%q pad %d: %v", text, pad, err)
+			}
+			if m.ID != "t" || len(m.Participants) != 2 {
+				t.Fatalf("meta %+v", m)
+			}
+			mustAppend(t, file, turn("claude", text+"\n"))
+			mustVerify(t, file)
+		}
+	}
+}
+
+// TestPostReadsHeadAndTailOnly: the writer's cost must grow with the
+// entry, not the file. Counted in bytes read (Linux /proc/self/io), which
+// unlike time does not depend on how busy the machine is.
+func TestPostReadsHeadAndTailOnly(t *testing.T) {
+	rchar := func() int64 {
+		b, err := os.ReadFile("/proc/self/io")
+		if err != nil {
+			t.Skipf("no /proc/self/io: %v", err)
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(l, "rchar: "); ok {
+				n, _ := strconv.ParseInt(v, 10, 64)
+				return n
+			}
+		}
+		t.Skip("no rchar in /proc/self/io")
+		return 0
+	}
+	file := filepath.Join(t.TempDir(), "big.walkie.md")
+	data := genRecord(t, 10000, "claude", "codex")
+	must(t, os.WriteFile(file, data, 0o644))
+	mustAppend(t, file, turn("claude", "Warm up: this makes the state directory.\n"))
+	before := rchar()
+	mustAppend(t, file, turn("codex", "One ordinary turn.\n"))
+	read := rchar() - before
+	t.Logf("a post on a %d-byte record read %d bytes", len(data), read)
+	if read > 256<<10 {
+		t.Errorf("a post on a %d-byte record read %d bytes; it should read the head and a tail window only", len(data), read)
+	}
+}

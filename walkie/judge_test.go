@@ -1,0 +1,234 @@
+package walkie
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+)
+
+// oneTurn is a record holding claude's first turn; codex is next.
+func oneTurn(t *testing.T) (string, []byte) {
+	file := newDebate(t, 6, "claude", "codex")
+	mustAppend(t, file, turn("claude", "Proposal: call it All.\n"))
+	return file, readFile(t, file)
+}
+
+var want2 = Expect{Turn: 2, Agent: "codex"}
+
+func TestJudge(t *testing.T) {
+	file, before := oneTurn(t)
+	b := string(before)
+	for _, tc := range []struct {
+		name    string
+		after   string
+		outcome string
+		signed  bool
+		detail  string
+		line    int
+	}{
+		{"accepted", b + "\n## Turn 2 · codex\n\nAgreed, with a doc comment.\n", VerdictAccepted, false, "", 0},
+		{"accepted signed", b + "\n## Turn 2 · codex\n\nAgreed.\n\nSigned-off-by: codex\n\n", VerdictAccepted, true, "", 0},
+		{"accepted without blank line before", b + "## Turn 2 · codex\nAgreed.\n", VerdictAccepted, false, "", 0},
+		{"accepted crlf", b + "\r\n## Turn 2 · codex\r\n\r\nAgreed.\r\nSigned-off-by: codex\r\n", VerdictAccepted, true, "", 0},
+		{"nothing written", b, VerdictNoTurn, false, "no new turn", 0},
+		{"only blank lines", b + "\n\n  \n", VerdictNoTurn, false, "no new turn", 0},
+		{"two turns", b + "\n## Turn 2 · codex\n\nA.\n\n## Turn 3 · claude\n\nB.\n", VerdictMalformed, false, "second heading", 22},
+		{"a supervisor heading too", b + "\n## Turn 2 · codex\n\nA.\n\n## Supervisor\n\nB.\n", VerdictMalformed, false, "second heading", 22},
+		{"wrong turn number", b + "\n## Turn 3 · codex\n\nA.\n", VerdictMalformed, false, `where "## Turn 2 · codex" was expected`, 18},
+		{"wrong author", b + "\n## Turn 2 · claude\n\nA.\n", VerdictMalformed, false, "headed for claude, not codex", 18},
+		{"no heading", b + "\nI agree.\n", VerdictMalformed, false, "where \"## Turn 2 · codex\" was expected", 18},
+		{"heading only", b + "\n## Turn 2 · codex\n\n\n", VerdictMalformed, false, "no text", 18},
+		{"marker in turn", b + "\n## Turn 2 · codex\n\nA.\n<!-- walkie seq=2 -->\n", VerdictMalformed, false, "marker", 21},
+		{"other's sign-off", b + "\n## Turn 2 · codex\n\nA.\nSigned-off-by: claude\n", VerdictMalformed, false, "sign-off of claude in codex's turn", 21},
+		{"sign-off not last", b + "\n## Turn 2 · codex\n\nSigned-off-by: codex\nA.\n", VerdictMalformed, false, "not the turn's last line", 20},
+		{"over size", b + "\n## Turn 2 · codex\n\n" + strings.Repeat("word ", DefaultMaxTurnBytes/5+1) + "\n", VerdictMalformed, false, "over the limit", 18},
+		{"not UTF-8", b + "\n## Turn 2 · codex\n\ncaf\xe9\n", VerdictMalformed, false, "not UTF-8", 20},
+		{"edit above", strings.Replace(b, "call it All", "call it Each", 1) + "\n## Turn 2 · codex\n\nA.\n", VerdictTampered, false, "changed above the new turn (first difference at line 15)", 15},
+		{"front matter edited", strings.Replace(b, "max_rounds: 6", "max_rounds: 60", 1), VerdictTampered, false, "line 5", 5},
+		{"file emptied", "", VerdictTampered, false, "line 1", 1},
+		{"last marker cut", b[:len(b)-5], VerdictTampered, false, "changed above", 16},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v, d := Judge(file, before, []byte(tc.after), want2)
+			if v.Outcome != tc.outcome || v.Signed != tc.signed || !strings.Contains(v.Detail, tc.detail) {
+				t.Errorf("verdict %+v; want %s signed=%v detail containing %q", v, tc.outcome, tc.signed, tc.detail)
+			}
+			if tc.line > 0 && v.Line != tc.line {
+				t.Errorf("verdict line %d, want %d (%s)", v.Line, tc.line, v.Detail)
+			}
+			if v.Stamped {
+				t.Error("an unstamped turn judged stamped")
+			}
+			if tc.outcome == VerdictAccepted && d == nil {
+				t.Error("accepted without a doc")
+			}
+		})
+	}
+	// The judgement is pure: nothing on disk moved.
+	if !bytes.Equal(readFile(t, file), before) {
+		t.Error("Judge wrote the file")
+	}
+}
+
+func TestJudgeStampedPost(t *testing.T) {
+	file, before := oneTurn(t)
+	mustAppend(t, file, signed("codex", "Agreed.\n"))
+	v, d := Judge(file, before, readFile(t, file), want2)
+	if v.Outcome != VerdictAccepted || !v.Stamped || !v.Signed || d == nil {
+		t.Fatalf("verdict %+v", v)
+	}
+	// A stamped entry that is not the expected turn.
+	file2, before2 := oneTurn(t)
+	mustAppend(t, file2, supervisorNote("A note, not a turn.\n"))
+	if v, _ := Judge(file2, before2, readFile(t, file2), want2); v.Outcome != VerdictMalformed {
+		t.Errorf("a stamped note as the turn: %+v", v)
+	}
+	// Two stamped entries.
+	file3, before3 := oneTurn(t)
+	mustAppend(t, file3, turn("codex", "A.\n"), turn("claude", "B.\n"))
+	if v, _ := Judge(file3, before3, readFile(t, file3), want2); v.Outcome != VerdictMalformed || !strings.Contains(v.Detail, "2 new recorded entries") {
+		t.Errorf("two stamped turns: %+v", v)
+	}
+	// A record that was already broken is not the agent's fault to fix,
+	// but no turn is accepted on it.
+	bad := []byte(strings.Replace(string(before), "---\n", "", 1))
+	if v, _ := Judge(file, bad, append(bad, "\n## Turn 2 · codex\n\nA.\n"...), want2); v.Outcome != VerdictTampered || !strings.Contains(v.Detail, "already invalid") {
+		t.Errorf("broken before: %+v", v)
+	}
+}
+
+func TestSettleAcceptsAndStamps(t *testing.T) {
+	for _, tail := range []string{
+		"\n## Turn 2 · codex\n\nAgreed.\n",
+		"\n## Turn 2 · codex\n\nAgreed.\n\nSigned-off-by: codex\n\n\n",
+		"## Turn 2 · codex\nAgreed.\nSigned-off-by: codex  \r\n \n",
+		"\n\n\n## Turn 2 · codex\n\nNo final newline.",
+	} {
+		file, before := oneTurn(t)
+		must(t, os.WriteFile(file, append(append([]byte(nil), before...), tail...), 0o644))
+		s, err := Settle(file, before, want2, KeepPath(StateDir(file, "d"), 2, "codex", 1))
+		must(t, err)
+		wantSigned := strings.Contains(tail, "Signed-off-by")
+		if s.Outcome != VerdictAccepted || s.Stamped || s.Signed != wantSigned || s.Entry == nil || s.Entry.Seq != 2 || s.Entry.Turn != 2 || s.Kept != "" {
+			t.Fatalf("tail %q: settled %+v entry %+v", tail, s, s.Entry)
+		}
+		d := mustVerify(t, file)
+		if p := d.Progress(); p.Turns != 2 || p.NextAgent != "claude" || len(d.Entries) != 2 || d.Entries[1].Signed() != wantSigned {
+			t.Fatalf("tail %q: after settle %+v", tail, p)
+		}
+		if !bytes.HasPrefix(readFile(t, file), before) {
+			t.Fatal("stamping changed the recorded part")
+		}
+		if s.Progress.Seq != 2 || s.Status != StatusOpen {
+			t.Errorf("settled progress %+v status %s", s.Progress, s.Status)
+		}
+		sig, err := LoadSignal(StateDir(file, "d"))
+		must(t, err)
+		if sig.Seq != 2 || sig.Turn != "claude" || sig.LastEntry == nil || sig.LastEntry.Agent != "codex" {
+			t.Errorf("doorbell %+v", sig)
+		}
+		// The writer carries on from the stamped turn.
+		mustAppend(t, file, turn("claude", "Next.\n"))
+		mustVerify(t, file)
+	}
+}
+
+func TestSettleStampedPost(t *testing.T) {
+	file, before := oneTurn(t)
+	mustAppend(t, file, turn("codex", "Posted with walkie post.\n"))
+	posted := readFile(t, file)
+	s, err := Settle(file, before, want2, "")
+	must(t, err)
+	if s.Outcome != VerdictAccepted || !s.Stamped || s.Entry == nil || s.Entry.Seq != 2 {
+		t.Fatalf("settled %+v", s)
+	}
+	if !bytes.Equal(readFile(t, file), posted) {
+		t.Error("settling a stamped post changed the file")
+	}
+	mustVerify(t, file)
+}
+
+// TestSettleRejects: a rejected attempt leaves the file exactly as the
+// snapshot, keeps the agent's version for inspection, and leaves the
+// state so that the next post is accepted.
+func TestSettleRejects(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		write   func(t *testing.T, file string, before []byte)
+		outcome string
+		kept    bool
+	}{
+		{"tampered", func(t *testing.T, f string, b []byte) {
+			must(t, os.WriteFile(f, append([]byte(strings.Replace(string(b), "call it All", "call it Every", 1)), "\n## Turn 2 · codex\n\nYes.\n"...), 0o644))
+		}, VerdictTampered, true},
+		{"two turns", func(t *testing.T, f string, b []byte) {
+			must(t, os.WriteFile(f, append(b, "\n## Turn 2 · codex\n\nA.\n\n## Turn 3 · claude\n\nB.\n"...), 0o644))
+		}, VerdictMalformed, true},
+		{"wrong author", func(t *testing.T, f string, b []byte) {
+			must(t, os.WriteFile(f, append(b, "\n## Turn 2 · claude\n\nA.\n"...), 0o644))
+		}, VerdictMalformed, true},
+		{"blank lines only", func(t *testing.T, f string, b []byte) {
+			must(t, os.WriteFile(f, append(b, "\n\n"...), 0o644))
+		}, VerdictNoTurn, true},
+		{"nothing", func(*testing.T, string, []byte) {}, VerdictNoTurn, false},
+		{"file removed", func(t *testing.T, f string, b []byte) { must(t, os.Remove(f)) }, VerdictTampered, false},
+		{"posted, then edited above", func(t *testing.T, f string, b []byte) {
+			mustAppend(t, f, turn("codex", "Posted.\n"))
+			a := readFile(t, f)
+			must(t, os.WriteFile(f, []byte(strings.Replace(string(a), "call it All", "call it Every", 1)), 0o644))
+		}, VerdictTampered, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file, before := oneTurn(t)
+			dir := StateDir(file, "d")
+			tc.write(t, file, before)
+			var agents []byte
+			if b, err := os.ReadFile(file); err == nil {
+				agents = b
+			}
+			keep := KeepPath(dir, 2, "codex", 1)
+			s, err := Settle(file, before, want2, keep)
+			must(t, err)
+			if s.Outcome != tc.outcome || s.Entry != nil {
+				t.Fatalf("settled %+v, want %s", s, tc.outcome)
+			}
+			if got := readFile(t, file); !bytes.Equal(got, before) {
+				t.Fatalf("file not restored byte for byte:\n%s", firstDiff(before, got))
+			}
+			if tc.kept {
+				if s.Kept != keep {
+					t.Errorf("kept at %q, want %q", s.Kept, keep)
+				}
+				if got := readFile(t, keep); !bytes.Equal(got, agents) {
+					t.Error("the kept version is not what the agent left")
+				}
+			} else if s.Kept != "" {
+				t.Errorf("kept %q though nothing differed", s.Kept)
+			}
+			if s.Progress.Seq != 1 || s.Progress.NextAgent != "codex" || s.Status != StatusOpen {
+				t.Errorf("progress after restore %+v %s", s.Progress, s.Status)
+			}
+			mustVerify(t, file)
+			mustAppend(t, file, turn("codex", "The retry.\n"))
+			mustVerify(t, file)
+		})
+	}
+	if got := KeepPath("/x/.walkie/d", 7, "codex", 2); got != "/x/.walkie/d/rejected/0007-codex-2.md" {
+		t.Errorf("KeepPath = %s", got)
+	}
+}
+
+// TestSettleChecksExpect: the controller cannot have a turn stamped that
+// is not the record's next one.
+func TestSettleChecksExpect(t *testing.T) {
+	file, before := oneTurn(t)
+	after := append(append([]byte(nil), before...), "\n## Turn 3 · claude\n\nA.\n"...)
+	must(t, os.WriteFile(file, after, 0o644))
+	if _, err := Settle(file, before, Expect{Turn: 3, Agent: "claude"}, ""); err == nil {
+		t.Fatal("stamped turn 3 where turn 2 was next")
+	}
+	if !bytes.Equal(readFile(t, file), after) {
+		t.Error("a refused settle changed the file")
+	}
+}
