@@ -3,8 +3,11 @@ package controller
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -64,7 +67,7 @@ func (c *controller) attempt(ctx context.Context, t *plan) (TurnRecord, error) {
 	if err != nil {
 		return rec, fmt.Errorf("settle: %w", err)
 	}
-	rec.Outcome, rec.Detail = classify(res, settled.Verdict, how)
+	rec.Outcome, rec.Detail = classify(res, settled, how, expect)
 	rec.Signed = rec.Outcome == OutcomeAccepted && settled.Signed
 	rec.Kept = rel(c.dir, settled.Kept)
 	if settled.Entry != nil {
@@ -74,6 +77,7 @@ func (c *controller) attempt(ctx context.Context, t *plan) (TurnRecord, error) {
 	if err := appendTurnLog(c.dir, rec); err != nil {
 		return rec, err
 	}
+	c.tries[t.turn] = max(c.tries[t.turn], t.attempt)
 	if _, err := walkie.FlushInbox(c.file); err != nil {
 		c.log.Warn("queued supervisor notes not recorded", zap.Error(err))
 	}
@@ -84,23 +88,28 @@ func (c *controller) attempt(ctx context.Context, t *plan) (TurnRecord, error) {
 }
 
 // begin snapshots the file and records the attempt as running, so that a
-// controller killed from here on is cleaned up after by the next one.
+// controller killed from here on is cleaned up after by the next one. Both
+// happen in one write under the record lock: a supervisor note posted at
+// the same moment is either in the snapshot or queued until the turn is
+// recorded, never lost when a rejected turn is undone.
 func (c *controller) begin(t *plan) ([]byte, time.Time, error) {
-	snapshot, err := os.ReadFile(c.file)
-	if err != nil {
-		return nil, time.Time{}, err
-	}
 	path := filepath.Join(c.dir, "snapshot.md")
-	if err := walkie.WriteFileAtomic(path, snapshot, 0o644); err != nil {
-		return nil, time.Time{}, fmt.Errorf("snapshot: %w", err)
-	}
 	started := time.Now().UTC().Truncate(time.Millisecond)
-	_, _, err = walkie.UpdateState(c.file, func(_ *walkie.Meta, p walkie.Progress, s *walkie.State) error {
+	var snapshot []byte
+	_, _, err := walkie.UpdateState(c.file, func(_ *walkie.Meta, p walkie.Progress, s *walkie.State) error {
 		if p.Turns != t.turn-1 {
 			return fmt.Errorf("the record changed while turn %d was being planned", t.turn)
 		}
+		b, err := os.ReadFile(c.file)
+		if err != nil {
+			return err
+		}
+		if err := walkie.WriteFileAtomic(path, b, 0o644); err != nil {
+			return fmt.Errorf("snapshot: %w", err)
+		}
+		snapshot = b
 		s.Running = &walkie.Attempt{Turn: t.turn, Agent: t.participant, Number: t.attempt, Started: started,
-			ControllerPID: os.Getpid(), Snapshot: path, Size: int64(len(snapshot)), Seq: p.Seq}
+			ControllerPID: os.Getpid(), Snapshot: path, Size: int64(len(b)), Seq: p.Seq}
 		return nil
 	})
 	return snapshot, started, err
@@ -155,35 +164,71 @@ func (c *controller) sessionSpec(t *plan, started time.Time) (session.Spec, func
 		cleanup()
 		return session.Spec{}, nil, badInput(err)
 	}
-	base := filepath.Join(c.dir, "turns", fmt.Sprintf("%04d-%s-%d", t.turn, t.participant, t.attempt))
-	var plain session.PlainText
-	var line []byte
+	base := transcriptBase(c.dir, t.turn, t.participant, t.attempt)
 	spec := session.Spec{Argv: argv, Dir: wd, Env: env, Timeout: a.Timeout, Stall: a.Stall, Grace: a.KillGrace,
-		RawPath: base + ".log", TextPath: base + ".txt", Rules: rules,
-		Observer: func(chunk []byte) {
-			line = lastLine(plain.Append(line[:0], chunk), line)
-			if len(line) > 0 && c.opts.Observe != nil {
-				c.emit(Event{Kind: EventOutput, Turn: t.turn, Agent: t.participant, Attempt: t.attempt, Started: started, Line: string(line)})
+		RawPath: base + ".log", TextPath: base + ".txt", Rules: rules}
+	if c.opts.Observe != nil {
+		var lt lineTracker
+		spec.Observer = func(chunk []byte) {
+			if line, changed := lt.feed(chunk); changed {
+				c.emit(Event{Kind: EventOutput, Turn: t.turn, Round: t.round, Agent: t.participant, Attempt: t.attempt, Started: started, Line: line})
 			}
-		}}
+		}
+	}
 	return spec, cleanup, nil
 }
 
-// lastLine returns the last non-blank line of text, or prev if it has none.
+// lastLine returns the last non-blank line of text, or prev if it has
+// none. prev must not share memory with text; lineTracker, which also
+// follows a line across chunks, is the better tool for a live display.
 func lastLine(text, prev []byte) []byte {
-	for _, l := range slicesBackward(bytes.Split(text, []byte("\n"))) {
-		if t := bytes.TrimSpace(l); len(t) > 0 {
+	lines := bytes.Split(text, []byte("\n"))
+	for i := len(lines) - 1; i >= 0; i-- {
+		if t := bytes.TrimSpace(lines[i]); len(t) > 0 {
 			return append(prev[:0], t...)
 		}
 	}
 	return prev
 }
 
-func slicesBackward(s [][]byte) [][]byte {
-	for i, j := 0, len(s)-1; i < j; i, j = i+1, j-1 {
-		s[i], s[j] = s[j], s[i]
+// maxLine bounds the line a lineTracker keeps; a progress display shows
+// far less, and an agent may print megabytes without a newline.
+const maxLine = 512
+
+// lineTracker follows an agent's output and tells its latest line: the
+// line being written if it has text yet, else the last line that had.
+type lineTracker struct {
+	plain     session.PlainText
+	buf       []byte // plain text of the current chunk
+	cur, last []byte
+	shown     string
+}
+
+// feed takes a chunk of raw output and returns the latest line, and
+// whether it differs from the one returned before.
+func (l *lineTracker) feed(chunk []byte) (string, bool) {
+	l.buf = l.plain.Append(l.buf[:0], chunk)
+	for _, b := range l.buf {
+		if b == '\n' {
+			if len(bytes.TrimSpace(l.cur)) > 0 {
+				l.last = append(l.last[:0], l.cur...)
+			}
+			l.cur = l.cur[:0]
+			continue
+		}
+		if len(l.cur) < maxLine {
+			l.cur = append(l.cur, b)
+		}
 	}
-	return s
+	line := bytes.TrimSpace(l.cur)
+	if len(line) == 0 {
+		line = bytes.TrimSpace(l.last)
+	}
+	if len(line) == 0 || string(line) == l.shown {
+		return l.shown, false
+	}
+	l.shown = string(line)
+	return l.shown, true
 }
 
 func privateHome(files map[string]string) (string, error) {
@@ -241,7 +286,12 @@ func (c *controller) supervise(ctx context.Context, t *plan, spec session.Spec, 
 	// ends it itself, so the attempt is recorded as interrupted.
 	s, err := session.Start(context.WithoutCancel(ctx), spec)
 	if err != nil {
-		return session.Result{}, "", fmt.Errorf("start %s: %w", t.participant, err)
+		err = fmt.Errorf("start %s: %w", t.participant, err)
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+			// The configured command cannot run: no retry will fix it.
+			err = badInput(err)
+		}
+		return session.Result{}, "", err
 	}
 	c.noteSession(s)
 	done := make(chan session.Result, 1)
@@ -347,8 +397,10 @@ func fileStamp(path string) (int64, time.Time) {
 	return fi.Size(), fi.ModTime()
 }
 
+// fillFromSession copies what the session knows into the record. Started
+// stays the attempt's own start, the key under which a restarted controller
+// finds the attempt in the log.
 func (c *controller) fillFromSession(rec *TurnRecord, res session.Result) {
-	rec.Started = res.Started.UTC()
 	rec.Ended = res.Ended.UTC()
 	rec.DurationMS = res.Duration.Milliseconds()
 	if res.Signal == "" && res.ExitCode >= 0 {
@@ -363,7 +415,8 @@ func (c *controller) fillFromSession(rec *TurnRecord, res session.Result) {
 // classify names the attempt's outcome from what the session did and what
 // the judge found in the file. A valid turn counts whatever the exit code;
 // tampering is reported before anything else, since the file was restored.
-func classify(res session.Result, v walkie.Verdict, how string) (string, string) {
+func classify(res session.Result, s walkie.Settled, how string, want walkie.Expect) (string, string) {
+	v := s.Verdict
 	switch {
 	case how == OutcomeHalted:
 		return OutcomeHalted, "halted by walkie halt; the attempt was discarded"
@@ -387,6 +440,11 @@ func classify(res session.Result, v walkie.Verdict, how string) (string, string)
 		return OutcomeCrashed, firstNonEmpty(res.Detail, fmt.Sprintf("exited with code %d", res.ExitCode)) + " without a valid turn"
 	case v.Outcome == walkie.VerdictMalformed:
 		return OutcomeMalformed, v.Detail
+	case s.Kept != "":
+		// The judge saw no turn, yet the file changed: text that is not a
+		// turn (a first turn under a wrong heading reads as part of the
+		// briefing to the parser). It was written, so it is malformed.
+		return OutcomeMalformed, fmt.Sprintf("text was added without the heading %q; the file was restored", fmt.Sprintf("## Turn %d · %s", want.Turn, want.Agent))
 	}
 	return OutcomeNoTurn, firstNonEmpty(v.Detail, "no new turn was written")
 }

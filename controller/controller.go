@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
 
 	"go.uber.org/zap"
 
@@ -66,6 +67,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	if err := c.recoverInterrupted(); err != nil {
 		return Summary{}, fmt.Errorf("recover interrupted attempt: %w", err)
 	}
+	c.countTries()
 	if _, err := walkie.FlushInbox(c.file); err != nil {
 		return Summary{}, fmt.Errorf("record queued supervisor notes: %w", err)
 	}
@@ -158,33 +160,40 @@ func (c *controller) decide() (*plan, standing, error) {
 	if err != nil {
 		return nil, s, err
 	}
-	return &plan{turn: p.NextTurn, round: p.NextRound, attempt: st.Attempts[fmt.Sprint(p.NextTurn)] + 1,
+	return &plan{turn: p.NextTurn, round: p.NextRound, attempt: c.tries[p.NextTurn] + 1,
 		participant: p.NextAgent, agent: agent, roundCap: walkie.RoundCap(&m, st), meta: m}, s, nil
 }
 
-// applyPolicy updates the control state after an attempt: retry counters,
-// cost, and the failed status once retries are spent.
+// applyPolicy updates the control state after t's attempt rec has been
+// logged.
 func (c *controller) applyPolicy(t *plan, rec TurnRecord) error {
+	return c.applyOutcome(t.agent.Retries, rec)
+}
+
+// applyOutcome clears the running attempt, adds the attempt's cost, and
+// counts a failure against the turn's retries, setting the failed status
+// once they are spent (at once for auth). Halted and interrupted attempts
+// were nobody's failure and do not count.
+func (c *controller) applyOutcome(retries int, rec TurnRecord) error {
 	_, _, err := walkie.UpdateState(c.file, func(_ *walkie.Meta, _ walkie.Progress, s *walkie.State) error {
 		s.Running = nil
 		if rec.Usage != nil {
 			s.CostUSD += rec.Usage.CostUSD
 		}
-		key := fmt.Sprint(t.turn)
+		key := strconv.Itoa(rec.Turn)
 		switch rec.Outcome {
 		case OutcomeAccepted:
 			delete(s.Attempts, key)
 		case OutcomeHalted, OutcomeInterrupted:
-			// Not the agent's failure: the attempt does not count.
 		default:
 			if s.Attempts == nil {
 				s.Attempts = map[string]int{}
 			}
 			s.Attempts[key]++
 			if rec.Outcome == OutcomeAuth {
-				s.Status, s.Reason = walkie.StatusFailed, fmt.Sprintf("turn %d: %s is not logged in (%s); auth is never retried", t.turn, t.participant, rec.Detail)
-			} else if s.Attempts[key] > t.agent.Retries {
-				s.Status, s.Reason = walkie.StatusFailed, fmt.Sprintf("turn %d: %s: %s after %d attempts (%s)", t.turn, t.participant, rec.Outcome, s.Attempts[key], rec.Detail)
+				s.Status, s.Reason = walkie.StatusFailed, fmt.Sprintf("turn %d: %s is not logged in (%s); auth is never retried", rec.Turn, rec.Agent, rec.Detail)
+			} else if s.Attempts[key] > retries {
+				s.Status, s.Reason = walkie.StatusFailed, fmt.Sprintf("turn %d: %s: %s after %d attempts (%s)", rec.Turn, rec.Agent, rec.Outcome, s.Attempts[key], rec.Detail)
 			}
 		}
 		if s.Status == walkie.StatusFailed {
@@ -230,6 +239,24 @@ type controller struct {
 	file string // absolute
 	dir  string // the debate's state directory
 	log  *zap.Logger
+	// tries is the highest attempt number logged per turn. Every attempt
+	// gets a number of its own, and with it its own transcript and kept
+	// file, even though halted and interrupted attempts do not count
+	// against the retries (state.json counts those).
+	tries map[int]int
+}
+
+// countTries reads the attempt numbers already used from the turn log. A
+// damaged log costs only unique numbering, so it is reported, not fatal.
+func (c *controller) countTries() {
+	recs, err := ReadTurnLog(c.dir)
+	if err != nil {
+		c.log.Warn("turn log damaged; attempt numbers may repeat", zap.Error(err))
+	}
+	c.tries = map[int]int{}
+	for _, r := range recs {
+		c.tries[r.Turn] = max(c.tries[r.Turn], r.Attempt)
+	}
 }
 
 func newController(o Options) (*controller, error) {

@@ -15,9 +15,10 @@ import (
 
 // recoverInterrupted cleans up after a controller that died mid-turn (it
 // left state.Running set): it ends the old session's process group, makes
-// the record whole again and logs the attempt once. A turn already stamped
-// stays; a half-written one is discarded and will be run again. The
-// attempt does not count against the turn's retries.
+// the record whole again, logs the attempt once and applies its policy. A
+// turn already stamped stays; a half-written one is discarded, kept for
+// inspection, and will be run again. The interrupted attempt does not
+// count against the turn's retries.
 func (c *controller) recoverInterrupted() error {
 	st, err := walkie.LoadState(c.dir)
 	if err != nil || st.Running == nil {
@@ -29,18 +30,36 @@ func (c *controller) recoverInterrupted() error {
 			return fmt.Errorf("end the interrupted session (pid %d): %w", a.SessionPID, err)
 		}
 	}
+	retries := 0
+	agent, agentErr := c.agentFor(a.Agent)
+	if agentErr == nil {
+		retries = agent.Retries
+	}
+	if rec, ok := loggedAttempt(c.dir, a.Turn, a.Number, a.Started); ok {
+		// It died after logging the attempt, before applying its policy.
+		c.log.Warn("finishing an attempt logged just before the controller stopped", zap.Int("turn", a.Turn),
+			zap.String("agent", a.Agent), zap.Int("attempt", a.Number), zap.String("outcome", rec.Outcome))
+		return c.applyOutcome(retries, rec)
+	}
 	rec := TurnRecord{Turn: a.Turn, Agent: a.Agent, Role: "participant", Attempt: a.Number, Started: a.Started,
 		Ended: time.Now().UTC(), Outcome: OutcomeInterrupted, EndedBy: session.EndedByController}
 	rec.DurationMS = rec.Ended.Sub(rec.Started).Milliseconds()
+	base := transcriptBase(c.dir, a.Turn, a.Agent, a.Number)
+	if fi, err := os.Stat(base + ".log"); err == nil {
+		rec.Transcript = Transcript{Raw: rel(c.dir, base+".log"), Text: rel(c.dir, base+".txt")}
+		rec.Bytes = fi.Size()
+		if agentErr == nil {
+			rec.Usage = c.usage(agent, base+".txt")
+		}
+	}
 	d, err := walkie.Load(c.file)
 	if err != nil {
 		return err
 	}
 	rec.Round = d.Meta.RoundOf(a.Turn)
-	if d.Progress().Turns >= a.Turn {
+	if p := d.Progress(); p.Turns >= a.Turn {
 		// The turn was stamped before the controller died.
-		rec.Outcome, rec.Detail = OutcomeAccepted, "recorded before the controller stopped; found on restart"
-		rec.Seq = d.Progress().Seq
+		rec.Outcome, rec.Detail, rec.Seq = OutcomeAccepted, "recorded before the controller stopped; found on restart", p.Seq
 	} else {
 		snapshot, err := os.ReadFile(a.Snapshot)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -49,24 +68,17 @@ func (c *controller) recoverInterrupted() error {
 		if err != nil {
 			return err
 		}
-		keep := walkie.KeepPath(c.dir, a.Turn, a.Agent, a.Number)
-		s, err := walkie.Discard(c.file, snapshot, keep)
+		s, err := walkie.Discard(c.file, snapshot, walkie.KeepPath(c.dir, a.Turn, a.Agent, a.Number))
 		if err != nil {
 			return err
 		}
 		rec.Kept = rel(c.dir, s.Kept)
 		rec.Detail = "the controller stopped mid-turn; the partial turn was discarded and the turn will run again"
 	}
-	if !loggedAttempt(c.dir, a.Turn, a.Number, a.Started) {
-		if err := appendTurnLog(c.dir, rec); err != nil {
-			return err
-		}
+	if err := appendTurnLog(c.dir, rec); err != nil {
+		return err
 	}
 	c.log.Warn("recovered an interrupted attempt", zap.Int("turn", a.Turn), zap.String("agent", a.Agent),
 		zap.Int("attempt", a.Number), zap.String("outcome", rec.Outcome))
-	_, _, err = walkie.UpdateState(c.file, func(_ *walkie.Meta, _ walkie.Progress, s *walkie.State) error {
-		s.Running = nil
-		return nil
-	})
-	return err
+	return c.applyOutcome(retries, rec)
 }

@@ -125,14 +125,20 @@ func ReadTurnLog(dir string) ([]TurnRecord, error) {
 	return out, nil
 }
 
-// loggedAttempt reports whether the log already holds this attempt, so a
-// controller restarted after a crash never records it twice.
-func loggedAttempt(dir string, turn, attempt int, started time.Time) bool {
+// loggedAttempt returns the logged record of an attempt, if there is one,
+// so a controller restarted after a crash never records it twice. Attempts
+// are told apart by turn, number and start time.
+func loggedAttempt(dir string, turn, attempt int, started time.Time) (TurnRecord, bool) {
 	recs, _ := ReadTurnLog(dir)
 	for _, r := range recs {
 		if r.Turn == turn && r.Attempt == attempt && r.Started.Equal(started.Truncate(time.Millisecond)) {
-			return true
+			return r, true
 		}
 	}
-	return false
+	return TurnRecord{}, false
+}
+
+// transcriptBase is an attempt's transcript path without its extension.
+func transcriptBase(dir string, turn int, agent string, attempt int) string {
+	return filepath.Join(dir, "turns", fmt.Sprintf("%04d-%s-%d", turn, agent, attempt))
 }

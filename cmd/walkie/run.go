@@ -110,13 +110,25 @@ func runController(c *cli.Context, once bool) error {
 		disp.stop()
 	}
 	if err != nil {
-		if errors.Is(err, controller.ErrBadInput) || errors.Is(err, walkie.ErrLocked) {
-			return withCode(exitBadInput, err)
-		}
-		return err
+		return withCode(runErrorCode(err), err)
 	}
 	printSummary(c.App.Writer, file, sum, c.Bool("json"))
 	return withCode(runExitCode(sum, once), errorForStatus(sum))
+}
+
+// runErrorCode is the exit code of a run that could not go on. A record
+// that does not verify has its own code, ahead of bad input in general,
+// so a script can tell "someone edited the file" from "fix your flags".
+func runErrorCode(err error) int {
+	var che *walkie.ChainError
+	var te *walkie.TornTailError
+	switch {
+	case errors.As(err, &che), errors.As(err, &te):
+		return exitUnverified
+	case errors.Is(err, controller.ErrBadInput), errors.Is(err, walkie.ErrLocked):
+		return exitBadInput
+	}
+	return exitCode(err)
 }
 
 // errorForStatus is the message for a run that did not converge.
@@ -172,8 +184,18 @@ func castFlag(file string, list []string) (map[string]string, error) {
 	for i, item := range list {
 		item = strings.TrimSpace(item)
 		if p, a, ok := strings.Cut(item, "="); ok {
+			p, a = strings.TrimSpace(p), strings.TrimSpace(a)
+			if p == "" || a == "" {
+				return nil, fmt.Errorf("--agents: %q: write PARTICIPANT=AGENT", item)
+			}
+			if prev, dup := cast[p]; dup && prev != a {
+				return nil, fmt.Errorf("--agents: %s is cast twice (%s and %s)", p, prev, a)
+			}
 			cast[p] = a
 			continue
+		}
+		if item == "" {
+			return nil, fmt.Errorf("--agents: agent %d is empty", i+1)
 		}
 		if i >= len(meta.Participants) {
 			return nil, fmt.Errorf("--agents names %d agents but %s has %d participants (%s)", len(list), file, len(meta.Participants), strings.Join(meta.Participants, ", "))

@@ -1,0 +1,211 @@
+package e2e
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// walkie halt while an agent hangs: the session ends within a second, the
+// attempt is recorded as halted and does not count, auto exits 12.
+func TestHaltMidTurn(t *testing.T) {
+	d := newDebate(t, setup{participants: []string{"a", "b"}, scripts: map[string]string{"a": "behavior: hang"}})
+	before := d.read(d.name)
+	auto := d.start("auto", d.name, "--approve")
+	agent := d.waitRunning(1)
+	d.mustRun(0, "halt", d.name, "--reason", "testing halt")
+	halted := time.Now()
+	r := auto.wait(30 * time.Second)
+	if r.code != 12 {
+		t.Fatalf("auto exit %d, want 12\n%s", r.code, r.stderr)
+	}
+	if took := time.Since(halted); took > time.Second {
+		t.Errorf("auto exited %s after walkie halt", took)
+	}
+	recs := d.turns()
+	d.wantOutcomes(recs, "halted")
+	if rec := recs[0]; rec.EndedBy != "controller" || rec.Signal != "SIGTERM" {
+		t.Errorf("halted attempt: %s", rec)
+	}
+	if alive(agent) {
+		t.Errorf("the agent (pid %d) is still alive", agent)
+	}
+	st := d.state()
+	if st.Status != "halted" || st.Reason != "testing halt" || st.Running != nil || len(st.Attempts) != 0 {
+		t.Errorf("state: %s (%s) running=%v attempts=%v", st.Status, st.Reason, st.Running, st.Attempts)
+	}
+	if after := d.read(d.name); !bytes.Equal(after[bytes.Index(after, []byte("# Briefing")):], before[bytes.Index(before, []byte("# Briefing")):]) {
+		t.Errorf("the record changed:\n%s", after)
+	}
+	d.noProcessesLeft()
+}
+
+// At the cap, walkie extend lets the same debate go on: auto is simply
+// run again.
+func TestExtendAfterMaxRounds(t *testing.T) {
+	d := newDebate(t, setup{participants: []string{"a", "b"}, maxRounds: 1,
+		scripts: map[string]string{"a": "sign_from: 2", "b": "sign_from: 2"}})
+	d.auto(10)
+	d.wantOutcomes(d.turns(), "accepted", "accepted")
+	d.mustRun(0, "extend", d.name, "--rounds", "1")
+	d.auto(0)
+	d.wantOutcomes(d.turns(), "accepted", "accepted", "accepted", "accepted")
+	d.verify(4)
+	if st := d.state(); st.ExtraRounds != 0 {
+		t.Errorf("the extension outlived the debate: extra_rounds %d", st.ExtraRounds)
+	}
+	d.noProcessesLeft()
+}
+
+// walkie extend during the last turn before the cap: the running auto sees
+// it before the next turn and carries on, without a restart.
+func TestExtendWhileRunning(t *testing.T) {
+	d := newDebate(t, setup{participants: []string{"a", "b"}, maxRounds: 1, scripts: map[string]string{
+		"a": "sign_from: 2",
+		// b's first turn, the last before the cap, takes long enough for
+		// the extension to land while it runs.
+		"b": "sign_from: 2\nsteps:\n  - delay: 2s\n  - {}",
+	}})
+	auto := d.start("auto", d.name, "--approve")
+	d.waitRunning(2)
+	d.mustRun(0, "extend", d.name, "--rounds", "1")
+	if st := d.state(); st.Running == nil || st.Running.Turn != 2 {
+		t.Fatalf("turn 2 was over before the extension landed; the test proves nothing")
+	}
+	r := auto.wait(30 * time.Second)
+	if r.code != 0 {
+		t.Fatalf("auto exit %d, want 0 (converged in the extra round)\n%s", r.code, r.stderr)
+	}
+	d.wantOutcomes(d.turns(), "accepted", "accepted", "accepted", "accepted")
+	d.verify(4)
+	d.noProcessesLeft()
+}
+
+// SIGKILL the controller while its agent has written half a turn and left a
+// grandchild holding the terminal; auto started again ends the old
+// session's processes, records the attempt as interrupted, discards its
+// text and runs the turn again: no turn lost, none counted twice.
+func TestKillAndResume(t *testing.T) {
+	d := newDebate(t, setup{participants: []string{"a", "b"}, maxRounds: 2,
+		// A long grace for b: only the SIGKILL ends its first session.
+		agents: map[string]map[string]string{"b": {"grace": "30s"}},
+		scripts: map[string]string{
+			"a": "sign_from: 2",
+			"b": "sign_from: 2\nsteps:\n  - {behavior: grandchild, pid_file: grandchild.pid, hang_after: true}\n  - {}",
+		}})
+	auto := d.start("auto", d.name, "--approve")
+	agent := d.waitRunning(2)
+	var grandchild int
+	eventually(t, 20*time.Second, "the grandchild's pid file written", func() bool {
+		b, err := os.ReadFile(d.path("grandchild.pid"))
+		grandchild, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil && grandchild > 0
+	})
+	eventually(t, 10*time.Second, "b's turn in the file", func() bool {
+		return bytes.Contains(d.read(d.name), []byte("## Turn 2 · b"))
+	})
+	auto.signal(syscall.SIGKILL)
+	if r := auto.wait(10 * time.Second); r.code != -1 {
+		t.Logf("killed auto: exit %d", r.code)
+	}
+	if !alive(grandchild) {
+		t.Fatalf("the grandchild %d died with the controller; the test proves nothing", grandchild)
+	}
+	if st := d.state(); st.Running == nil || st.Running.Turn != 2 {
+		t.Fatalf("the killed controller left no running attempt: %+v", st.Running)
+	}
+
+	d.auto(0)
+	if alive(agent) || alive(grandchild) {
+		t.Errorf("processes of the killed session survived the restart: agent %v, grandchild %v", alive(agent), alive(grandchild))
+	}
+	recs := d.turns()
+	d.wantOutcomes(recs, "accepted", "interrupted", "accepted", "accepted", "accepted")
+	rec := recs[1]
+	if rec.Turn != 2 || rec.Agent != "b" || rec.EndedBy != "controller" || rec.Kept == "" {
+		t.Errorf("interrupted attempt: %s kept=%q", rec, rec.Kept)
+	}
+	if recs[2].Turn != 2 || recs[2].Attempt <= rec.Attempt {
+		t.Errorf("the rerun of turn 2 is attempt %d after attempt %d", recs[2].Attempt, rec.Attempt)
+	}
+	if recs[1].Transcript.Raw == recs[2].Transcript.Raw {
+		t.Errorf("two attempts share the transcript %s", recs[2].Transcript.Raw)
+	}
+	if _, err := os.Stat(filepath.Join(d.stateDir(), rec.Kept)); err != nil {
+		t.Errorf("the discarded text was not kept: %v", err)
+	}
+	seen := map[int]int{}
+	for _, r := range recs {
+		if r.Outcome == "accepted" {
+			seen[r.Turn]++
+		}
+	}
+	for turn := 1; turn <= 4; turn++ {
+		if seen[turn] != 1 {
+			t.Errorf("turn %d accepted %d times\n%s", turn, seen[turn], dump(recs))
+		}
+	}
+	d.verify(4)
+	if st := d.state(); st.Running != nil || len(st.Attempts) != 0 {
+		t.Errorf("state: running %v attempts %v", st.Running, st.Attempts)
+	}
+	d.noProcessesLeft()
+}
+
+// One SIGINT ends the running turn cleanly: recorded as interrupted, the
+// record untouched, exit 130. Run again, auto carries on.
+func TestSIGINT(t *testing.T) {
+	d := newDebate(t, setup{participants: []string{"a", "b"}, maxRounds: 1,
+		scripts: map[string]string{"a": "steps:\n  - behavior: hang\n  - {}"}})
+	auto := d.start("auto", d.name, "--approve")
+	agent := d.waitRunning(1)
+	d.waitInvoked("a", 1) // so that the rerun is a's second step
+	auto.signal(syscall.SIGINT)
+	r := auto.wait(10 * time.Second)
+	if r.code != 130 {
+		t.Fatalf("auto exit %d after SIGINT, want 130\n%s", r.code, r.stderr)
+	}
+	if alive(agent) {
+		t.Errorf("the agent %d survived", agent)
+	}
+	recs := d.turns()
+	d.wantOutcomes(recs, "interrupted")
+	if rec := recs[0]; rec.EndedBy != "controller" || rec.Signal != "SIGTERM" {
+		t.Errorf("interrupted attempt: %s", rec)
+	}
+	if st := d.state(); st.Running != nil || len(st.Attempts) != 0 || st.Status != "" {
+		t.Errorf("state: %s running %v attempts %v", st.Status, st.Running, st.Attempts)
+	}
+	d.verify(0)
+	d.noProcessesLeft()
+
+	d.auto(10)
+	recs = d.turns()
+	d.wantOutcomes(recs, "interrupted", "accepted", "accepted")
+	if recs[1].Attempt != 2 {
+		t.Errorf("the rerun is attempt %d", recs[1].Attempt)
+	}
+	d.verify(2)
+	d.noProcessesLeft()
+}
+
+// A second controller on the same debate is refused while one runs.
+func TestOneControllerPerDebate(t *testing.T) {
+	d := newDebate(t, setup{participants: []string{"a", "b"}, scripts: map[string]string{"a": "behavior: hang"}})
+	auto := d.start("auto", d.name, "--approve")
+	d.waitRunning(1)
+	r := d.mustRun(2, "auto", d.name)
+	if !strings.Contains(r.stderr, "held by pid") {
+		t.Errorf("stderr:\n%s", r.stderr)
+	}
+	d.mustRun(0, "halt", d.name)
+	if r := auto.wait(10 * time.Second); r.code != 12 {
+		t.Errorf("first auto: exit %d", r.code)
+	}
+	d.noProcessesLeft()
+}
