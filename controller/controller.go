@@ -71,6 +71,9 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	if _, err := walkie.FlushInbox(c.file); err != nil {
 		return Summary{}, fmt.Errorf("record queued supervisor notes: %w", err)
 	}
+	if IsRoundtable(c.file) {
+		return c.runRoundtable(ctx) // docs/roundtable.md
+	}
 	var sum Summary
 	startTurns := -1
 	for {
