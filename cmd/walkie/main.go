@@ -124,5 +124,6 @@ func commands() []*cli.Command {
 		initCommand(), postCommand(), statusCommand(), verifyCommand(),
 		haltCommand(), resumeCommand(), extendCommand(), repairCommand(),
 		autoCommand(), turnCommand(), logCommand(), doctorCommand(),
+		serveCommand(), watchCommand(),
 	}
 }

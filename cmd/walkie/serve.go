@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/controller/daemon"
+	"github.com/walkie-sh/walkie/walkie"
+)
+
+func serveCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "serve",
+		Usage: "the daemon: run every open debate under a directory, woken by file events",
+		Description: `Finds every *.walkie.md under --dir (and new ones as they appear) and runs the
+next turn of each open, approved debate whose next participant has a command
+in the config, one fresh agent session per turn, under the config's limits:
+max_sessions, per_agent_sessions and per_agent_turns_per_hour (a rolling
+hour across all debates, rebuilt from the turn logs on start). A participant
+without a command (a person, a live session) answers with walkie post; the
+daemon wakes on the change. walkie halt and walkie extend act at once.
+
+One daemon per directory: a second start names the pid holding the lock.
+SIGTERM or SIGINT: no new turns; running turns get --grace, then are ended
+and recorded as interrupted (they run again on the next start). A second
+signal exits at once. SIGHUP: reload the config and log what changed, or why
+the new one was refused (the old one keeps running). Killed outright, a
+restarted daemon continues every debate where it was: no turn lost or run
+twice.
+
+HTTP (loopback unless --token is set): /healthz, /api/debates (JSON),
+/metrics (Prometheus) and a live page at /. See docs/operations.md.
+
+EXAMPLES:
+   walkie serve --dir ~/debates
+   walkie serve --dir . --listen 127.0.0.1:7433 --grace 5m
+   WALKIE_TOKEN=s3cret walkie serve --dir /srv/walkie --listen 0.0.0.0:7433`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "dir", Value: ".", Usage: "directory to serve: every *.walkie.md under it"},
+			&cli.StringFlag{Name: "config", Usage: "config file (default: ./walkie.yaml, then the user config dir); SIGHUP re-reads it"},
+			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:7433", Usage: `HTTP address; "" for none; beyond loopback it needs --token`},
+			&cli.StringFlag{Name: "token", EnvVars: []string{"WALKIE_TOKEN"}, Usage: "bearer token the HTTP API requires (needed to listen beyond loopback)"},
+			&cli.DurationFlag{Name: "grace", Value: daemon.DefaultGrace, Usage: "after SIGTERM, how long running turns may finish before they are interrupted"},
+			&cli.DurationFlag{Name: "rate-window", Hidden: true, Usage: "the rate limit's window (tests only; default an hour)"},
+			&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "auto (human on a terminal, JSON otherwise), console or json"},
+			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "debug logging"},
+		},
+		Action: runServe,
+	}
+}
+
+func runServe(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return withCode(exitBadInput, fmt.Errorf("serve takes no arguments (use --dir %s)", c.Args().First()))
+	}
+	stderr := c.App.ErrWriter
+	log, err := newLogger(stderr, c.String("log-format"), c.Bool("verbose"), isTerminal(stderr))
+	if err != nil {
+		return withCode(exitBadInput, err)
+	}
+	defer func() { _ = log.Sync() }()
+	cfg, err := config.Load(c.String("config"))
+	if err != nil {
+		return withCode(exitBadInput, err)
+	}
+	d, err := daemon.New(daemon.Options{Dir: c.String("dir"), Config: cfg, ConfigPath: c.String("config"),
+		Listen: c.String("listen"), Token: c.String("token"), Grace: c.Duration("grace"), RateWindow: c.Duration("rate-window"), Log: log})
+	switch {
+	case errors.Is(err, walkie.ErrLocked), errors.Is(err, daemon.ErrNeedToken):
+		return withCode(exitBadInput, err)
+	case err != nil:
+		return err
+	}
+	ctx, cancel := context.WithCancel(c.Context)
+	defer cancel()
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	ran := make(chan struct{})
+	defer close(ran)
+	go func() {
+		stopping := false
+		for {
+			select {
+			case <-ran:
+				return
+			case s := <-sigs:
+				switch {
+				case s == syscall.SIGHUP:
+					_ = d.Reload() // it logs what changed, or why the new config was refused
+				case stopping:
+					fmt.Fprintln(stderr, "walkie: second signal; exiting now (interrupted turns are recovered on the next start)")
+					os.Exit(exitSignal)
+				default:
+					stopping = true
+					cancel()
+				}
+			}
+		}
+	}()
+	return d.Run(ctx)
+}

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/controller"
+	"github.com/walkie-sh/walkie/controller/notify"
+)
+
+func watchCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "watch",
+		Usage:     "one tick for cron: invoke whoever is due, retry once, then tell the supervisor",
+		ArgsUsage: "PATH",
+		Description: `For each debate at PATH (a walkie file, or every *.walkie.md under a directory),
+invoke the next participant, that is run its turn, only if it has a command
+in the config, it is its turn, its debounce since the last entry has passed
+(a live session may be about to answer by itself), and it was not already
+invoked for this sequence number. If the record has not moved --retry-after
+after an invocation, the participant is invoked once more; after another
+--retry-after the supervisor is told (an escalation to the notify sinks),
+once per sequence number. Participants without a command (a person, a live
+session) answer with walkie post and are never invoked. The tick remembers
+what it did in .walkie/ID/state.json, never in the walkie file. A debate
+another controller is running is left alone, so overlapping ticks are safe.
+
+EXAMPLES:
+   # crontab: every minute
+   * * * * *  cd ~/debates && walkie watch --once . --log-format json >>watch.log 2>&1
+   walkie watch --once api.walkie.md --retry-after 10m`,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "once", Usage: "run one tick and exit (required: for a long-running process use walkie serve)"},
+			&cli.StringFlag{Name: "config", Usage: "config file (default: ./walkie.yaml, then the user config dir)"},
+			&cli.DurationFlag{Name: "retry-after", Usage: "wait this long after an invocation before the retry, and after the retry before escalating (default: the agent's debounce)"},
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON object per debate"},
+			&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "auto (human on a terminal, JSON otherwise), console or json"},
+			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "debug logging"},
+		},
+		Action: runWatch,
+	}
+}
+
+func runWatch(c *cli.Context) error {
+	if !c.Bool("once") {
+		return withCode(exitBadInput, errors.New("watch runs one tick: use walkie watch --once PATH from cron, or walkie serve for a daemon"))
+	}
+	if c.NArg() != 1 {
+		return withCode(exitBadInput, fmt.Errorf("watch needs exactly one PATH argument (got %d)", c.NArg()))
+	}
+	stderr := c.App.ErrWriter
+	log, err := newLogger(stderr, c.String("log-format"), c.Bool("verbose"), isTerminal(stderr))
+	if err != nil {
+		return withCode(exitBadInput, err)
+	}
+	defer func() { _ = log.Sync() }()
+	cfg, err := config.Load(c.String("config"))
+	if err != nil {
+		return withCode(exitBadInput, err)
+	}
+	n, err := notify.New(cfg.Notify, notify.Options{Log: log.Named("notify")})
+	if err != nil {
+		return withCode(exitBadInput, err)
+	}
+	defer func() {
+		// Queued notifications (an escalation above all) get a chance to
+		// go out before the tick exits.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		n.Close(ctx)
+	}()
+	ctx, stop := interruptible(c.Context, stderr)
+	defer stop()
+	results, err := controller.WatchOnce(ctx, controller.WatchOptions{Path: c.Args().First(), Config: cfg, Log: log,
+		Observe: notify.Observer(n), RetryAfter: c.Duration("retry-after")})
+	failed := 0
+	for _, r := range results {
+		if r.Action == controller.WatchError {
+			failed++
+		}
+		if c.Bool("json") {
+			b, _ := json.Marshal(r)
+			fmt.Fprintln(c.App.Writer, string(b))
+			continue
+		}
+		fmt.Fprintf(c.App.Writer, "%s: %s: %s\n", r.File, r.Action, r.Detail)
+	}
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return withCode(exitSignal, errors.New("interrupted; the next tick continues"))
+	case err != nil:
+		return withCode(exitBadInput, err)
+	case failed > 0:
+		return withCode(exitError, fmt.Errorf("%d of %d debates could not be looked at", failed, len(results)))
+	}
+	return nil
+}

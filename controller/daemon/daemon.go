@@ -1,0 +1,540 @@
+// Package daemon is `walkie serve`: one long-running process that runs
+// every open debate under a directory, each turn a fresh agent session,
+// under global and per-agent concurrency limits and a per-agent rate
+// limit, woken by file events rather than polling. It serves status,
+// metrics and a live page over HTTP on loopback, reloads its config on
+// SIGHUP, and on SIGTERM lets running turns finish within a grace period.
+//
+// Each debate has a worker that is level-based like the controller: it
+// reads the record and the state, and either runs the next turn with
+// controller.Run (one turn, with its retries) or sleeps until a file or
+// state event. A daemon killed at any point is simply started again:
+// the controller recovers an interrupted attempt, and no turn is lost or
+// run twice.
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"go.uber.org/zap"
+
+	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/controller"
+	"github.com/walkie-sh/walkie/controller/notify"
+	"github.com/walkie-sh/walkie/walkie"
+)
+
+// Options configure a daemon.
+type Options struct {
+	Dir    string         // the directory served; every *.walkie.md under it
+	Config *config.Config // the configuration to start with
+	// ConfigPath is what Reload reads: the --config flag, or "" to search
+	// the default places again, as at start.
+	ConfigPath string
+	// Listen is the HTTP address; "" serves no HTTP. An address that is
+	// not loopback requires Token.
+	Listen string
+	Token  string // bearer token for the HTTP API
+	// Grace is how long running turns may go on after Run's context ends
+	// before they are interrupted. Default DefaultGrace.
+	Grace time.Duration
+	// RateWindow is the window of per_agent_turns_per_hour: an hour,
+	// unless a test shortens it.
+	RateWindow time.Duration
+	Log        *zap.Logger
+	Notify     notify.Options // delivery tuning; Log and Count are set by the daemon
+}
+
+// DefaultGrace is how long running turns get after SIGTERM.
+const DefaultGrace = 2 * time.Minute
+
+// LockName is the daemon's lock file in the served directory.
+const LockName = ".walkie-serve.lock"
+
+// ErrNeedToken refuses an HTTP address other than loopback without a token.
+var ErrNeedToken = errors.New("listening beyond loopback needs a token")
+
+// Daemon serves one directory. New takes the directory's lock; Run serves
+// until its context ends.
+type Daemon struct {
+	o       Options
+	dir     string
+	log     *zap.Logger
+	lock    *os.File
+	cfg     atomic.Pointer[config.Config]
+	notif   atomic.Pointer[notify.Notifier]
+	limits  *Limiter
+	metrics *metrics
+	ln      net.Listener
+	started time.Time
+
+	mu       sync.Mutex
+	workers  map[string]*worker // by walkie file
+	byDir    map[string]*worker // by state directory
+	seeded   map[string]bool    // state directories whose turn logs the limiter has seen
+	draining chan struct{}      // closed when Run's context ends: no new turns
+	stopped  bool
+
+	wg      sync.WaitGroup     // workers
+	bg      sync.WaitGroup     // background closes of replaced notifiers
+	runCtx  context.Context    // the sessions' context: cancelled when the grace is over
+	cancel  context.CancelFunc // cancels runCtx
+	watcher *fsnotify.Watcher
+}
+
+// New checks the options, takes the directory's lock (one daemon per
+// directory) and opens the HTTP listener.
+func New(o Options) (*Daemon, error) {
+	if o.Config == nil {
+		return nil, errors.New("daemon: no configuration")
+	}
+	if o.Log == nil {
+		o.Log = zap.NewNop()
+	}
+	if o.Grace <= 0 {
+		o.Grace = DefaultGrace
+	}
+	dir, err := filepath.Abs(o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := os.Stat(dir); err != nil {
+		return nil, err
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("%s is not a directory", dir)
+	}
+	if o.Listen != "" && o.Token == "" && !loopback(o.Listen) {
+		return nil, fmt.Errorf("--listen %s: %w (set --token or WALKIE_TOKEN, or listen on 127.0.0.1)", o.Listen, ErrNeedToken)
+	}
+	d := &Daemon{o: o, dir: dir, log: o.Log, started: time.Now(),
+		workers: map[string]*worker{}, byDir: map[string]*worker{}, seeded: map[string]bool{}, draining: make(chan struct{})}
+	d.runCtx, d.cancel = context.WithCancel(context.Background())
+	d.cfg.Store(o.Config)
+	d.limits = NewLimiter(o.Config.Limits, o.RateWindow)
+	d.metrics = newMetrics(d)
+	n, err := notify.New(o.Config.Notify, d.notifyOptions())
+	if err != nil {
+		return nil, err
+	}
+	d.notif.Store(n)
+	if d.lock, err = lockDir(dir); err != nil {
+		n.Close(context.Background())
+		return nil, err
+	}
+	if o.Listen != "" {
+		if d.ln, err = net.Listen("tcp", o.Listen); err != nil {
+			d.unlock()
+			n.Close(context.Background())
+			return nil, fmt.Errorf("listen %s: %w", o.Listen, err)
+		}
+	}
+	return d, nil
+}
+
+func (d *Daemon) notifyOptions() notify.Options {
+	o := d.o.Notify
+	o.Log = d.log.Named("notify")
+	o.Count = func(sink, result string) { d.metrics.notifications.WithLabelValues(sink, result).Inc() }
+	return o
+}
+
+// Addr is the HTTP listener's address ("" when there is none).
+func (d *Daemon) Addr() string {
+	if d.ln == nil {
+		return ""
+	}
+	return d.ln.Addr().String()
+}
+
+// Run serves until ctx ends, then drains: no new turns; running turns get
+// the grace period, after which they are interrupted (the controller ends
+// their sessions and records them as interrupted, to be run again on the
+// next start).
+func (d *Daemon) Run(ctx context.Context) error {
+	defer d.unlock()
+	defer d.cancel()
+	w, err := fsnotify.NewBufferedWatcher(4096)
+	if err != nil {
+		return fmt.Errorf("fsnotify: %w", err)
+	}
+	d.watcher = w
+	files := d.watchTree(d.dir)
+	// The turn logs first, so the rate limit holds from the first turn on.
+	for _, f := range files {
+		d.seed(f)
+	}
+	for _, f := range files {
+		d.ensureWorker(f)
+	}
+	watchDone := make(chan struct{})
+	go d.watchLoop(watchDone)
+	var srv *http.Server
+	httpDone := make(chan struct{})
+	if d.ln != nil {
+		srv = &http.Server{Handler: d.handler(), ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			defer close(httpDone)
+			if err := srv.Serve(d.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				d.log.Error("http server stopped", zap.Error(err))
+			}
+		}()
+	} else {
+		close(httpDone)
+	}
+	d.log.Info("serving", zap.String("dir", d.dir), zap.Int("debates", len(files)), zap.String("http", d.Addr()),
+		zap.Int("pid", os.Getpid()), zap.String("config", d.cfg.Load().Path))
+
+	<-ctx.Done()
+	d.mu.Lock()
+	close(d.draining)
+	running := 0
+	for _, w := range d.workers {
+		if w.busy() {
+			running++
+		}
+	}
+	d.mu.Unlock()
+	d.log.Info("stopping: no new turns", zap.Int("running_turns", running), zap.Duration("grace", d.o.Grace))
+	_ = d.watcher.Close()
+	<-watchDone
+
+	done := make(chan struct{})
+	go func() { d.wg.Wait(); close(done) }()
+	grace := time.NewTimer(d.o.Grace)
+	select {
+	case <-done:
+		grace.Stop()
+	case <-grace.C:
+		d.log.Warn("grace period over; interrupting the running turns (they run again on the next start)")
+		d.cancel()
+		<-done
+	}
+	if srv != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = srv.Shutdown(sctx)
+		cancel()
+	}
+	<-httpDone
+	nctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	d.notif.Load().Close(nctx)
+	cancel()
+	d.bg.Wait()
+	d.limits.Close()
+	d.log.Info("stopped")
+	return nil
+}
+
+// Reload re-reads the configuration (SIGHUP). A config that does not
+// load, or whose notification sinks cannot be built, is refused and the
+// running one stays. The changes are logged one per line.
+func (d *Daemon) Reload() error {
+	next, err := config.Load(d.o.ConfigPath)
+	if err == nil && next.Path == "" && d.cfg.Load().Path != "" {
+		err = fmt.Errorf("%s is gone", d.cfg.Load().Path)
+	}
+	if err != nil {
+		d.metrics.reloads.WithLabelValues("refused").Inc()
+		d.log.Error("config reload refused; the running configuration stays", zap.Error(err))
+		return err
+	}
+	prev := d.cfg.Load()
+	changes := config.Changes(prev, next)
+	var n *notify.Notifier
+	if slices.Contains(changes, "notify changed") {
+		if n, err = notify.New(next.Notify, d.notifyOptions()); err != nil {
+			d.metrics.reloads.WithLabelValues("refused").Inc()
+			d.log.Error("config reload refused; the running configuration stays", zap.Error(err))
+			return err
+		}
+	}
+	d.cfg.Store(next)
+	d.limits.SetLimits(next.Limits)
+	if n != nil {
+		old := d.notif.Swap(n)
+		d.bg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			old.Close(ctx)
+		})
+	}
+	d.metrics.reloads.WithLabelValues("applied").Inc()
+	if len(changes) == 0 {
+		d.log.Info("config reloaded; nothing changed", zap.String("path", next.Path))
+	} else {
+		d.log.Info("config reloaded", zap.String("path", next.Path), zap.Strings("changes", changes))
+	}
+	// An agent added may be the command a waiting debate lacked.
+	d.pokeAll()
+	return nil
+}
+
+// ensureWorker starts the worker for file, or wakes it if it exists.
+func (d *Daemon) ensureWorker(file string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	select {
+	case <-d.draining:
+		return
+	default:
+	}
+	if w, ok := d.workers[file]; ok {
+		w.wake()
+		return
+	}
+	w := newWorker(d, file)
+	d.workers[file] = w
+	d.wg.Go(w.loop)
+}
+
+// retire removes a worker whose file is gone. It re-checks under the lock,
+// so a file that came back in the meantime keeps its worker.
+func (d *Daemon) retire(w *worker) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, err := os.Stat(w.file); !errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	if d.workers[w.file] == w {
+		delete(d.workers, w.file)
+	}
+	for dir, x := range d.byDir {
+		if x == w {
+			delete(d.byDir, dir)
+		}
+	}
+	d.log.Info("debate file gone; stopped watching it", zap.String("file", w.file))
+	return true
+}
+
+// register maps a state directory to its worker, for state events.
+func (d *Daemon) register(w *worker, dir string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.byDir[dir] = w
+}
+
+// seed puts a debate's past session starts into the rate limit, once.
+func (d *Daemon) seed(file string) {
+	meta, err := walkie.ReadMeta(file)
+	if err != nil {
+		return
+	}
+	dir := walkie.StateDir(file, meta.ID)
+	d.mu.Lock()
+	done := d.seeded[dir]
+	d.seeded[dir] = true
+	d.mu.Unlock()
+	if done {
+		return
+	}
+	recs, err := controller.ReadTurnLog(dir)
+	if err != nil {
+		d.log.Warn("turn log unreadable; its sessions do not count against the rate limit", zap.String("dir", dir), zap.Error(err))
+	}
+	for _, r := range recs {
+		d.limits.Seed(r.Agent, r.Started)
+	}
+}
+
+func (d *Daemon) pokeAll() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, w := range d.workers {
+		w.wake()
+	}
+}
+
+// watchLoop routes file events to workers until the watcher is closed.
+func (d *Daemon) watchLoop(done chan struct{}) {
+	defer close(done)
+	for {
+		select {
+		case ev, ok := <-d.watcher.Events:
+			if !ok {
+				return
+			}
+			d.route(ev)
+		case err, ok := <-d.watcher.Errors:
+			if !ok {
+				return
+			}
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				// Events were lost: look at everything again. Workers are
+				// level-based, so a wake-up is all they need.
+				d.log.Warn("file events overflowed; rescanning", zap.String("dir", d.dir))
+				for _, f := range d.watchTree(d.dir) {
+					d.seed(f)
+					d.ensureWorker(f)
+				}
+				d.pokeAll()
+				continue
+			}
+			d.log.Warn("file watch error", zap.Error(err))
+		}
+	}
+}
+
+// route wakes whoever an event concerns. Only three things matter: a
+// walkie file changed, a debate's state or doorbell changed, or a
+// directory appeared (watched at once, and searched for walkie files
+// that were created before the watch was in place).
+func (d *Daemon) route(ev fsnotify.Event) {
+	name := ev.Name
+	base := filepath.Base(name)
+	switch {
+	case strings.HasSuffix(base, controller.FileSuffix) && !d.inStateDir(name):
+		if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+			d.mu.Lock()
+			if w, ok := d.workers[name]; ok {
+				w.wake()
+			}
+			d.mu.Unlock()
+			return
+		}
+		if fi, err := os.Stat(name); err == nil && fi.Mode().IsRegular() {
+			d.seed(name)
+			d.ensureWorker(name)
+		}
+	case base == "state.json" || base == "signal.json":
+		d.mu.Lock()
+		if w, ok := d.byDir[filepath.Dir(name)]; ok {
+			w.wake()
+		}
+		d.mu.Unlock()
+	case ev.Has(fsnotify.Create):
+		if fi, err := os.Lstat(name); err == nil && fi.IsDir() && d.shouldWatch(name) {
+			for _, f := range d.watchTree(name) {
+				d.seed(f)
+				d.ensureWorker(f)
+			}
+		}
+	}
+}
+
+// watchTree adds a watch on root and every directory under it that
+// matters, and returns the walkie files found. Each directory is watched
+// before it is read, so a file created meanwhile is seen by one or the
+// other.
+func (d *Daemon) watchTree(root string) []string {
+	var files []string
+	_ = filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if e.IsDir() {
+			if !d.shouldWatch(p) {
+				return filepath.SkipDir
+			}
+			if err := d.watcher.Add(p); err != nil {
+				hint := ""
+				if errors.Is(err, syscall.ENOSPC) {
+					hint = "raise fs.inotify.max_user_watches"
+				}
+				d.log.Warn("cannot watch a directory; changes in it are seen only on restart", zap.String("dir", p), zap.Error(err), zap.String("hint", hint))
+			}
+			return nil
+		}
+		if strings.HasSuffix(e.Name(), controller.FileSuffix) && e.Type().IsRegular() && !d.inStateDir(p) {
+			files = append(files, p)
+		}
+		return nil
+	})
+	return files
+}
+
+// shouldWatch skips .git and node_modules, and inside a .walkie directory
+// watches only the debates' own directories (state.json lives there),
+// not their transcripts, which change with every byte an agent prints.
+func (d *Daemon) shouldWatch(dir string) bool {
+	rel, err := filepath.Rel(d.dir, dir)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return false
+	}
+	if rel == "." {
+		return true
+	}
+	parts := strings.Split(rel, string(filepath.Separator))
+	for i, p := range parts {
+		if p == ".git" || p == "node_modules" {
+			return false
+		}
+		if p == ".walkie" {
+			return len(parts) <= i+2
+		}
+	}
+	return true
+}
+
+func (d *Daemon) inStateDir(p string) bool {
+	return slices.Contains(strings.Split(filepath.ToSlash(p), "/"), ".walkie")
+}
+
+// lockDir takes the directory's daemon lock: an flock the kernel drops
+// when the process dies, with the holder's pid inside for the message a
+// second daemon prints.
+func lockDir(dir string) (*os.File, error) {
+	path := filepath.Join(dir, LockName)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("daemon lock: %w", err)
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		b, _ := os.ReadFile(path)
+		f.Close()
+		pid := strings.TrimSpace(string(b))
+		if _, perr := strconv.Atoi(pid); perr != nil {
+			pid = "unknown"
+		}
+		return nil, fmt.Errorf("walkie serve is already running for %s (pid %s holds %s): %w", dir, pid, path, walkie.ErrLocked)
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("daemon lock %s: %w", path, err)
+	}
+	if err := f.Truncate(0); err == nil {
+		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	return f, nil
+}
+
+func (d *Daemon) unlock() {
+	if d.lock != nil {
+		_ = syscall.Flock(int(d.lock.Fd()), syscall.LOCK_UN)
+		d.lock.Close()
+		d.lock = nil
+	}
+}
+
+// loopback reports whether addr listens on a loopback address only.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,401 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/walkie-sh/walkie/controller"
+	"github.com/walkie-sh/walkie/controller/notify"
+	"github.com/walkie-sh/walkie/walkie"
+)
+
+// A worker runs one debate. It holds no state that matters across a
+// restart: each pass reads the record and the state and decides.
+type worker struct {
+	d    *Daemon
+	file string
+	poke chan struct{} // buffered 1: "something changed, look again"
+	log  *zap.Logger
+
+	mu         sync.Mutex
+	view       DebateView
+	running    bool   // inside controller.Run
+	queuedFor  string // the agent whose slot it is waiting for
+	lastStatus string // for debate-ended events the controller did not send
+	lastErr    string // the last error logged, so a repeated one is logged once
+}
+
+// DebateView is one debate as /api/debates shows it.
+type DebateView struct {
+	File      string       `json:"file"`
+	ID        string       `json:"id"`
+	Status    string       `json:"status"`
+	Reason    string       `json:"reason,omitempty"`
+	Turns     int          `json:"turns"`
+	Seq       int          `json:"seq"`
+	NextTurn  int          `json:"next_turn,omitempty"`
+	Next      string       `json:"next,omitempty"` // whose turn it is (open debates)
+	Round     int          `json:"round,omitempty"`
+	MaxRounds int          `json:"max_rounds,omitempty"`
+	CostUSD   float64      `json:"cost_usd"`
+	Running   *RunningView `json:"running,omitempty"`
+	Waiting   string       `json:"waiting,omitempty"` // why no turn is running for an open debate
+	Error     string       `json:"error,omitempty"`
+}
+
+// RunningView is the session of the turn in progress.
+type RunningView struct {
+	Agent    string    `json:"agent"`
+	Turn     int       `json:"turn"`
+	Attempt  int       `json:"attempt"`
+	Started  time.Time `json:"started"`
+	ElapsedS float64   `json:"elapsed_s"`
+	LastLine string    `json:"last_line,omitempty"`
+}
+
+func newWorker(d *Daemon, file string) *worker {
+	return &worker{d: d, file: file, poke: make(chan struct{}, 1), log: d.log.With(zap.String("file", file)),
+		view: DebateView{File: file}}
+}
+
+// wake makes the worker look again; it never blocks.
+func (w *worker) wake() {
+	select {
+	case w.poke <- struct{}{}:
+	default:
+	}
+}
+
+func (w *worker) busy() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.running
+}
+
+// snapshot is the worker's view for the API, with the live parts filled in.
+func (w *worker) snapshot(now time.Time) DebateView {
+	w.mu.Lock()
+	v := w.view
+	if v.Running != nil {
+		r := *v.Running
+		r.ElapsedS = now.Sub(r.Started).Round(100 * time.Millisecond).Seconds()
+		v.Running = &r
+	}
+	queued := w.queuedFor
+	w.mu.Unlock()
+	if queued != "" && v.Running == nil {
+		if why := w.d.limits.Blocked(queued); why != "" {
+			v.Waiting = why
+		}
+	}
+	return v
+}
+
+type action int
+
+const (
+	actWait action = iota
+	actRun
+	actGone
+)
+
+// Pauses between passes that found nothing to do but would find
+// something without an event: another controller holding the debate, or
+// an error that is not the record's fault.
+const (
+	minErrorDelay = time.Second
+	maxErrorDelay = 5 * time.Minute
+	maxLockDelay  = 30 * time.Second
+)
+
+var (
+	errNotRunnable = errors.New("the debate stopped being runnable while waiting for a slot")
+	errDraining    = errors.New("the daemon is stopping")
+)
+
+// loop is the worker: look, act, sleep until something changes.
+func (w *worker) loop() {
+	var errDelay, lockDelay time.Duration
+	for {
+		select {
+		case <-w.d.draining:
+			return
+		default:
+		}
+		act, recheck := w.check(&lockDelay)
+		var pause time.Duration
+		switch act {
+		case actGone:
+			if w.d.retire(w) {
+				return
+			}
+			continue
+		case actRun:
+			attempts, err := w.runTurn()
+			switch {
+			case err == nil:
+				errDelay = 0
+				w.setError("")
+				if attempts > 0 {
+					continue
+				}
+				// The controller found nothing to do although the check
+				// did: wait for a change rather than ask again at once.
+			case errors.Is(err, errDraining), w.d.runCtx.Err() != nil:
+				return
+			case errors.Is(err, errNotRunnable):
+				continue
+			case errors.Is(err, walkie.ErrLocked):
+				lockDelay = nextDelay(lockDelay, maxLockDelay)
+				recheck = lockDelay
+			case errors.Is(err, controller.ErrBadInput):
+				// The record or the config must change first; an event
+				// will say when. The pause keeps a loop of our own writes
+				// from spinning.
+				w.setError(err.Error())
+				pause = minErrorDelay
+			default:
+				errDelay = nextDelay(errDelay, maxErrorDelay)
+				w.setError(err.Error())
+				recheck = errDelay
+			}
+		}
+		if !w.sleep(pause, recheck) {
+			return
+		}
+	}
+}
+
+func nextDelay(d, max time.Duration) time.Duration {
+	if d == 0 {
+		return minErrorDelay
+	}
+	return min(2*d, max)
+}
+
+// sleep waits at least pause, then for a wake-up or, if recheck is set,
+// that long. It returns false when the daemon is stopping.
+func (w *worker) sleep(pause, recheck time.Duration) bool {
+	if pause > 0 {
+		t := time.NewTimer(pause)
+		select {
+		case <-w.d.draining:
+			t.Stop()
+			return false
+		case <-t.C:
+		}
+	}
+	var timeout <-chan time.Time
+	if recheck > 0 {
+		t := time.NewTimer(recheck)
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case <-w.d.draining:
+		return false
+	case <-w.poke:
+	case <-timeout:
+	}
+	return true
+}
+
+// check reads the record and the state and says what to do.
+func (w *worker) check(lockDelay *time.Duration) (action, time.Duration) {
+	if _, err := os.Stat(w.file); errors.Is(err, fs.ErrNotExist) {
+		return actGone, 0
+	}
+	doc, err := walkie.Load(w.file)
+	if err != nil {
+		// Often a file caught half-written; the next write wakes us.
+		w.setError(err.Error())
+		return actWait, 0
+	}
+	dir := walkie.StateDir(w.file, doc.Meta.ID)
+	w.d.register(w, dir)
+	st, err := walkie.LoadState(dir)
+	if err != nil {
+		w.setError(err.Error())
+		return actWait, 0
+	}
+	p := doc.Progress()
+	status := walkie.DebateStatus(&doc.Meta, p, st)
+	w.mu.Lock()
+	v := &w.view
+	v.ID, v.Status, v.Reason, v.Turns, v.Seq, v.CostUSD = doc.Meta.ID, status, st.Reason, p.Turns, p.Seq, st.CostUSD
+	v.NextTurn, v.Next, v.Round, v.MaxRounds = 0, "", 0, walkie.RoundCap(&doc.Meta, st)
+	if status == walkie.StatusOpen {
+		v.NextTurn, v.Next, v.Round = p.NextTurn, p.NextAgent, p.NextRound
+	}
+	v.Error = ""
+	ended := w.lastStatus == walkie.StatusOpen && status != walkie.StatusOpen
+	w.lastStatus = status
+	w.mu.Unlock()
+	if ended {
+		// Ended without a controller noticing (halted while waiting,
+		// converged by posts from live parties): say so once.
+		w.observe(controller.Event{Kind: controller.EventDebateEnded, Debate: doc.Meta.ID, File: w.file, Status: status, Line: st.Reason})
+	}
+	if n := w.d.notif.Load(); n.CopySupervisor() {
+		if _, err := controller.CopyEntries(w.file, w.observe); err != nil {
+			w.log.Warn("copy of new entries for the supervisor failed", zap.Error(err))
+		}
+	}
+	wait := func(why string) (action, time.Duration) {
+		w.setWaiting(why)
+		return actWait, 0
+	}
+	switch {
+	case status != walkie.StatusOpen:
+		return wait("")
+	case doc.Meta.BriefingSHA256 == "":
+		return wait("the briefing is not approved (walkie brief approve " + w.file + ")")
+	}
+	if _, err := w.d.cfg.Load().Agent(p.NextAgent); err != nil {
+		return wait(fmt.Sprintf("turn %d is %s's, who has no command in the config; waiting for walkie post", p.NextTurn, p.NextAgent))
+	}
+	if walkie.ControllerRunning(dir) {
+		// Another controller (walkie auto, turn or watch) runs it now.
+		// Its lock leaves no event when it is released, so look again
+		// after a while.
+		*lockDelay = nextDelay(*lockDelay, maxLockDelay)
+		w.setWaiting("another walkie controller is running this debate")
+		return actWait, *lockDelay
+	}
+	*lockDelay = 0
+	return actRun, 0
+}
+
+func (w *worker) setWaiting(why string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.view.Waiting = why
+}
+
+// setError records an error for the API and logs it once.
+func (w *worker) setError(msg string) {
+	w.mu.Lock()
+	w.view.Error = msg
+	repeated := msg == w.lastErr
+	w.lastErr = msg
+	w.mu.Unlock()
+	if msg != "" && !repeated {
+		w.log.Warn("debate cannot go on until something changes", zap.String("error", msg))
+	}
+}
+
+// runTurn runs the next turn (with its retries) and returns how many
+// attempts were made.
+func (w *worker) runTurn() (int, error) {
+	w.mu.Lock()
+	w.running = true
+	w.view.Waiting = ""
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		w.running, w.view.Running, w.queuedFor = false, nil, ""
+		w.mu.Unlock()
+	}()
+	sum, err := controller.Run(w.d.runCtx, controller.Options{File: w.file, Config: w.d.cfg.Load(), Once: true,
+		Log: w.d.log, Observe: w.observe, Acquire: w.acquire})
+	return len(sum.Attempts), err
+}
+
+// acquire waits for a session slot. While it waits it still listens to
+// the debate: a halt (or any status a person sets) gives the slot up
+// before a session is wasted on it, and so does the daemon stopping.
+func (w *worker) acquire(ctx context.Context, agent string) (func(), error) {
+	w.mu.Lock()
+	w.queuedFor = agent
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		w.queuedFor = ""
+		w.mu.Unlock()
+	}()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := make(chan struct{})
+	watching := make(chan struct{})
+	go func() {
+		defer close(watching)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-w.d.draining:
+				cancel(errDraining)
+				return
+			case <-w.poke:
+				if !w.stillRunnable() {
+					cancel(errNotRunnable)
+					return
+				}
+			}
+		}
+	}()
+	release, err := w.d.limits.Acquire(ctx, agent)
+	close(stop)
+	<-watching
+	if err != nil {
+		if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+			return nil, cause
+		}
+		return nil, err
+	}
+	return release, nil
+}
+
+func (w *worker) stillRunnable() bool {
+	meta, err := walkie.ReadMeta(w.file)
+	if err != nil {
+		return false
+	}
+	st, err := walkie.LoadState(walkie.StateDir(w.file, meta.ID))
+	return err == nil && st.Status == ""
+}
+
+// observe takes the controller's events: the live view, metrics, and
+// notifications. It must return quickly (the controller waits for it).
+func (w *worker) observe(e controller.Event) {
+	w.mu.Lock()
+	switch e.Kind {
+	case controller.EventTurnStarted:
+		w.view.Running = &RunningView{Agent: e.Agent, Turn: e.Turn, Attempt: e.Attempt, Started: e.Started}
+		w.view.Waiting = ""
+	case controller.EventOutput:
+		if w.view.Running != nil {
+			w.view.Running.LastLine = clip(e.Line, 200)
+		}
+	case controller.EventTurnRecorded:
+		w.view.Running = nil
+	case controller.EventDebateEnded:
+		w.lastStatus = e.Status
+	}
+	w.mu.Unlock()
+	switch e.Kind {
+	case controller.EventOutput:
+		return
+	case controller.EventTurnRecorded:
+		w.d.metrics.turnRecorded(e.Record)
+	case controller.EventNote:
+		w.log.Info("note", zap.String("note", e.Line))
+		return
+	}
+	notify.Observer(w.d.notif.Load())(e)
+}
+
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
