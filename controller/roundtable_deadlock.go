@@ -106,8 +106,8 @@ func opposed(rounds []roundBlockers, raises []raise) *Deadlock {
 				continue
 			}
 			return &Deadlock{Question: raises[0].o.FailingInput, Kind: "opposed", Round: b.round, Evidence: evidenceOf(raises),
-				Summary: fmt.Sprintf("%s blocked on the input %s in round %d under the rule %q; once that was met, %s blocked on the same input in round %d under the rule %q",
-					a.reviewer, quoteInput(a.o.FailingInput), a.round, a.o.Rule, b.reviewer, b.round, b.o.Rule)}
+				Summary: fmt.Sprintf("%s blocked on the input %s in round %d under the rule %s; once that was met, %s blocked on the same input in round %d under the rule %s",
+					a.reviewer, quoteInput(a.o.FailingInput), a.round, quoteInput(a.o.Rule), b.reviewer, b.round, quoteInput(b.o.Rule))}
 		}
 	}
 	return nil
@@ -191,5 +191,6 @@ func sortedNames[V any](m map[string]V) []string {
 	return slices.Sorted(maps.Keys(m))
 }
 
-// quoteInput shows a failing input in a line of prose.
-func quoteInput(s string) string { return fmt.Sprintf("%q", s) }
+// quoteInput shows a reviewer's text in a line of prose, JSON-quoted:
+// safe in the record (see roundtable_record.go).
+func quoteInput(s string) string { return quoteJSON(s) }

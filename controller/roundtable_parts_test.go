@@ -109,6 +109,22 @@ func TestVerdictTurnBodyIsSafeForTheRecord(t *testing.T) {
 	if err := d.Verify(); err != nil || len(d.Entries) != 2 || d.Entries[1].Signed() {
 		t.Fatalf("verify %v, %d entries", err, len(d.Entries))
 	}
+	// The deadlock note quotes reviewers too.
+	o := Objection{Rule: evil, FailingInput: evil, Summary: evil, Blocking: true}
+	dl := detectDeadlock([]roundBlockers{{1, map[string][]Objection{"brook": {o}}}, {2, map[string][]Objection{"brook": nil}}, {3, map[string][]Objection{"brook": {o}}}})
+	if dl == nil {
+		t.Fatal("no deadlock")
+	}
+	m := &d.Meta
+	for _, rr := range []*RoundResult{{Round: 3, Decision: DecisionDeadlocked, Deadlock: dl}, {Round: 3, Decision: DecisionFailed, Reason: evil}} {
+		note := decisionNote(m, rr)
+		if _, err := walkie.Append(file, walkie.Post{Supervisor: true, Body: []byte(note)}); err != nil {
+			t.Fatalf("the enforced writer refused the note: %v\n%s", err, note)
+		}
+	}
+	if d, err := walkie.Load(file); err != nil || d.Verify() != nil || len(d.Entries) != 4 {
+		t.Fatalf("after the notes: %v", err)
+	}
 }
 
 func TestDetectDeadlock(t *testing.T) {

@@ -99,7 +99,7 @@ func decisionNote(m *walkie.Meta, rr *RoundResult) string {
 		for _, e := range d.Evidence {
 			fmt.Fprintf(&b, "- round %d, %s blocked under the rule %s: %s\n", e.Round, e.Reviewer, quoteJSON(e.Rule), quoteJSON(e.Summary))
 		}
-		fmt.Fprintf(&b, "\nWhy walkie stopped (%s): %s.\n", d.Kind, quoteJSON(d.Summary))
+		fmt.Fprintf(&b, "\nWhy walkie stopped (%s): %s.\n", d.Kind, d.Summary) // built from quoted parts
 		b.WriteString("The evidence is in .walkie/" + m.ID + "/roundtable/deadlock.md. Post the decision as a supervisor entry, then `walkie resume` and `walkie auto` to go on.\n")
 		return b.String()
 	case DecisionFailed:

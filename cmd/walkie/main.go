@@ -123,7 +123,7 @@ func commands() []*cli.Command {
 	return []*cli.Command{
 		initCommand(), postCommand(), statusCommand(), verifyCommand(),
 		haltCommand(), resumeCommand(), extendCommand(), repairCommand(),
-		autoCommand(), turnCommand(), logCommand(), doctorCommand(),
+		autoCommand(), turnCommand(), logCommand(), reportCommand(), doctorCommand(),
 		serveCommand(), watchCommand(),
 	}
 }

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/walkie-sh/walkie/controller"
+)
+
+func reportCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "report",
+		Usage:     "how a debate or round table went: rounds, outcome, cost per agent, reviewers against the grader",
+		ArgsUsage: "FILE",
+		Description: `Reads the record, .walkie/ID/state.json, turns.jsonl and, for a round table,
+each round's results under .walkie/ID/roundtable/. For a round table it sets
+every reviewer's verdicts against the hidden grader's: agreed (approved when
+the grader passed, blocked when it failed), approved while the grader failed
+(a miss), blocked while the grader passed (a bug the tests miss, or noise:
+the objection in the record says which).
+
+Costs marked ~ include estimates from the config's pricing table; sessions
+whose cost could not be told count as $0 and are listed as unknown.
+
+EXAMPLES:
+   walkie report review.walkie.md
+   walkie report review.walkie.md --format json | jq '.reviewer_scores'`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "format", Value: "markdown", Usage: "markdown or json"},
+		},
+		Action: func(c *cli.Context) error {
+			file, err := fileArg(c)
+			if err != nil {
+				return err
+			}
+			format := c.String("format")
+			if format != "markdown" && format != "json" {
+				return withCode(exitBadInput, fmt.Errorf("--format %q: use markdown or json", format))
+			}
+			r, err := controller.LoadReport(file)
+			if err != nil {
+				return err
+			}
+			if format == "json" {
+				enc := json.NewEncoder(c.App.Writer)
+				enc.SetIndent("", "  ")
+				return enc.Encode(r)
+			}
+			writeReport(c.App.Writer, r)
+			return nil
+		},
+	}
+}
+
+// writeReport prints a report as markdown: readable as it is in a
+// terminal, and renders as tables where markdown is shown.
+func writeReport(w io.Writer, r *controller.Report) {
+	what := "Debate"
+	if r.Mode == "roundtable" {
+		what = "Round table"
+	}
+	fmt.Fprintf(w, "# %s %s\n\n", what, r.ID)
+	fmt.Fprintf(w, "- outcome: **%s**", r.Status)
+	if r.Reason != "" {
+		fmt.Fprintf(w, " (%s)", r.Reason)
+	}
+	fmt.Fprintf(w, "\n- rounds: %d of at most %d, %d turns\n", r.Rounds, r.MaxRounds, r.Turns)
+	if r.Mode == "roundtable" {
+		fmt.Fprintf(w, "- implementer: %s; reviewers: %s; quorum %d of %d\n", r.Implementer, strings.Join(r.Reviewers, ", "), r.Quorum, len(r.Reviewers))
+	}
+	fmt.Fprintf(w, "- cost: %s\n", money(r.CostUSD, estimatedAny(r.Agents)))
+
+	if len(r.RoundList) > 0 {
+		fmt.Fprintf(w, "\n## Rounds\n\n| round | workspace | grader | %s | decision |\n|---|---|---|%s---|\n",
+			strings.Join(r.Reviewers, " | "), strings.Repeat("---|", len(r.Reviewers)))
+		for _, rb := range r.RoundList {
+			cells := make([]string, len(r.Reviewers))
+			for i, name := range r.Reviewers {
+				v := rb.Verdicts[name]
+				if n := rb.Blockers[name]; n > 0 {
+					v = fmt.Sprintf("%s (%d)", v, n)
+				}
+				cells[i] = orDash(v)
+			}
+			fmt.Fprintf(w, "| %d | %s | %s | %s | %s |\n", rb.Round, shortHash(rb.Workspace), rb.Grader, strings.Join(cells, " | "), rb.Decision)
+		}
+	}
+
+	fmt.Fprintf(w, "\n## Cost per agent\n\n| agent | role | sessions | cost |\n|---|---|---|---|\n")
+	sessions := 0
+	for _, a := range r.Agents {
+		note := ""
+		if a.Unknown > 0 {
+			note = fmt.Sprintf(" (%d unknown)", a.Unknown)
+		}
+		fmt.Fprintf(w, "| %s | %s | %d | %s%s |\n", a.Agent, orDash(a.Role), a.Sessions, money(a.CostUSD, a.Estimated > 0), note)
+		sessions += a.Sessions
+	}
+	fmt.Fprintf(w, "| total | | %d | %s |\n", sessions, money(r.CostUSD, estimatedAny(r.Agents)))
+
+	if len(r.Scores) > 0 {
+		fmt.Fprintf(w, "\n## Reviewers against the grader\n\n| reviewer | rounds | agreed | approved, grader failed | blocked, grader passed | no verdict | grader unknown |\n|---|---|---|---|---|---|---|\n")
+		for _, s := range r.Scores {
+			fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %d | %d |\n", s.Reviewer, s.Rounds, s.Agreed, s.ApprovedGraderFailed, s.BlockedGraderPassed, s.NoVerdict, s.GraderUnknown)
+		}
+		fmt.Fprintf(w, "\nAgreed: approved when the hidden grader passed, or blocked when it failed. Blocked while it passed is a bug the tests miss or noise; the objection in the record says which.\n")
+	}
+	if d := r.Deadlock; d != nil {
+		fmt.Fprintf(w, "\n## Deadlock\n\nThe contested question: what must the work do on the input %q?\n\n%s.\n\nEvidence and what to do: .walkie/%s/roundtable/deadlock.md\n", d.Question, d.Summary, r.ID)
+	}
+}
+
+func money(usd float64, estimated bool) string {
+	s := fmt.Sprintf("$%.4f", usd)
+	if estimated {
+		s = "~" + s
+	}
+	return s
+}
+
+func estimatedAny(as []controller.AgentCost) bool {
+	for _, a := range as {
+		if a.Estimated > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func shortHash(h string) string {
+	h = strings.TrimPrefix(h, "sha256:")
+	return h[:min(12, len(h))]
+}
