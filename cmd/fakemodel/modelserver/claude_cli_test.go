@@ -263,3 +263,16 @@ func TestClaudeCLIStall(t *testing.T) {
 	killedWaiting(t, srv, res)
 	save(t, "claude", "claude-stall", run.args, res, "stream stops after the first delta; API_TIMEOUT_MS=3000 does not end it", "")
 }
+
+func TestClaudeCLIRateLimited(t *testing.T) {
+	t.Parallel()
+	srv := Start(t, Script{Anthropic: []Reply{Error(429, "rate limited")}})
+	args := []string{"-p", prompt, "--output-format", "json"}
+	res := claudeRun(t, srv.URL, args).run(t)
+	wantExit(t, res, 1)
+	r := parseClaude(t, res.stdout)
+	if !r.IsError || r.APIErrorStatus == nil || *r.APIErrorStatus != 429 || r.Result != "API Error: Request rejected (429) · rate limited" {
+		t.Errorf("result %+v", r)
+	}
+	save(t, "claude", "claude-http-429", args, res, "rate_limit_error, CLAUDE_CODE_MAX_RETRIES=0", "")
+}

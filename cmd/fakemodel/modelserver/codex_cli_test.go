@@ -270,3 +270,16 @@ func TestCodexCLILoginStatus(t *testing.T) {
 	mustContain(t, "stderr", res.stderr, "Not logged in")
 	save(t, "codex", "codex-login-status-none", []string{"login", "status"}, res, "empty CODEX_HOME: how doctor can tell", "")
 }
+
+func TestCodexCLIRateLimited(t *testing.T) {
+	t.Parallel()
+	srv := Start(t, Script{OpenAI: []Reply{Error(429, "Rate limit reached")}})
+	args := []string{"exec", "--json", "--skip-git-repo-check", prompt}
+	res := codexRun(t, srv.URL, args).run(t)
+	wantExit(t, res, 1)
+	failed := lastCodex(parseCodex(t, res.stdout), "turn.failed")
+	if failed == nil || failed.Error == nil || failed.Error.Message != "exceeded retry limit, last status: 429 Too Many Requests" {
+		t.Errorf("turn.failed %+v", failed)
+	}
+	save(t, "codex", "codex-http-429", args, res, "request_max_retries=0", "")
+}

@@ -327,3 +327,15 @@ func TestGeminiCLIRoutingCall(t *testing.T) {
 		t.Errorf("model calls %v, want a generateContent routing call first", paths)
 	}
 }
+
+func TestGeminiCLIRateLimited(t *testing.T) {
+	t.Parallel()
+	srv := Start(t, Script{Gemini: []Reply{Error(429, "Resource has been exhausted (e.g. check quota).")}})
+	args := geminiArgs("--skip-trust")
+	res := geminiRun(t, srv.URL, args).run(t)
+	wantExit(t, res, 429%256)
+	if r := parseGemini(t, res.stderr); r.Error == nil || r.Error.Code != 429 || r.Error.Message != "Resource has been exhausted (e.g. check quota)." {
+		t.Errorf("error %+v", r.Error)
+	}
+	save(t, "gemini", "gemini-http-429", args, res, "RESOURCE_EXHAUSTED, maxAttempts 1", "")
+}
