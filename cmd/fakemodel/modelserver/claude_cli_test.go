@@ -276,3 +276,36 @@ func TestClaudeCLIRateLimited(t *testing.T) {
 	}
 	save(t, "claude", "claude-http-429", args, res, "rate_limit_error, CLAUDE_CODE_MAX_RETRIES=0", "")
 }
+
+// A multi-line turn appended with a heredoc. acceptEdits allows one with a
+// quoted delimiter (<<'EOF', no expansion) but denies <<EOF, whose body
+// could run $(…); a Bash(cat:*) rule does not change that, only allowing
+// all of Bash does. Likewise a Bash(echo:*) rule does not cover
+// `echo … >> file`: claude judges the redirection, not the command name.
+func TestClaudeCLIHeredocAppend(t *testing.T) {
+	t.Parallel()
+	quoted := "cat >> turn.md <<'EOF'\n## Turn 2 · claude\nbody\nEOF"
+	unquoted := "cat >> turn.md <<EOF\n## Turn 2 · claude\nbody\nEOF"
+	for _, tc := range []struct {
+		command string
+		extra   []string
+		appends bool
+	}{
+		{quoted, nil, true},
+		{unquoted, nil, false},
+		{unquoted, []string{"--allowedTools", "Bash(cat:*)"}, false},
+		{unquoted, []string{"--allowedTools", "Bash"}, true},
+	} {
+		srv := Start(t, Script{Anthropic: []Reply{Shell(tc.command), Text("done")}})
+		res := claudeRun(t, srv.URL, append(append([]string(nil), claudeArgs...), tc.extra...)).run(t)
+		wantExit(t, res, 0)
+		b, _ := os.ReadFile(filepath.Join(res.dir, "turn.md"))
+		if got := strings.Contains(string(b), "body"); got != tc.appends {
+			t.Errorf("acceptEdits %v, %q: appended %t, want %t", tc.extra, tc.command, got, tc.appends)
+		}
+	}
+	srv := Start(t, Script{Anthropic: []Reply{Shell("echo x >> turn.md"), Text("done")}})
+	res := claudeRun(t, srv.URL, []string{"-p", prompt, "--output-format", "json", "--allowedTools", "Bash(echo:*)"}).run(t)
+	wantExit(t, res, 0)
+	wantNoFile(t, res.dir)
+}

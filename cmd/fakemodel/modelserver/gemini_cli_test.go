@@ -136,8 +136,9 @@ func TestGeminiCLIStreamJSONAndYolo(t *testing.T) {
 	save(t, "gemini", "gemini-stream", args, res, "--yolo", "gemini-stream.jsonl")
 }
 
-// auto_edit lets gemini's own file tools write inside the workspace, the
-// mode walkie's preset uses when the agent writes its turn itself.
+// auto_edit lets gemini's own file tools (write_file, replace) write inside
+// the workspace and nowhere else, and offers no shell tool: the least
+// permission with which a gemini turn can append to the walkie file.
 func TestGeminiCLIAutoEditWriteFile(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -150,6 +151,41 @@ func TestGeminiCLIAutoEditWriteFile(t *testing.T) {
 	res := run.run(t)
 	wantExit(t, res, 0)
 	wantLine(t, dir, "written-by-tool")
+
+	// Appending to an existing file, as a turn does, goes through replace.
+	dir = t.TempDir()
+	target := filepath.Join(dir, "turn.md")
+	if err := os.WriteFile(target, []byte("# Debate\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv = Start(t, Script{Gemini: []Reply{
+		Tool("replace", map[string]any{
+			"file_path": target, "old_string": "# Debate\n", "new_string": "# Debate\nappended-by-replace\n",
+			"instruction": "Append the turn at the end of the file.",
+		}),
+		Text("Appended."),
+	}})
+	run = geminiRun(t, srv.URL, geminiArgs("--skip-trust", "--approval-mode", "auto_edit"))
+	run.dir = dir
+	res = run.run(t)
+	wantExit(t, res, 0)
+	if b, _ := os.ReadFile(target); string(b) != "# Debate\nappended-by-replace\n" {
+		t.Errorf("turn.md = %q after replace", b)
+	}
+	// auto_edit's edit tools stay inside the workspace.
+	outside := filepath.Join(t.TempDir(), "outside.md")
+	srv = Start(t, Script{Gemini: []Reply{
+		Tool("write_file", map[string]any{"file_path": outside, "content": "escaped\n"}),
+		Text("done"),
+	}})
+	res = geminiRun(t, srv.URL, geminiArgs("--skip-trust", "--approval-mode", "auto_edit")).run(t)
+	wantExit(t, res, 0)
+	if _, err := os.Stat(outside); err == nil {
+		t.Error("auto_edit wrote outside the workspace")
+	}
+	if reqs := srv.ModelRequests(Gemini); len(reqs) != 2 || !strings.Contains(string(reqs[1].Raw), "Path not in workspace") {
+		t.Error("the tool result should say the path is not in the workspace")
+	}
 }
 
 // Reviewer modes: in plan and default mode the shell tool is not offered
