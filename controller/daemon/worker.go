@@ -139,6 +139,9 @@ func (w *worker) loop() {
 			continue
 		case actRun:
 			attempts, err := w.runTurn()
+			// Copy the new entry now, even if the daemon is stopping:
+			// the next look may never come in this process.
+			w.copyNew()
 			switch {
 			case err == nil:
 				errDelay = 0
@@ -243,11 +246,7 @@ func (w *worker) check(lockDelay *time.Duration) (action, time.Duration) {
 		// converged by posts from live parties): say so once.
 		w.observe(controller.Event{Kind: controller.EventDebateEnded, Debate: doc.Meta.ID, File: w.file, Status: status, Line: st.Reason})
 	}
-	if n := w.d.notif.Load(); n.CopySupervisor() {
-		if _, err := controller.CopyEntries(w.file, w.observe); err != nil {
-			w.log.Warn("copy of new entries for the supervisor failed", zap.Error(err))
-		}
-	}
+	w.copyNew()
 	wait := func(why string) (action, time.Duration) {
 		w.setWaiting(why)
 		return actWait, 0
@@ -271,6 +270,16 @@ func (w *worker) check(lockDelay *time.Duration) (action, time.Duration) {
 	}
 	*lockDelay = 0
 	return actRun, 0
+}
+
+// copyNew sends the supervisor a copy of every turn recorded since the
+// last copy, when the config asks for it.
+func (w *worker) copyNew() {
+	if n := w.d.notif.Load(); n.CopySupervisor() {
+		if _, err := controller.CopyEntries(w.file, w.observe); err != nil {
+			w.log.Warn("copy of new entries for the supervisor failed", zap.Error(err))
+		}
+	}
 }
 
 func (w *worker) setWaiting(why string) {
