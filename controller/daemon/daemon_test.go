@@ -5,15 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/walkie-sh/walkie/controller"
+	"github.com/walkie-sh/walkie/controller/notify"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -425,4 +429,97 @@ func TestDaemonReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitUntil(t, 10*time.Second, "converged once fz exists", func() bool { return status(t, file) == walkie.StatusConverged })
+}
+
+// The daemon's events reach a webhook that fails at first: turns started
+// and recorded, the debate's end, and with copy_supervisor a copy of each
+// turn, each once.
+func TestDaemonNotifiesAWebhook(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	var (
+		mu    sync.Mutex
+		kinds []string
+		calls atomic.Int32
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) <= 2 {
+			http.Error(w, "not yet", http.StatusBadGateway)
+			return
+		}
+		var e notify.Event
+		if err := json.NewDecoder(r.Body).Decode(&e); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		kinds = append(kinds, fmt.Sprintf("%s %d %s%s", e.Kind, e.Turn, e.Outcome, e.Status))
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	cfg := testConfig(t, []string{fakeAgent("fa", "--sign"), fakeAgent("fb", "--sign")},
+		fmt.Sprintf("notify:\n  copy_supervisor: true\n  webhook:\n    url: %s\n", srv.URL))
+	file := newDebate(t, dir, "told", 2, "fa", "fb")
+	d := startDaemon(t, Options{Dir: dir, Config: cfg, Notify: notify.Options{Backoff: 5 * time.Millisecond}})
+	waitUntil(t, 20*time.Second, "converged", func() bool { return status(t, file) == walkie.StatusConverged && settled(t, file) })
+	d.stop(t) // delivers what is queued
+	mu.Lock()
+	defer mu.Unlock()
+	got := strings.Join(kinds, "\n")
+	for _, want := range []string{"turn-started 1 ", "turn-recorded 1 acceptedopen", "turn-started 2 ", "turn-recorded 2 acceptedconverged",
+		"debate-ended 0 converged", "entry 1 ", "entry 2 "} {
+		if strings.Count(got, want) != 1 {
+			t.Errorf("want %q once in the webhook's events:\n%s", want, got)
+		}
+	}
+}
+
+// A debate halted while it waits for a session slot leaves the queue: no
+// session is wasted on it when the slot frees.
+func TestDaemonHaltWhileQueued(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	dir := t.TempDir()
+	cfg := testConfig(t, []string{fakeAgent("slow", "--delay", "1500ms", "--sign"), fakeAgent("fa", "--sign")}, "limits:\n  max_sessions: 1\n")
+	first := newDebate(t, dir, "first", 2, "slow", "fa")
+	d := startDaemon(t, Options{Dir: dir, Config: cfg})
+	defer d.stop(t)
+	waitUntil(t, 10*time.Second, "slow running", func() bool { return viewOf(d.Daemon, first).Running != nil })
+	queued := newDebate(t, dir, "queued", 2, "fa", "slow")
+	waitUntil(t, 5*time.Second, "queued waiting for the slot", func() bool {
+		return strings.Contains(viewOf(d.Daemon, queued).Waiting, "max_sessions 1")
+	})
+	if err := walkie.Halt(queued, "not now"); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, 20*time.Second, "the first debate converged", func() bool { return status(t, first) == walkie.StatusConverged && settled(t, first) })
+	if recs := turnLog(t, queued); len(recs) != 0 {
+		t.Errorf("the halted debate ran %d attempts: %+v", len(recs), recs)
+	}
+	if v := viewOf(d.Daemon, queued); v.Status != walkie.StatusHalted || v.Waiting != "" {
+		t.Errorf("queued: %+v", v)
+	}
+}
+
+// The rate window survives a restart: sessions in the turn logs count.
+func TestDaemonRateLimitSurvivesRestart(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	dir := t.TempDir()
+	cfg := testConfig(t, []string{fakeAgent("fa", "--sign"), fakeAgent("fb", "--sign")}, "limits:\n  per_agent_turns_per_hour: {fa: 2}\n")
+	file := newDebate(t, dir, "busy", 2, "fa", "fb")
+	// Two fa sessions ten minutes ago, as a previous daemon logged them.
+	logLine := func(attempt int) string {
+		at := time.Now().Add(-10 * time.Minute).UTC().Format("2006-01-02T15:04:05.000Z07:00")
+		return fmt.Sprintf(`{"turn":1,"round":1,"agent":"fa","role":"participant","attempt":%d,"started":%q,"ended":%q,"duration_ms":1,"outcome":"crashed","transcript":{},"output_bytes":0,"signed":false}`+"\n", attempt, at, at)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".walkie", "busy", "turns.jsonl"), []byte(logLine(1)+logLine(2)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := startDaemon(t, Options{Dir: dir, Config: cfg})
+	defer d.stop(t)
+	waitUntil(t, 5*time.Second, "fa rate-limited", func() bool { return strings.Contains(viewOf(d.Daemon, file).Waiting, "rate-limited") })
+	t.Log(viewOf(d.Daemon, file).Waiting)
+	time.Sleep(300 * time.Millisecond)
+	if n := len(turnLog(t, file)); n != 2 {
+		t.Errorf("%d attempts logged; the rate limit should have held fa back", n)
+	}
 }

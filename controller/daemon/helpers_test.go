@@ -291,3 +291,11 @@ func loadConfig(t testing.TB, path string) *config.Config {
 	}
 	return cfg
 }
+
+// postAs appends an unsigned turn by a participant without a command.
+func postAs(t testing.TB, file, who string) {
+	t.Helper()
+	if _, err := walkie.Append(file, walkie.Post{From: who, Body: []byte("Over to you.\n")}); err != nil {
+		t.Fatal(err)
+	}
+}
