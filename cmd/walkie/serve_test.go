@@ -1,0 +1,84 @@
+package main
+
+import (
+	"bytes"
+	"encoding/xml"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// The systemd unit and the launchd plist in scripts/ start walkie serve
+// with flags that exist: a renamed flag must not leave them broken.
+func TestServiceFilesMatchServeFlags(t *testing.T) {
+	known := map[string]bool{}
+	for _, f := range serveCommand().Flags {
+		for _, n := range f.Names() {
+			known["--"+n] = true
+		}
+	}
+	unit, err := os.ReadFile("../../scripts/walkie.service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := regexp.MustCompile(`(?m)^ExecStart=(.*)$`).FindSubmatch(unit)
+	if exec == nil {
+		t.Fatal("walkie.service has no ExecStart")
+	}
+	unitArgs := strings.Fields(string(exec[1]))
+	for _, want := range []string{"KillMode=mixed", "ExecReload=/bin/kill -HUP $MAINPID", "RestartPreventExitStatus=2"} {
+		if !bytes.Contains(unit, []byte(want)) {
+			t.Errorf("walkie.service lacks %s", want)
+		}
+	}
+
+	plist, err := os.ReadFile("../../scripts/dev.walkie.serve.plist")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Dict struct {
+			Inner []byte `xml:",innerxml"`
+		} `xml:"dict"`
+	}
+	if err := xml.Unmarshal(plist, &doc); err != nil {
+		t.Fatalf("the plist is not well-formed XML: %v", err)
+	}
+	var plistArgs []string
+	if m := regexp.MustCompile(`(?s)<key>ProgramArguments</key>\s*<array>(.*?)</array>`).FindSubmatch(doc.Dict.Inner); m != nil {
+		for _, s := range regexp.MustCompile(`<string>(.*?)</string>`).FindAllSubmatch(m[1], -1) {
+			plistArgs = append(plistArgs, string(s[1]))
+		}
+	}
+	for name, args := range map[string][]string{"walkie.service": unitArgs, "dev.walkie.serve.plist": plistArgs} {
+		if len(args) < 2 || args[1] != "serve" {
+			t.Errorf("%s does not run `walkie serve`: %q", name, args)
+			continue
+		}
+		for _, a := range args[2:] {
+			if strings.HasPrefix(a, "--") && !known[strings.SplitN(a, "=", 2)[0]] {
+				t.Errorf("%s passes %s, which walkie serve does not know", name, a)
+			}
+		}
+	}
+}
+
+func TestServeAndWatchRefuseBadArguments(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"walkie", "watch", "."}, "one tick"},
+		{[]string{"walkie", "watch", "--once"}, "exactly one PATH"},
+		{[]string{"walkie", "serve", "somedir"}, "--dir somedir"},
+		{[]string{"walkie", "serve", "--dir", "/nonexistent/walkie-test", "--listen", ""}, "no such file"},
+		{[]string{"walkie", "serve", "--dir", ".", "--listen", "0.0.0.0:0", "--token", ""}, "needs a token"},
+	} {
+		var out, errOut bytes.Buffer
+		code := run(c.args, strings.NewReader(""), &out, &errOut)
+		if code == 0 || !strings.Contains(errOut.String(), c.want) {
+			t.Errorf("%q: exit %d, stderr %q; want a failure saying %q", c.args, code, errOut.String(), c.want)
+		}
+	}
+}
