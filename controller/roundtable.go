@@ -319,7 +319,9 @@ func (c *controller) grade(ctx context.Context, round int, fr *Freeze, mf manife
 		return nil, err
 	}
 	dir := filepath.Dir(c.file)
-	g, err = runGrader(ctx, graderCommand(m.Grader, dir, copyDir, round), copyDir, dir, round, m.GraderLimit(), graderLogPath(rd))
+	g, err = runGrader(ctx, graderCommand(m.Grader, dir, copyDir, round), copyDir, dir, round, m.GraderLimit(), graderLogPath(rd),
+		func(pid int) { c.noteRunning("grader", pid, tmp) })
+	c.forgetRunning("grader")
 	if err != nil {
 		return nil, err
 	}

@@ -71,7 +71,7 @@ func graderCommand(cmd walkie.Command, dir, copyDir string, round int) []string 
 // WALKIE_DIR, WALKIE_WORKSPACE and WALKIE_ROUND, and ends the whole group
 // at the timeout. Its output goes to logPath. A cancelled ctx gives an
 // error: the result of an interrupted grader is not a result.
-func runGrader(ctx context.Context, argv []string, copyDir, fileDir string, round int, timeout time.Duration, logPath string) (GraderResult, error) {
+func runGrader(ctx context.Context, argv []string, copyDir, fileDir string, round int, timeout time.Duration, logPath string, started func(pid int)) (GraderResult, error) {
 	res := GraderResult{Round: round, Command: strings.Join(argv, " ")}
 	out, err := os.Create(logPath)
 	if err != nil {
@@ -93,6 +93,9 @@ func runGrader(ctx context.Context, argv []string, copyDir, fileDir string, roun
 		return res, nil
 	}
 	pgid := cmd.Process.Pid
+	if started != nil {
+		started(pgid)
+	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	timer := time.NewTimer(timeout)

@@ -316,7 +316,7 @@ func TestRunGrader(t *testing.T) {
 	log := filepath.Join(dir, "grader.log")
 	run := func(cmd walkie.Command, timeout time.Duration) GraderResult {
 		t.Helper()
-		g, err := runGrader(context.Background(), graderCommand(cmd, "/the/dir", dir, 3), dir, "/the/dir", 3, timeout, log)
+		g, err := runGrader(context.Background(), graderCommand(cmd, "/the/dir", dir, 3), dir, "/the/dir", 3, timeout, log, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -360,7 +360,7 @@ func TestRunGrader(t *testing.T) {
 	// A cancelled run is no result.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := runGrader(ctx, []string{"sleep", "5"}, dir, dir, 1, time.Minute, log); err == nil {
+	if _, err := runGrader(ctx, []string{"sleep", "5"}, dir, dir, 1, time.Minute, log, nil); err == nil {
 		t.Fatal("a cancelled grader gave a result")
 	}
 }

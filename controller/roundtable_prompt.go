@@ -88,9 +88,9 @@ The task and everything said so far (a copy of the record, up to {{.Implementer}
 The work to review, frozen after that turn (your own copy: you may read and run it; anything you change in it is thrown away and reported):
 
 {{.Workspace}}
-{{- if .Changed}}
+{{- if gt .Round 1}}
 
-Changed since the previous round:{{range .Changed}} {{q .Path}} ({{.Kind}}){{end}}
+{{if .Changed}}Changed since the previous round:{{range .Changed}} {{q .Path}} ({{.Kind}}){{end}}{{else}}Nothing in the workspace changed since the previous round.{{end}}
 {{- end}}
 
 This is round {{.Round}} of at most {{.MaxRounds}}.

@@ -79,6 +79,12 @@ func (c *controller) reviewAll(ctx context.Context, t *plan, fr *Freeze, mf mani
 		wg   sync.WaitGroup
 	)
 	n := len(m.Participants)
+	// Attempts are numbered across runs (an interrupted run's attempts
+	// count), so every attempt keeps its own transcript.
+	logged, err := ReadTurnLog(c.dir)
+	if err != nil {
+		return nil, nil, err
+	}
 	for i, name := range m.Reviewers {
 		var stored ReviewResult
 		ok, err := readJSON(filepath.Join(rd, "review-"+name+".json"), &stored)
@@ -90,10 +96,16 @@ func (c *controller) reviewAll(ctx context.Context, t *plan, fr *Freeze, mf mani
 			continue
 		}
 		turn := (t.round-1)*n + 2 + i
+		before := 0
+		for _, r := range logged {
+			if r.Turn == turn && r.Agent == name {
+				before++
+			}
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, rs, err := c.review(ctx, job, name, turn)
+			res, rs, err := c.review(ctx, job, name, turn, before)
 			mu.Lock()
 			defer mu.Unlock()
 			recs = append(recs, rs...)
@@ -108,8 +120,10 @@ func (c *controller) reviewAll(ctx context.Context, t *plan, fr *Freeze, mf mani
 }
 
 // review runs one reviewer's attempts: up to 1 + its retries, until a
-// valid verdict comes in. Auth failures are never retried.
-func (c *controller) review(ctx context.Context, job *reviewJob, name string, turn int) (*ReviewResult, []TurnRecord, error) {
+// valid verdict comes in. Auth failures are never retried. before is how
+// many attempts earlier runs made (interrupted ones): numbering goes on
+// from there, the retry count starts afresh.
+func (c *controller) review(ctx context.Context, job *reviewJob, name string, turn, before int) (*ReviewResult, []TurnRecord, error) {
 	t := job.plan
 	agent, err := c.agentFor(name)
 	if err != nil {
@@ -117,7 +131,8 @@ func (c *controller) review(ctx context.Context, job *reviewJob, name string, tu
 	}
 	res := &ReviewResult{Round: t.round, Reviewer: name, Turn: turn}
 	var recs []TurnRecord
-	for attempt := 1; ; attempt++ {
+	for try := 1; ; try++ {
+		attempt := before + try
 		rec, verdict, discarded, how, err := c.reviewAttempt(ctx, job, agent, name, turn, attempt)
 		if err != nil {
 			return nil, recs, err
@@ -140,7 +155,7 @@ func (c *controller) review(ctx context.Context, job *reviewJob, name string, tu
 			res.Verdict = verdict
 			break
 		}
-		if rec.Outcome == OutcomeAuth || attempt > agent.Retries {
+		if rec.Outcome == OutcomeAuth || try > agent.Retries {
 			break
 		}
 		c.log.Info("reviewer gave no valid verdict; retrying", zap.String("reviewer", name), zap.Int("round", t.round),
@@ -339,8 +354,8 @@ func (c *controller) superviseReview(ctx context.Context, spec session.Spec, nam
 	if err != nil {
 		return session.Result{}, "", fmt.Errorf("start %s: %w", name, err)
 	}
-	c.noteReviewer(name, s)
-	defer c.forgetReviewer(name)
+	c.noteRunning(name, s.Pid(), filepath.Dir(verdictPath))
+	defer c.forgetRunning(name)
 	done := make(chan session.Result, 1)
 	go func() { done <- s.Wait() }()
 
@@ -407,29 +422,36 @@ func (c *controller) superviseReview(ctx context.Context, spec session.Spec, nam
 	}
 }
 
-// Running reviewers are remembered in .walkie/ID/roundtable/running/NAME.json
-// (the session's process identity), so a controller that dies mid-review
-// leaves enough for the next one to end their process groups.
+// Running reviewers (and the grader) are remembered in
+// .walkie/ID/roundtable/running/NAME.json: the process identity and the
+// sandbox, so a controller that dies mid-review leaves enough for the next
+// one to end their process groups and remove their sandboxes.
+
+type runningSession struct {
+	session.ProcIdentity
+	Sandbox string `json:"sandbox,omitempty"`
+}
 
 func (c *controller) runningPath(name string) string {
 	return filepath.Join(c.dir, "roundtable", "running", name+".json")
 }
 
-func (c *controller) noteReviewer(name string, s *session.Session) {
-	id, err := session.Identify(s.Pid())
+func (c *controller) noteRunning(name string, pid int, sandbox string) {
+	id, err := session.Identify(pid)
 	if err != nil {
-		c.log.Warn("cannot identify the reviewer's process", zap.String("reviewer", name), zap.Error(err))
+		c.log.Warn("cannot identify a round-table process", zap.String("name", name), zap.Int("pid", pid), zap.Error(err))
 		return
 	}
-	if err := writeJSON(c.runningPath(name), id); err != nil {
-		c.log.Warn("cannot record the reviewer's process", zap.String("reviewer", name), zap.Error(err))
+	if err := writeJSON(c.runningPath(name), runningSession{id, sandbox}); err != nil {
+		c.log.Warn("cannot record a round-table process", zap.String("name", name), zap.Error(err))
 	}
 }
 
-func (c *controller) forgetReviewer(name string) { _ = os.Remove(c.runningPath(name)) }
+func (c *controller) forgetRunning(name string) { _ = os.Remove(c.runningPath(name)) }
 
-// recoverReviewers ends the process groups of reviewers a dead controller
-// left running. Their results were never saved, so they run again.
+// recoverReviewers ends the process groups of reviewers (and a grader) a
+// dead controller left running, and removes their sandboxes. Their results
+// were never saved, so they run again.
 func (c *controller) recoverReviewers() error {
 	dir := filepath.Join(c.dir, "roundtable", "running")
 	ents, err := os.ReadDir(dir)
@@ -440,16 +462,19 @@ func (c *controller) recoverReviewers() error {
 		return err
 	}
 	for _, e := range ents {
-		var id session.ProcIdentity
+		var rs runningSession
 		p := filepath.Join(dir, e.Name())
-		if ok, err := readJSON(p, &id); err != nil || !ok {
+		if ok, err := readJSON(p, &rs); err != nil || !ok {
 			_ = os.Remove(p)
 			continue
 		}
-		if err := session.KillStale(id); err != nil {
-			return fmt.Errorf("end the interrupted reviewer (pid %d): %w", id.Pid, err)
+		if err := session.KillStale(rs.ProcIdentity); err != nil {
+			return fmt.Errorf("end the interrupted %s (pid %d): %w", strings.TrimSuffix(e.Name(), ".json"), rs.Pid, err)
 		}
-		c.log.Warn("ended a reviewer left running by an interrupted controller", zap.String("file", e.Name()), zap.Int("pid", id.Pid))
+		if rs.Sandbox != "" && strings.HasPrefix(filepath.Base(rs.Sandbox), "walkie-") {
+			_ = os.RemoveAll(rs.Sandbox)
+		}
+		c.log.Warn("ended a round-table process left running by an interrupted controller", zap.String("name", strings.TrimSuffix(e.Name(), ".json")), zap.Int("pid", rs.Pid))
 		if err := os.Remove(p); err != nil {
 			return err
 		}

@@ -8,12 +8,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/session"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -91,8 +93,12 @@ func (f *rtFixture) setup() {
 	fmt.Fprintf(&cfg, "defaults:\n  timeout: %s\n  stall: 20s\n  grace: 200ms\n  kill_grace: 500ms\nagents:\n", f.agentTimeout)
 	for _, name := range append([]string{f.implementer}, f.reviewers...) {
 		script := f.scripts[name]
-		if script == "" {
-			script = "{}\n"
+		switch {
+		case script != "":
+		case name == f.implementer:
+			script = "{}\n" // append a turn
+		default:
+			script = "behavior: verdict\n" // approve
 		}
 		f.write(filepath.Join("scripts", name+".yaml"), script)
 		fmt.Fprintf(&cfg, "  %s:\n    command: [sh, -c, 'printf \"%%s\\n=====\\n\" \"$0\" >> %s/prompts/{agent}-{turn}.txt; exec %s --file \"$1\" --agent {agent} --turn {turn} --round {round} --script %s/scripts/{agent}.yaml --state %s/state-{agent}', \"{prompt}\", \"{file}\"]\n    usage: %s\n%s",
@@ -490,4 +496,184 @@ func TestRoundtableReviewerFailuresAreNotRejections(t *testing.T) {
 			t.Fatalf("the record:\n%s", rec)
 		}
 	})
+}
+
+func (f *rtFixture) exists(rel string) bool {
+	_, err := os.Stat(filepath.Join(f.stateDir(), rel))
+	return err == nil
+}
+
+// waitFor polls cond until it holds, failing the test after limit.
+func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s: still not %s", limit, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Interrupted mid-review, a round table keeps what is done (the freeze,
+// the grader, the reviews that finished) and a second run picks up there:
+// only the interrupted reviewer runs again, and its attempt numbers go on.
+func TestRoundtableInterruptedReviewResumes(t *testing.T) {
+	leakCheck(t)
+	f := newRT(t)
+	f.maxRounds = 2
+	f.grader = fmt.Sprintf(`"echo graded >> %s/graded.log"`, f.dir)
+	f.scripts["brook"] = "behavior: verdict\nsteps:\n  - delay: 30s\n  - {}\n"
+	f.scripts["cy"] = "behavior: verdict\n"
+	f.setup()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type out struct {
+		sum Summary
+		err error
+	}
+	done := make(chan out, 1)
+	go func() {
+		sum, err := Run(ctx, Options{File: f.file, Config: f.cfg, Approve: true})
+		done <- out{sum, err}
+	}()
+	waitFor(t, 30*time.Second, "cy's review saved", func() bool { return f.exists("roundtable/round-1/review-cy.json") })
+	cancel()
+	first := <-done
+	if first.err != nil || !first.sum.Interrupted || first.sum.Turns != 1 {
+		t.Fatalf("first run: %+v, %v", first.sum, first.err)
+	}
+	if f.exists("roundtable/round-1/review-brook.json") || f.exists("roundtable/running/brook.json") {
+		t.Fatal("the interrupted review left a result or a running record")
+	}
+	sum := f.run()
+	if sum.Status != walkie.StatusConverged || sum.Turns != 3 {
+		t.Fatalf("second run: %s after %d turns (%s)", sum.Status, sum.Turns, sum.Reason)
+	}
+	if n := strings.Count(f.prompts("cy", 3), "====="); n != 1 {
+		t.Fatalf("cy ran %d times; its saved review should have been kept", n)
+	}
+	if b, _ := os.ReadFile(filepath.Join(f.dir, "graded.log")); string(b) != "graded\n" {
+		t.Fatalf("the grader ran %d times for one frozen state", strings.Count(string(b), "graded"))
+	}
+	recs, _ := ReadTurnLog(f.stateDir())
+	var brook []string
+	for _, r := range recs {
+		if r.Agent == "brook" {
+			brook = append(brook, fmt.Sprintf("%d:%s", r.Attempt, r.Outcome))
+		}
+	}
+	if !slices.Equal(brook, []string{"1:interrupted", "2:accepted"}) {
+		t.Fatalf("brook's attempts %v", brook)
+	}
+	if b := f.round(1).Reviews[0]; len(b.Attempts) != 1 || b.Attempts[0].Attempt != 2 {
+		t.Fatalf("brook's review %+v", b)
+	}
+}
+
+// walkie halt ends the running reviewers at once; walkie resume and a new
+// run finish the round.
+func TestRoundtableHaltDuringReview(t *testing.T) {
+	leakCheck(t)
+	f := newRT(t)
+	f.maxRounds = 1
+	f.scripts["brook"] = "behavior: verdict\nsteps:\n  - delay: 30s\n  - {}\n"
+	f.scripts["cy"] = "behavior: verdict\nsteps:\n  - delay: 30s\n  - {}\n"
+	f.setup()
+	done := make(chan Summary, 1)
+	go func() {
+		sum, err := Run(context.Background(), Options{File: f.file, Config: f.cfg, Approve: true})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- sum
+	}()
+	waitFor(t, 30*time.Second, "both reviewers running", func() bool {
+		return f.exists("roundtable/running/brook.json") && f.exists("roundtable/running/cy.json")
+	})
+	start := time.Now()
+	if err := walkie.Halt(f.file, "a person looks"); err != nil {
+		t.Fatal(err)
+	}
+	sum := <-done
+	if sum.Status != walkie.StatusHalted || time.Since(start) > 15*time.Second {
+		t.Fatalf("%s after %s", sum.Status, time.Since(start))
+	}
+	for _, r := range sum.Attempts {
+		if r.Role == "reviewer" && r.Outcome != OutcomeHalted {
+			t.Fatalf("reviewer attempt %+v", r)
+		}
+	}
+	if err := walkie.Resume(f.file); err != nil {
+		t.Fatal(err)
+	}
+	if sum := f.run(); sum.Status != walkie.StatusConverged {
+		t.Fatalf("after resume: %s (%s)", sum.Status, sum.Reason)
+	}
+}
+
+// walkie turn (Once) takes one step of a round table at a time: the
+// implementer's turn, then the whole review; and a budget stops the run
+// before a step that would start past it.
+func TestRoundtableOnceAndBudget(t *testing.T) {
+	leakCheck(t)
+	f := newRT(t)
+	f.maxRounds = 2
+	f.usage = true
+	f.extraFrontMatter = "budget_usd: 0.25\n"
+	f.scripts["ada"] = "usage: true\ncost_usd: 0.1\n"
+	f.scripts["brook"] = "behavior: verdict\nusage: true\ncost_usd: 0.05\nverdict: '{\"verdict\": \"request_changes\", \"objections\": [{\"rule\": \"r\", \"failing_input\": \"x{round}\", \"blocking\": true}]}'\n"
+	f.scripts["cy"] = "behavior: verdict\nusage: true\ncost_usd: 0.05\n"
+	f.setup()
+	once := func(o *Options) { o.Once = true }
+	for i, want := range []int{1, 3} {
+		if sum := f.run(once); sum.Status != walkie.StatusOpen || sum.Turns != want {
+			t.Fatalf("step %d: %s after %d turns, want open after %d", i+1, sum.Status, sum.Turns, want)
+		}
+	}
+	// $0.10 + $0.10 of reviews + $0.10 = $0.30 spent, over the $0.25
+	// budget: the run stops before round 2's review.
+	if sum := f.run(once); sum.Status != walkie.StatusOverBudget || sum.Turns != 4 {
+		t.Fatalf("%s after %d turns (%s), want over-budget before round 2's review", sum.Status, sum.Turns, sum.Reason)
+	}
+}
+
+// A controller that died mid-review left a reviewer running: the next run
+// ends its process group and removes its sandbox before anything else.
+func TestRoundtableRecoversLeftoverReviewers(t *testing.T) {
+	leakCheck(t)
+	f := newRT(t)
+	f.maxRounds = 1
+	f.setup()
+	sandbox, err := os.MkdirTemp("", "walkie-review-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(sandbox)
+	orphan := exec.Command("sleep", "300")
+	orphan.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := orphan.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { orphan.Wait(); close(exited) }()
+	defer orphan.Process.Kill()
+	id, err := session.Identify(orphan.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writeJSON(filepath.Join(f.stateDir(), "roundtable", "running", "brook.json"), runningSession{id, sandbox}); err != nil {
+		t.Fatal(err)
+	}
+	if sum := f.run(); sum.Status != walkie.StatusConverged {
+		t.Fatalf("%s (%s)", sum.Status, sum.Reason)
+	}
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the leftover reviewer is still running")
+	}
+	if _, err := os.Stat(sandbox); err == nil {
+		t.Fatal("the leftover sandbox is still there")
+	}
 }
