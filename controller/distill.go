@@ -23,6 +23,10 @@ import (
 // reason; the second result is kept whatever it is, with a warning.
 const distillTries = 2
 
+// ErrBriefingFixed is the refusal to change a briefing once the debate
+// has an entry: the header is then part of the chain.
+var ErrBriefingFixed = errors.New("the briefing is fixed once the first entry is written")
+
 // DistillOptions configure a distillation.
 type DistillOptions struct {
 	File string // the walkie file whose briefing is written
@@ -93,7 +97,7 @@ func Distill(ctx context.Context, o DistillOptions) (DistillResult, error) {
 		return DistillResult{}, badInput(err)
 	}
 	if len(d.Entries) > 0 {
-		return DistillResult{}, badInput(&walkie.RefusedError{Reason: "the debate has started: the briefing is fixed once the first entry is written"})
+		return DistillResult{}, fmt.Errorf("%s has %d entries: %w", o.File, len(d.Entries), ErrBriefingFixed)
 	}
 	name := o.Agent
 	if name == "" {

@@ -274,8 +274,7 @@ func TestDistillRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := Distill(distillCtx(t), DistillOptions{File: file, Chat: chat, Agent: "distiller", Config: cfg})
-	var re *walkie.RefusedError
-	if !errors.Is(err, ErrBadInput) || !errors.As(err, &re) {
+	if !errors.Is(err, ErrBriefingFixed) {
 		t.Fatalf("after the first turn: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(filepath.Dir(file), "prompts.log")); err == nil {

@@ -121,7 +121,7 @@ a person halts it. See docs/ for the file format and configuration.`,
 // commands lists every command, in the order --help shows them.
 func commands() []*cli.Command {
 	return []*cli.Command{
-		initCommand(), postCommand(), statusCommand(), verifyCommand(),
+		initCommand(), briefCommand(), postCommand(), statusCommand(), verifyCommand(),
 		haltCommand(), resumeCommand(), extendCommand(), repairCommand(),
 		autoCommand(), turnCommand(), logCommand(), reportCommand(), doctorCommand(),
 		serveCommand(), watchCommand(),

@@ -1,0 +1,471 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	"github.com/walkie-sh/walkie/briefing"
+	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/controller"
+	"github.com/walkie-sh/walkie/walkie"
+)
+
+func briefCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "brief",
+		Usage: "write, distill, edit, approve and show a debate's briefing",
+		Description: `The briefing is the text under "# Briefing" at the top of a walkie file: the
+question, the options, the constraints, what is already decided, and what a
+sign-off means, in about 300-400 words. Every agent reads it at the start of
+every turn. A person approves it, which pins its sha256 in the front matter;
+walkie auto and walkie turn refuse a debate whose briefing is not approved or
+no longer matches the pin. Once the first entry is written, no walkie command
+changes it. See docs/briefing.md.
+
+EXAMPLES:
+   walkie brief draft api.walkie.md --agents claude,codex
+   walkie brief distill api.walkie.md --from ~/.claude/projects/-home-me-api/SESSION.jsonl
+   walkie brief edit api.walkie.md
+   walkie brief approve api.walkie.md
+   walkie brief show api.walkie.md`,
+		Subcommands: []*cli.Command{briefDraftCommand(), briefDistillCommand(), briefEditCommand(), briefApproveCommand(), briefShowCommand()},
+	}
+}
+
+// notStarted refuses a change of the briefing once the debate has an entry,
+// before anything is asked of the person or an agent.
+func notStarted(d *walkie.Doc) error {
+	if len(d.Entries) > 0 {
+		return withCode(exitRefused, fmt.Errorf("%s has %d entries: the briefing is fixed once the first entry is written (start a new debate to change it)", d.File, len(d.Entries)))
+	}
+	return nil
+}
+
+func briefDraftCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "draft",
+		Usage:     "write the briefing template into a new or unapproved walkie file",
+		ArgsUsage: "FILE",
+		Description: `Writes the template: the five sections (Question, Options, Constraints,
+Decided, What a sign-off means), each with one line of guidance to replace.
+A FILE that does not exist is created, which needs --agents (as walkie init).
+An existing FILE keeps its front matter; its briefing is replaced only while
+it is empty or a placeholder (--force replaces written text), never once it
+is approved (use walkie brief edit) or once the debate has started.
+
+EXAMPLES:
+   walkie brief draft api.walkie.md --agents claude,codex --max-rounds 4
+   walkie brief draft api.walkie.md          # after walkie init
+   walkie brief draft api.walkie.md --stdout > brief.md`,
+		Flags: []cli.Flag{
+			&cli.StringSliceFlag{Name: "agents", Usage: "for a new FILE: participants in turn order, comma separated"},
+			&cli.StringFlag{Name: "id", Usage: "for a new FILE: debate id (default: the file name without .walkie.md)"},
+			&cli.IntFlag{Name: "max-rounds", Value: 6, Usage: "for a new FILE: round cap"},
+			&cli.BoolFlag{Name: "force", Usage: "replace a briefing that already has text (not an approved one)"},
+			&cli.BoolFlag{Name: "stdout", Usage: "print the template instead of writing FILE"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.Bool("stdout") {
+				fmt.Fprint(c.App.Writer, briefing.Template())
+				return nil
+			}
+			file, err := fileArg(c)
+			if err != nil {
+				return err
+			}
+			w := c.App.Writer
+			if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) {
+				if len(c.StringSlice("agents")) == 0 {
+					return withCode(exitBadInput, fmt.Errorf("%s does not exist: give --agents to create it (e.g. --agents claude,codex)", file))
+				}
+				var agents []string
+				for _, a := range c.StringSlice("agents") {
+					agents = append(agents, strings.TrimSpace(a))
+				}
+				err := walkie.Init(file, walkie.InitOptions{ID: c.String("id"), Participants: agents, MaxRounds: c.Int("max-rounds"), Briefing: []byte(briefing.Template())})
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(w, "created %s (participants: %s) with the briefing template\n", file, strings.Join(agents, ", "))
+				fmt.Fprintf(w, "next: fill it in (walkie brief edit %s), then walkie brief approve %s\n", file, file)
+				return nil
+			}
+			if c.IsSet("agents") || c.IsSet("id") || c.IsSet("max-rounds") {
+				return withCode(exitBadInput, fmt.Errorf("%s exists: --agents, --id and --max-rounds only apply to a new file", file))
+			}
+			d, err := walkie.Load(file)
+			if err != nil {
+				return err
+			}
+			if err := notStarted(d); err != nil {
+				return err
+			}
+			if d.Meta.BriefingSHA256 != "" {
+				return withCode(exitRefused, fmt.Errorf("the briefing of %s is approved: change it with walkie brief edit (which asks for approval again)", file))
+			}
+			if !briefing.IsPlaceholder(d.Briefing) && !c.Bool("force") {
+				return withCode(exitRefused, fmt.Errorf("the briefing of %s already has text (%d words): edit it with walkie brief edit, or pass --force to replace it with the template", file, briefing.WordCount(d.Briefing)))
+			}
+			if _, err := walkie.SetBriefing(file, []byte(briefing.Template())); err != nil {
+				return err
+			}
+			fmt.Fprintf(w, "wrote the briefing template into %s\n", file)
+			fmt.Fprintf(w, "next: fill it in (walkie brief edit %s), then walkie brief approve %s\n", file, file)
+			return nil
+		},
+	}
+}
+
+func briefDistillCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "distill",
+		Usage:     "have an agent distill a conversation into the briefing",
+		ArgsUsage: "FILE",
+		Description: `Runs an agent, through a normal session (a fresh pty, its timeout and stall
+window, a transcript), with a pinned prompt: read the conversation, write a
+briefing of 300-400 words in the template's sections into a file named in the
+prompt. CHAT may be plain text or markdown, or a Claude Code session log
+(~/.claude/projects/DIR/SESSION.jsonl) or a Codex one
+(~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl): from a log only what the user
+typed and what the assistant answered is kept, no tool calls or output.
+
+A result that misses sections or is far off the length is sent back once with
+the reason, then kept with a warning. The result replaces the briefing, not
+approved: read it (walkie brief show), fix it (walkie brief edit), then
+walkie brief approve. Transcripts are kept in .walkie/ID/distill/.
+
+The agent is a configured one (see docs/configuration.md); by default the
+agent of the first participant. In its command, {file} is the file to write.
+
+EXAMPLES:
+   walkie brief distill api.walkie.md --from notes.md
+   walkie brief distill api.walkie.md --from ~/.codex/sessions/2026/11/30/rollout-X.jsonl --agent claude
+   walkie brief distill api.walkie.md --from chat.jsonl --agent codex --config walkie.yaml`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "from", Usage: "the conversation: text, markdown, or a Claude Code or Codex session log", Required: true},
+			&cli.StringFlag{Name: "agent", Usage: "configured agent that distills (default: the first participant's)"},
+			&cli.StringFlag{Name: "config", Usage: "config file (default: ./walkie.yaml, then the user config dir)"},
+			&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "auto (human on a terminal, JSON otherwise), console or json"},
+			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "debug logging"},
+		},
+		Action: func(c *cli.Context) error {
+			file, err := fileArg(c)
+			if err != nil {
+				return err
+			}
+			cfg, err := config.Load(c.String("config"))
+			if err != nil {
+				return withCode(exitBadInput, err)
+			}
+			stderr := c.App.ErrWriter
+			log, err := newLogger(stderr, c.String("log-format"), c.Bool("verbose"), isTerminal(stderr))
+			if err != nil {
+				return withCode(exitBadInput, err)
+			}
+			defer func() { _ = log.Sync() }()
+			ctx, stop := interruptible(c.Context, stderr)
+			defer stop()
+			res, err := controller.Distill(ctx, controller.DistillOptions{File: file, Chat: c.String("from"), Agent: c.String("agent"), Config: cfg, Log: log})
+			switch {
+			case errors.Is(err, controller.ErrBriefingFixed):
+				return withCode(exitRefused, err)
+			case errors.Is(err, controller.ErrBadInput):
+				return withCode(exitBadInput, err)
+			case err != nil:
+				return err
+			}
+			w := c.App.Writer
+			fmt.Fprint(w, string(res.Briefing))
+			from := "plain text"
+			if res.ChatFormat != briefing.FormatText {
+				from = fmt.Sprintf("a %s session log (%d messages)", res.ChatFormat, res.Messages)
+			}
+			tries := "1 attempt"
+			if n := len(res.Attempts); n > 1 {
+				tries = fmt.Sprintf("%d attempts", n)
+			}
+			fmt.Fprintf(w, "\n— %d words (aim %d-%d), distilled by %s from %s in %s\n", res.Report.Words, briefing.MinWords, briefing.MaxWords, res.Agent, from, tries)
+			if res.Warning != "" {
+				fmt.Fprintf(stderr, "walkie: warning: the briefing still has problems after a retry: %s; fix them with walkie brief edit %s\n", res.Warning, file)
+			}
+			if res.Unpinned {
+				fmt.Fprintln(w, "the earlier approval was removed: this text is new")
+			}
+			fmt.Fprintf(w, "written into %s, not approved: read it, then walkie brief approve %s\n", file, file)
+			return nil
+		},
+	}
+}
+
+func briefEditCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "edit",
+		Usage:     "edit the briefing alone in $EDITOR",
+		ArgsUsage: "FILE",
+		Description: `Opens $EDITOR (vi if unset) on a temporary file holding only the briefing, and
+writes what you save back under "# Briefing". Editing an approved briefing
+before the first turn removes the approval: the new text must be approved
+again (walkie brief approve shows what changed). Refused once the debate has
+an entry, and while a controller runs it.
+
+EXAMPLES:
+   walkie brief edit api.walkie.md
+   EDITOR="code --wait" walkie brief edit api.walkie.md`,
+		Action: func(c *cli.Context) error {
+			file, err := fileArg(c)
+			if err != nil {
+				return err
+			}
+			d, err := walkie.Load(file)
+			if err != nil {
+				return err
+			}
+			if err := notStarted(d); err != nil {
+				return err
+			}
+			if walkie.ControllerRunning(walkie.StateDir(file, d.Meta.ID)) {
+				return withCode(exitRefused, errors.New("a controller is running this debate: the briefing cannot change under it"))
+			}
+			tmp, err := os.CreateTemp("", "walkie-briefing-*.md")
+			if err != nil {
+				return err
+			}
+			defer os.Remove(tmp.Name())
+			_, err = tmp.Write(d.Briefing)
+			if cerr := tmp.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return err
+			}
+			if err := runEditor(tmp.Name()); err != nil {
+				return fmt.Errorf("%w; the briefing is unchanged", err)
+			}
+			text, err := os.ReadFile(tmp.Name())
+			if err != nil {
+				return err
+			}
+			w := c.App.Writer
+			if bytes.Equal(walkie.BriefingText(text), d.Briefing) {
+				fmt.Fprintf(w, "%s: no change\n", file)
+				return nil
+			}
+			unpinned, err := walkie.SetBriefing(file, text)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(w, "%s: briefing updated, %d words\n", file, briefing.WordCount(text))
+			if unpinned {
+				fmt.Fprintf(w, "it was approved: the approval is removed; read it again, then walkie brief approve %s\n", file)
+			} else {
+				fmt.Fprintf(w, "not approved yet: walkie brief approve %s\n", file)
+			}
+			if p := briefing.Check(text).Reason(); p != "" {
+				fmt.Fprintf(c.App.ErrWriter, "walkie: note: %s\n", p)
+			}
+			return nil
+		},
+	}
+}
+
+// runEditor runs $EDITOR (vi if unset) on path, on the user's terminal.
+// $EDITOR may hold arguments ("code --wait"), so it goes through the shell,
+// with the path as a separate argument that needs no quoting.
+func runEditor(path string) error {
+	editor := strings.TrimSpace(os.Getenv("EDITOR"))
+	if editor == "" {
+		editor = "vi"
+	}
+	cmd := exec.Command("sh", "-c", editor+` "$1"`, "sh", path)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("editor %q: %w", editor, err)
+	}
+	return nil
+}
+
+func briefApproveCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "approve",
+		Usage:     "show the briefing and pin its sha256 in the front matter",
+		ArgsUsage: "FILE",
+		Description: `Shows the briefing, its word count and anything missing from it, and, when a
+briefing was approved before, what changed since (a diff against the copy
+kept in .walkie/ID/briefing.approved.md). On a terminal it then asks for
+confirmation; --yes skips the question (for scripts). Approving pins the
+briefing's sha256 as briefing_sha256 in the front matter; from then on any
+change to the text is caught by walkie verify and before every turn. Refused
+once the debate has an entry.
+
+EXAMPLES:
+   walkie brief approve api.walkie.md
+   walkie brief approve api.walkie.md --yes`,
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "approve without asking"}},
+		Action: func(c *cli.Context) error {
+			file, err := fileArg(c)
+			if err != nil {
+				return err
+			}
+			d, err := walkie.Load(file)
+			if err != nil {
+				return err
+			}
+			if err := notStarted(d); err != nil {
+				return err
+			}
+			w, stderr := c.App.Writer, c.App.ErrWriter
+			dir := walkie.StateDir(file, d.Meta.ID)
+			hash := walkie.BriefingHash(d.Briefing)
+			if d.Meta.BriefingSHA256 == hash {
+				// Keep the copy a later re-approval is compared with, even
+				// when the pin was set another way (walkie auto --approve).
+				if prev, err := briefing.ReadApproved(dir); err == nil && !bytes.Equal(prev, d.Briefing) {
+					if err := briefing.WriteApproved(dir, d.Briefing); err != nil {
+						return err
+					}
+				}
+				fmt.Fprintf(w, "%s: the briefing is already approved (sha256 %s)\n", file, hash[:12])
+				return nil
+			}
+			if briefing.IsPlaceholder(d.Briefing) {
+				return withCode(exitBadInput, fmt.Errorf("%s: the briefing is still empty or the bare template: write it first (walkie brief edit %s, or walkie brief distill %s --from CHAT)", file, file, file))
+			}
+			fmt.Fprintf(w, "# Briefing of %s\n\n%s\n", file, d.Briefing)
+			rep := briefing.Check(d.Briefing)
+			fmt.Fprintf(w, "— %d words (aim %d-%d)\n", rep.Words, briefing.MinWords, briefing.MaxWords)
+			for _, p := range rep.Problems() {
+				fmt.Fprintf(w, "note: %s\n", p)
+			}
+			prev, err := briefing.ReadApproved(dir)
+			if err != nil {
+				return err
+			}
+			if d.Meta.BriefingSHA256 != "" {
+				fmt.Fprintln(w, "\nThe briefing changed after it was approved.")
+			}
+			if prev != nil {
+				if diff := briefing.Diff("approved", "now", prev, d.Briefing); diff != "" {
+					fmt.Fprintf(w, "\nChanges since the last approval:\n%s", diff)
+				}
+			}
+			if !c.Bool("yes") {
+				in, ok := c.App.Reader.(*os.File)
+				if !ok || !term.IsTerminal(int(in.Fd())) {
+					return withCode(exitBadInput, errors.New("not approved: standard input is not a terminal, so nobody can confirm; pass --yes to approve without the question"))
+				}
+				if !confirm(in, w, "\nApprove this briefing? [y/N] ") {
+					return withCode(exitError, errors.New("not approved; nothing changed"))
+				}
+			}
+			// Pin what was shown, not what the file may hold by now.
+			now, err := walkie.Load(file)
+			if err != nil {
+				return err
+			}
+			if !bytes.Equal(now.Briefing, d.Briefing) {
+				return withCode(exitRefused, errors.New("the briefing changed while it was shown: run walkie brief approve again"))
+			}
+			pinned, err := walkie.Approve(file)
+			if err != nil {
+				return err
+			}
+			if err := briefing.WriteApproved(dir, d.Briefing); err != nil {
+				fmt.Fprintf(stderr, "walkie: warning: approved, but the copy for later diffs was not kept: %v\n", err)
+			}
+			fmt.Fprintf(w, "%s: briefing approved, briefing_sha256 %s\n", file, pinned)
+			return nil
+		},
+	}
+}
+
+// confirm asks a yes/no question and reads one line.
+func confirm(in io.Reader, w io.Writer, question string) bool {
+	fmt.Fprint(w, question)
+	line, _ := bufio.NewReader(in).ReadString('\n')
+	a := strings.ToLower(strings.TrimSpace(line))
+	return a == "y" || a == "yes"
+}
+
+// briefView is `walkie brief show --json`.
+type briefView struct {
+	File     string   `json:"file"`
+	Text     string   `json:"text"`
+	Words    int      `json:"words"`
+	SHA256   string   `json:"sha256"`
+	Pinned   string   `json:"briefing_sha256,omitempty"`
+	Approved bool     `json:"approved"` // pinned and matching
+	Changed  bool     `json:"changed"`  // pinned but no longer matching
+	Entries  int      `json:"entries"`
+	Problems []string `json:"problems"`
+}
+
+func briefShowCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "show",
+		Usage:     "print the briefing and whether it is approved",
+		ArgsUsage: "FILE",
+		Description: `Prints the briefing's text on standard output, and on standard error its word
+count, what the template would still want, and its approval: approved (the
+pinned sha256 matches), not approved, or changed after approval (walkie
+verify fails until it is restored or, before the first turn, re-approved).
+
+EXAMPLES:
+   walkie brief show api.walkie.md
+   walkie brief show api.walkie.md > briefing.md
+   walkie brief show api.walkie.md --json | jq .approved`,
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
+		Action: func(c *cli.Context) error {
+			file, err := fileArg(c)
+			if err != nil {
+				return err
+			}
+			d, err := walkie.Load(file)
+			if err != nil {
+				return err
+			}
+			rep := briefing.Check(d.Briefing)
+			hash := walkie.BriefingHash(d.Briefing)
+			v := briefView{File: file, Text: string(d.Briefing), Words: rep.Words, SHA256: hash, Pinned: d.Meta.BriefingSHA256,
+				Approved: d.Meta.BriefingSHA256 == hash, Changed: d.Meta.BriefingSHA256 != "" && d.Meta.BriefingSHA256 != hash,
+				Entries: len(d.Entries), Problems: rep.Problems()}
+			if v.Problems == nil {
+				v.Problems = []string{}
+			}
+			if c.Bool("json") {
+				enc := json.NewEncoder(c.App.Writer)
+				enc.SetIndent("", "  ")
+				return enc.Encode(v)
+			}
+			fmt.Fprint(c.App.Writer, v.Text)
+			e := c.App.ErrWriter
+			fmt.Fprintf(e, "— %s: %d words (aim %d-%d)", filepath.Base(file), v.Words, briefing.MinWords, briefing.MaxWords)
+			switch {
+			case v.Approved:
+				fmt.Fprintf(e, ", approved (sha256 %s)\n", hash[:12])
+			case v.Changed:
+				fmt.Fprintf(e, ", CHANGED after approval: walkie verify fails until it is restored")
+				if v.Entries == 0 {
+					fmt.Fprintf(e, " or re-approved (walkie brief approve %s)", file)
+				}
+				fmt.Fprintln(e)
+			default:
+				fmt.Fprintf(e, ", not approved (walkie brief approve %s)\n", file)
+			}
+			for _, p := range v.Problems {
+				fmt.Fprintf(e, "note: %s\n", p)
+			}
+			return nil
+		},
+	}
+}

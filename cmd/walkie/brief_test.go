@@ -1,0 +1,131 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/walkie-sh/walkie/walkie"
+)
+
+var (
+	binOnce sync.Once
+	binDir  string
+	binErr  error
+)
+
+// testBins builds walkie and the fake agent once per test binary. The
+// scripts run the real programs, as a user's shell would; building them
+// here, rather than in a TestMain, leaves the package's TestMain free.
+func testBins(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		binDir, binErr = os.MkdirTemp("", "walkie-brief-bin-")
+		if binErr != nil {
+			return
+		}
+		for name, pkg := range map[string]string{"walkie": ".", "fakeagent": "../fakeagent"} {
+			out, err := exec.Command("go", "build", "-o", filepath.Join(binDir, name), pkg).CombinedOutput()
+			if err != nil {
+				binErr = fmt.Errorf("build %s: %v\n%s", name, err, out)
+				return
+			}
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binDir
+}
+
+// TestBriefScripts runs testdata/script/brief_*.txtar: one scenario of
+// the brief commands and the briefing rules per file.
+func TestBriefScripts(t *testing.T) {
+	bins := testBins(t)
+	testscript.Run(t, testscript.Params{
+		Files: globScripts(t, "testdata/script/brief_*.txtar"),
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("PATH", bins+string(os.PathListSeparator)+env.Getenv("PATH"))
+			env.Setenv("EDITOR", "")
+			return nil
+		},
+	})
+}
+
+func globScripts(t *testing.T, pattern string) []string {
+	files, err := filepath.Glob(pattern)
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scripts match %s (%v)", pattern, err)
+	}
+	return files
+}
+
+// On a terminal, walkie brief approve asks; only "y" or "yes" approves.
+func TestBriefApproveAsksOnATerminal(t *testing.T) {
+	bins := testBins(t)
+	for answer, approved := range map[string]bool{"y": true, "yes": true, "n": false, "": false} {
+		dir := t.TempDir()
+		file := filepath.Join(dir, "d.walkie.md")
+		if err := walkie.Init(file, walkie.InitOptions{Participants: []string{"ann", "bob"}, Briefing: []byte("## Question\nCursor or offset?\n")}); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(filepath.Join(bins, "walkie"), "brief", "approve", file)
+		tty, err := pty.Start(cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// One reader for the whole session: the pty's reads block, so the
+		// test waits on the channel, with a deadline, instead.
+		chunks := make(chan string, 64)
+		go func() {
+			defer close(chunks)
+			buf := make([]byte, 4096)
+			for {
+				n, err := tty.Read(buf)
+				if n > 0 {
+					chunks <- string(buf[:n])
+				}
+				if err != nil { // EIO once walkie has exited
+					return
+				}
+			}
+		}()
+		seen := ""
+		timeout := time.After(20 * time.Second)
+		for !strings.Contains(seen, "[y/N]") {
+			select {
+			case c, ok := <-chunks:
+				if !ok {
+					t.Fatalf("walkie ended before asking:\n%s", seen)
+				}
+				seen += c
+			case <-timeout:
+				cmd.Process.Kill()
+				t.Fatalf("no question within 20s:\n%s", seen)
+			}
+		}
+		if !strings.Contains(seen, "Cursor or offset?") {
+			t.Fatalf("the briefing was not shown before the question:\n%s", seen)
+		}
+		if _, err := tty.Write([]byte(answer + "\r")); err != nil {
+			t.Fatal(err)
+		}
+		err = cmd.Wait()
+		for c := range chunks {
+			seen += c
+		}
+		tty.Close()
+		m, _ := walkie.ReadMeta(file)
+		if (m.BriefingSHA256 != "") != approved || (err == nil) != approved {
+			t.Errorf("answer %q: pinned=%q exit=%v\n%s", answer, m.BriefingSHA256, err, seen)
+		}
+	}
+}
