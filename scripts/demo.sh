@@ -13,10 +13,10 @@ cd "$run"
 echo "== walkie init: a debate between ada and brook, at most 4 rounds"
 walkie init orders.walkie.md --agents ada,brook --max-rounds 4 --briefing "$root/scripts/demo/briefing.md"
 echo "== walkie brief approve: pin the briefing"
-walkie brief approve orders.walkie.md --yes >/dev/null 2>&1 || true
+walkie brief approve orders.walkie.md --yes
 echo "== walkie auto: one agent session per turn, until both sign off"
 set +e
-walkie auto orders.walkie.md --approve
+walkie auto orders.walkie.md
 rc=$?
 set -e
 echo
