@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -457,7 +458,8 @@ func (c *controller) decideRound(m *walkie.Meta, round int) (RoundResult, error)
 		rr.Reason = fmt.Sprintf("round %d: %d blocking objection(s), grader %s", round, blockers, graderStatus(rr.Grader))
 	default:
 		rr.Decision = DecisionFailed
-		rr.Reason = fmt.Sprintf("round %d: no valid verdict from %v after retries, and nothing else to change; a timeout or crash is not a rejection, so the supervisor must look", round, missing)
+		rr.Reason = fmt.Sprintf("round %d: no valid verdict from %s after retries, and nothing else to change; a timeout or crash is not a rejection, so the supervisor must look",
+			round, strings.Join(missing, ", "))
 	}
 	return rr, nil
 }
