@@ -174,6 +174,9 @@ func (c *controller) checkWorkspace(m *walkie.Meta) error {
 	return nil
 }
 
+// maxFeedbackBytes bounds the objections quoted in the implementer's prompt.
+const maxFeedbackBytes = 48 << 10
+
 // prepareImplementer gives the implementer's plan its role and prompt:
 // the last round's blocking objections and, if it did not pass, the grader.
 func (c *controller) prepareImplementer(t *plan) error {
@@ -187,12 +190,20 @@ func (c *controller) prepareImplementer(t *plan) error {
 			return err
 		}
 		if ok {
+			size := 0
 			data.GraderRound = prev.Round
 			for _, r := range prev.Reviews {
 				if r.Verdict == nil {
 					continue
 				}
 				for _, o := range r.Verdict.Blockers() {
+					// The prompt is one argv element, which Linux bounds
+					// at 128 KiB: quote objections up to a share of that.
+					// (Counted as quoted: JSON turns one "<" into six bytes.)
+					if size += len(quoteJSON(o.Summary)) + len(quoteJSON(o.Rule)) + len(quoteJSON(o.FailingInput)); size > maxFeedbackBytes {
+						data.MoreBlockers++
+						continue
+					}
 					data.Blockers = append(data.Blockers, feedbackItem{Reviewer: r.Reviewer, Objection: o})
 				}
 			}

@@ -172,7 +172,14 @@ func tail(path string, n int64) string {
 	}
 	off := max(0, fi.Size()-n)
 	b, _ := io.ReadAll(io.NewSectionReader(f, off, fi.Size()-off))
-	s := strings.ToValidUTF8(string(b), "")
+	// It reaches the implementer inside one argv element: no NUL, and no
+	// terminal escapes either.
+	s := strings.Map(func(r rune) rune {
+		if r < 0x20 && r != '\n' && r != '\t' || r == 0x7f {
+			return -1
+		}
+		return r
+	}, strings.ToValidUTF8(string(b), ""))
 	if off > 0 {
 		s = "…" + s
 	}

@@ -326,7 +326,7 @@ func TestRunGrader(t *testing.T) {
 		g.Output != "3 3 /the/dir /the/dir\n" {
 		t.Fatalf("%+v", g)
 	}
-	if g := run(walkie.Command{Argv: []string{"sh", "-c", "echo failing >&2; exit 3"}}, 10*time.Second); g.Status != GraderFail || *g.ExitCode != 3 || g.Output != "failing\n" {
+	if g := run(walkie.Command{Argv: []string{"sh", "-c", "printf 'fail\\033[31ming\\0\\n' >&2; exit 3"}}, 10*time.Second); g.Status != GraderFail || *g.ExitCode != 3 || g.Output != "fail[31ming\n" {
 		t.Fatalf("%+v", g)
 	}
 	if g := run(walkie.Command{Argv: []string{"/no/such/grader"}}, 10*time.Second); g.Status != GraderError {
@@ -362,5 +362,41 @@ func TestRunGrader(t *testing.T) {
 	cancel()
 	if _, err := runGrader(ctx, []string{"sleep", "5"}, dir, dir, 1, time.Minute, log, nil); err == nil {
 		t.Fatal("a cancelled grader gave a result")
+	}
+}
+
+// The implementer's prompt is one argv element, which Linux bounds at
+// 128 KiB: however much the reviewers object, it stays well under that and
+// says how many objections it left for the record.
+func TestImplementerPromptIsBounded(t *testing.T) {
+	f := newRT(t)
+	f.setup()
+	c, err := newController(Options{File: f.file, Config: f.cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := walkie.ReadMeta(f.file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("<", maxFieldBytes) // six bytes each once quoted
+	var reviews []ReviewResult
+	for _, name := range m.Reviewers {
+		v := &ReviewVerdict{Verdict: VerdictRequestChanges}
+		for range maxObjections {
+			v.Objections = append(v.Objections, Objection{Summary: big, Rule: big, FailingInput: big, Blocking: true})
+		}
+		reviews = append(reviews, ReviewResult{Reviewer: name, Verdict: v})
+	}
+	if err := writeJSON(filepath.Join(c.roundDir(1), "round.json"), RoundResult{Round: 1, Reviews: reviews,
+		Grader: &GraderResult{Status: GraderFail, Output: strings.Repeat("y", graderTail)}}); err != nil {
+		t.Fatal(err)
+	}
+	p := &plan{turn: 4, round: 2, roundCap: 4, participant: m.Implementer, meta: m}
+	if err := c.prepareImplementer(p); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.prompt) > 64<<10 || !strings.Contains(p.prompt, "more: read them in the reviewers' turns of round 1") || !strings.Contains(p.prompt, "hidden tests did not pass") {
+		t.Fatalf("a %d-byte prompt:\n%s", len(p.prompt), p.prompt[:2000])
 	}
 }
