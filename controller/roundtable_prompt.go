@@ -30,8 +30,12 @@ type feedbackItem struct {
 type reviewerPromptData struct {
 	Agent, Record, Workspace, Verdict, Implementer string
 	Round, MaxRounds, ImplementerTurn              int
-	Changed                                        []Change // since the previous round's frozen state
+	Changed                                        []Change // since the previous round's frozen state (the first maxChangedListed)
+	ChangedMore                                    int
 }
+
+// maxChangedListed bounds the changed paths a reviewer's prompt lists.
+const maxChangedListed = 100
 
 var promptFuncs = template.FuncMap{
 	"list": listWords,
@@ -94,7 +98,7 @@ The work to review, frozen after that turn (your own copy: you may read and run 
 {{.Workspace}}
 {{- if gt .Round 1}}
 
-{{if .Changed}}Changed since the previous round:{{range .Changed}} {{q .Path}} ({{.Kind}}){{end}}{{else}}Nothing in the workspace changed since the previous round.{{end}}
+{{if .Changed}}Changed since the previous round:{{range .Changed}} {{q .Path}} ({{.Kind}}){{end}}{{if .ChangedMore}} and {{.ChangedMore}} more{{end}}{{else}}Nothing in the workspace changed since the previous round.{{end}}
 {{- end}}
 
 This is round {{.Round}} of at most {{.MaxRounds}}.

@@ -292,7 +292,8 @@ func classifyReview(res session.Result, how string, wrote bool, parseErr error) 
 func (c *controller) reviewerSpec(job *reviewJob, a config.Agent, name string, turn, attempt int, sandbox, recordCopy, copyDir, verdictPath string, started time.Time) (session.Spec, func(), error) {
 	t := job.plan
 	prompt, err := renderTemplate(reviewerPrompt, reviewerPromptData{Agent: name, Record: recordCopy, Workspace: copyDir, Verdict: verdictPath,
-		Implementer: t.meta.Implementer, Round: t.round, MaxRounds: t.roundCap, ImplementerTurn: job.freeze.Turn, Changed: job.changed})
+		Implementer: t.meta.Implementer, Round: t.round, MaxRounds: t.roundCap, ImplementerTurn: job.freeze.Turn,
+		Changed: job.changed[:min(len(job.changed), maxChangedListed)], ChangedMore: max(0, len(job.changed)-maxChangedListed)})
 	if err != nil {
 		return session.Spec{}, nil, fmt.Errorf("reviewer prompt: %w", err)
 	}
