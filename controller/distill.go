@@ -99,6 +99,9 @@ func Distill(ctx context.Context, o DistillOptions) (DistillResult, error) {
 	if len(d.Entries) > 0 {
 		return DistillResult{}, fmt.Errorf("%s has %d entries: %w", o.File, len(d.Entries), ErrBriefingFixed)
 	}
+	if walkie.ControllerRunning(walkie.StateDir(file, d.Meta.ID)) {
+		return DistillResult{}, fmt.Errorf("a controller is running %s, so its briefing cannot change: %w", o.File, walkie.ErrLocked)
+	}
 	name := o.Agent
 	if name == "" {
 		name = d.Meta.Participants[0]

@@ -267,13 +267,23 @@ func TestDistillRefusals(t *testing.T) {
 			t.Errorf("%s: %v, want ErrBadInput", name, err)
 		}
 	}
+	// While a controller runs the debate, no agent is started.
+	m, _ := walkie.ReadMeta(file)
+	lock, err := walkie.TryRunLock(walkie.StateDir(file, m.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Distill(distillCtx(t), DistillOptions{File: file, Chat: chat, Agent: "distiller", Config: cfg}); !errors.Is(err, walkie.ErrLocked) {
+		t.Errorf("with a controller running: %v", err)
+	}
+	lock.Unlock()
 	if _, err := walkie.Approve(file); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := walkie.Append(file, walkie.Post{From: "ann", Body: []byte("turn one")}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Distill(distillCtx(t), DistillOptions{File: file, Chat: chat, Agent: "distiller", Config: cfg})
+	_, err = Distill(distillCtx(t), DistillOptions{File: file, Chat: chat, Agent: "distiller", Config: cfg})
 	if !errors.Is(err, ErrBriefingFixed) {
 		t.Fatalf("after the first turn: %v", err)
 	}

@@ -178,7 +178,7 @@ EXAMPLES:
 			defer stop()
 			res, err := controller.Distill(ctx, controller.DistillOptions{File: file, Chat: c.String("from"), Agent: c.String("agent"), Config: cfg, Log: log})
 			switch {
-			case errors.Is(err, controller.ErrBriefingFixed):
+			case errors.Is(err, controller.ErrBriefingFixed), errors.Is(err, walkie.ErrLocked):
 				return withCode(exitRefused, err)
 			case errors.Is(err, controller.ErrBadInput):
 				return withCode(exitBadInput, err)
@@ -327,6 +327,9 @@ EXAMPLES:
 			w, stderr := c.App.Writer, c.App.ErrWriter
 			dir := walkie.StateDir(file, d.Meta.ID)
 			hash := walkie.BriefingHash(d.Briefing)
+			if d.Meta.BriefingSHA256 != hash && walkie.ControllerRunning(dir) {
+				return withCode(exitRefused, errors.New("a controller is running this debate: the briefing cannot change under it"))
+			}
 			if d.Meta.BriefingSHA256 == hash {
 				// Keep the copy a later re-approval is compared with, even
 				// when the pin was set another way (walkie auto --approve).
