@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"go.uber.org/zap"
 
 	"github.com/walkie-sh/walkie/config"
@@ -89,29 +88,33 @@ func (c *controller) attempt(ctx context.Context, t *plan) (TurnRecord, error) {
 
 // begin snapshots the file and records the attempt as running, so that a
 // controller killed from here on is cleaned up after by the next one. Both
-// happen in one write under the record lock: a supervisor note posted at
-// the same moment is either in the snapshot or queued until the turn is
-// recorded, never lost when a rejected turn is undone.
+// happen under the record lock: a supervisor note posted at the same moment
+// is either in the snapshot or queued until the turn is recorded, never
+// lost when a rejected turn is undone. The previous attempt's pending
+// outcome goes into the same write.
 func (c *controller) begin(t *plan) ([]byte, time.Time, error) {
 	path := filepath.Join(c.dir, "snapshot.md")
 	started := time.Now().UTC().Truncate(time.Millisecond)
 	var snapshot []byte
-	_, _, err := walkie.UpdateState(c.file, func(_ *walkie.Meta, p walkie.Progress, s *walkie.State) error {
+	_, err := c.updateState(func(d *walkie.Doc, raw []byte, s *walkie.State) error {
+		p := d.Progress()
 		if p.Turns != t.turn-1 {
 			return fmt.Errorf("the record changed while turn %d was being planned", t.turn)
 		}
-		b, err := os.ReadFile(c.file)
-		if err != nil {
-			return err
-		}
-		if err := walkie.WriteFileAtomic(path, b, 0o644); err != nil {
+		if err := writeUnsynced(path, raw); err != nil {
 			return fmt.Errorf("snapshot: %w", err)
 		}
-		snapshot = b
+		snapshot = raw
+		if c.pending != nil {
+			c.pending.applyTo(s)
+		}
 		s.Running = &walkie.Attempt{Turn: t.turn, Agent: t.participant, Number: t.attempt, Started: started,
-			ControllerPID: os.Getpid(), Snapshot: path, Size: int64(len(b)), Seq: p.Seq}
+			ControllerPID: os.Getpid(), Snapshot: path, Size: int64(len(raw)), Seq: p.Seq}
 		return nil
 	})
+	if err == nil {
+		c.pending = nil
+	}
 	return snapshot, started, err
 }
 
@@ -271,16 +274,9 @@ func sessionRules(rules []config.Rule) ([]session.Rule, error) {
 // quiet for the grace, when the debate is halted, or when ctx is done.
 // how is "" for a normal end, or OutcomeHalted / OutcomeInterrupted.
 func (c *controller) supervise(ctx context.Context, t *plan, spec session.Spec, snapshot []byte) (session.Result, string, error) {
-	w, err := fsnotify.NewWatcher()
+	w, err := c.watcher()
 	if err != nil {
-		return session.Result{}, "", fmt.Errorf("watch: %w", err)
-	}
-	defer w.Close()
-	if err := w.Add(filepath.Dir(c.file)); err != nil {
-		return session.Result{}, "", fmt.Errorf("watch %s: %w", filepath.Dir(c.file), err)
-	}
-	if err := w.Add(c.dir); err != nil {
-		return session.Result{}, "", fmt.Errorf("watch %s: %w", c.dir, err)
+		return session.Result{}, "", err
 	}
 	// The session outlives ctx on purpose: on cancellation the controller
 	// ends it itself, so the attempt is recorded as interrupted.
@@ -306,15 +302,14 @@ func (c *controller) supervise(ctx context.Context, t *plan, spec session.Spec, 
 	how := ""
 	lastSize, lastMod := fileStamp(c.file)
 	statePath := filepath.Join(c.dir, "state.json")
+	// A change to the file is progress (it restarts the stall window) and
+	// restarts the quiet period; the turn is judged once the file has been
+	// quiet for the grace, not on every write. An agent that exits by
+	// itself, as most do, is judged only once, by Settle.
 	onFile := func() {
 		s.Progress()
-		if how != "" {
-			return
-		}
-		if c.turnIsIn(snapshot, expect) {
+		if how == "" {
 			quiet.Reset(t.agent.Grace)
-		} else {
-			quiet.Stop()
 		}
 	}
 	checkHalt := func() {
@@ -378,12 +373,21 @@ func (c *controller) noteSession(s *session.Session) {
 		c.log.Warn("cannot identify the session's process", zap.Int("pid", s.Pid()), zap.Error(err))
 		return
 	}
-	_, _, err = walkie.UpdateState(c.file, func(_ *walkie.Meta, _ walkie.Progress, st *walkie.State) error {
-		if st.Running != nil {
-			st.Running.SessionPID, st.Running.SessionStart = id.Pid, id.StartTicks
+	// Only the running attempt changes: no need to read the record or
+	// ring the doorbell.
+	err = func() error {
+		lock, err := walkie.LockRecord(c.dir)
+		if err != nil {
+			return err
 		}
-		return nil
-	})
+		defer lock.Unlock()
+		st, err := walkie.LoadState(c.dir)
+		if err != nil || st.Running == nil {
+			return err
+		}
+		st.Running.SessionPID, st.Running.SessionStart = id.Pid, id.StartTicks
+		return walkie.SaveState(c.dir, st)
+	}()
 	if err != nil {
 		c.log.Warn("cannot record the session's process", zap.Error(err))
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/fsnotify/fsnotify"
 	"go.uber.org/zap"
 
 	"github.com/walkie-sh/walkie/config"
@@ -54,11 +55,17 @@ var ErrBadInput = errors.New("bad input")
 
 // Run drives a debate until it ends (or one turn, with Once). Only one
 // controller may run a debate at a time.
-func Run(ctx context.Context, o Options) (Summary, error) {
+func Run(ctx context.Context, o Options) (sum Summary, err error) {
 	c, err := newController(o)
 	if err != nil {
 		return Summary{}, err
 	}
+	defer c.close()
+	defer func() {
+		if ferr := c.flush(); ferr != nil && err == nil {
+			err = ferr
+		}
+	}()
 	lock, err := walkie.TryRunLock(c.dir)
 	if err != nil {
 		return Summary{}, fmt.Errorf("run %s: %w", c.file, err)
@@ -74,7 +81,6 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	if IsRoundtable(c.file) {
 		return c.runRoundtable(ctx) // docs/roundtable.md
 	}
-	var sum Summary
 	startTurns := -1
 	for {
 		next, st, err := c.decide()
@@ -97,9 +103,12 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 			return sum, fmt.Errorf("turn %d (%s): %w", next.turn, next.participant, err)
 		}
 		sum.Attempts = append(sum.Attempts, rec)
-		if err := c.applyPolicy(next, rec); err != nil {
-			return sum, err
-		}
+		// The outcome goes into state.json with the next write: the next
+		// attempt's start, or the flush when the run stops. That is one
+		// synced write between two agents instead of two; decide sees the
+		// outcome meanwhile, and a controller killed before the write
+		// finds the attempt logged and applies it (recoverInterrupted).
+		c.pending = &outcome{retries: next.agent.Retries, rec: rec}
 	}
 }
 
@@ -125,7 +134,7 @@ type standing struct {
 // decide reads the record and the state and returns the next turn to
 // run, or nil when the debate has ended.
 func (c *controller) decide() (*plan, standing, error) {
-	d, err := walkie.Load(c.file)
+	d, _, err := c.load()
 	if err != nil {
 		return nil, standing{}, badInput(err)
 	}
@@ -135,6 +144,9 @@ func (c *controller) decide() (*plan, standing, error) {
 	st, err := walkie.LoadState(c.dir)
 	if err != nil {
 		return nil, standing{}, err
+	}
+	if c.pending != nil {
+		c.pending.applyTo(st)
 	}
 	p := d.Progress()
 	if err := walkie.CheckAgainstState(c.file, p, st); err != nil {
@@ -173,38 +185,61 @@ func (c *controller) applyPolicy(t *plan, rec TurnRecord) error {
 	return c.applyOutcome(t.agent.Retries, rec)
 }
 
-// applyOutcome clears the running attempt, adds the attempt's cost, and
-// counts a failure against the turn's retries, setting the failed status
-// once they are spent (at once for auth). Halted and interrupted attempts
-// were nobody's failure and do not count.
+// applyOutcome writes an attempt's outcome into the control state.
 func (c *controller) applyOutcome(retries int, rec TurnRecord) error {
-	_, _, err := walkie.UpdateState(c.file, func(_ *walkie.Meta, _ walkie.Progress, s *walkie.State) error {
-		s.Running = nil
-		if rec.Usage != nil {
-			s.CostUSD += rec.Usage.CostUSD
-		}
-		key := strconv.Itoa(rec.Turn)
-		switch rec.Outcome {
-		case OutcomeAccepted:
-			delete(s.Attempts, key)
-		case OutcomeHalted, OutcomeInterrupted:
-		default:
-			if s.Attempts == nil {
-				s.Attempts = map[string]int{}
-			}
-			s.Attempts[key]++
-			if rec.Outcome == OutcomeAuth {
-				s.Status, s.Reason = walkie.StatusFailed, fmt.Sprintf("turn %d: %s is not logged in (%s); auth is never retried", rec.Turn, rec.Agent, rec.Detail)
-			} else if s.Attempts[key] > retries {
-				s.Status, s.Reason = walkie.StatusFailed, fmt.Sprintf("turn %d: %s: %s after %d attempts (%s)", rec.Turn, rec.Agent, rec.Outcome, s.Attempts[key], rec.Detail)
-			}
-		}
+	_, err := c.updateState(func(_ *walkie.Doc, _ []byte, s *walkie.State) error {
+		(&outcome{retries: retries, rec: rec}).applyTo(s)
 		if s.Status == walkie.StatusFailed {
 			c.log.Warn("debate failed; the supervisor must look", zap.String("reason", s.Reason))
 		}
 		return nil
 	})
 	return err
+}
+
+// outcome is a logged attempt whose effect on the control state is still
+// to be written.
+type outcome struct {
+	retries int // the agent's retry budget
+	rec     TurnRecord
+}
+
+// applyTo clears the running attempt, adds the attempt's cost, and counts
+// a failure against the turn's retries, setting the failed status once
+// they are spent (at once for auth). Halted and interrupted attempts were
+// nobody's failure and do not count.
+func (o *outcome) applyTo(s *walkie.State) {
+	rec := o.rec
+	s.Running = nil
+	if rec.Usage != nil {
+		s.CostUSD += rec.Usage.CostUSD
+	}
+	key := strconv.Itoa(rec.Turn)
+	switch rec.Outcome {
+	case OutcomeAccepted:
+		delete(s.Attempts, key)
+	case OutcomeHalted, OutcomeInterrupted:
+	default:
+		if s.Attempts == nil {
+			s.Attempts = map[string]int{}
+		}
+		s.Attempts[key]++
+		if rec.Outcome == OutcomeAuth {
+			s.Status, s.Reason = walkie.StatusFailed, fmt.Sprintf("turn %d: %s is not logged in (%s); auth is never retried", rec.Turn, rec.Agent, rec.Detail)
+		} else if s.Attempts[key] > o.retries {
+			s.Status, s.Reason = walkie.StatusFailed, fmt.Sprintf("turn %d: %s: %s after %d attempts (%s)", rec.Turn, rec.Agent, rec.Outcome, s.Attempts[key], rec.Detail)
+		}
+	}
+}
+
+// flush writes the pending outcome, if any.
+func (c *controller) flush() error {
+	o := c.pending
+	if o == nil {
+		return nil
+	}
+	c.pending = nil
+	return c.applyOutcome(o.retries, o.rec)
 }
 
 func (c *controller) setStatus(status, reason string) (*walkie.State, error) {
@@ -247,6 +282,13 @@ type controller struct {
 	// file, even though halted and interrupted attempts do not count
 	// against the retries (state.json counts those).
 	tries map[int]int
+	watch *fsnotify.Watcher // see watcher
+	// pending is the last attempt's outcome until it is in state.json
+	// (see Run).
+	pending *outcome
+	// parsed is the record as last parsed from parsedRaw (see load).
+	parsed    *walkie.Doc
+	parsedRaw []byte
 }
 
 // countTries reads the attempt numbers already used from the turn log. A

@@ -1,9 +1,7 @@
 package controller
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"time"
 
@@ -61,10 +59,7 @@ func (c *controller) recoverInterrupted() error {
 		// The turn was stamped before the controller died.
 		rec.Outcome, rec.Detail, rec.Seq = OutcomeAccepted, "recorded before the controller stopped; found on restart", p.Seq
 	} else {
-		snapshot, err := os.ReadFile(a.Snapshot)
-		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("the interrupted attempt's snapshot %s is gone; check the file with walkie verify", a.Snapshot)
-		}
+		snapshot, err := readSnapshot(c.file, a, st)
 		if err != nil {
 			return err
 		}

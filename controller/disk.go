@@ -1,0 +1,158 @@
+package controller
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/walkie-sh/walkie/walkie"
+)
+
+// updateState changes the control state under the record lock, as
+// walkie.UpdateState does, but rings the doorbell only when the debate's
+// status changed. The doorbell shows whose turn it is and the status;
+// the controller's own bookkeeping (the running attempt, retry counts,
+// cost) is not on it, and each ring is two synced writes in the time
+// between one agent's exit and the next one's start. change gets the
+// record as parsed and its bytes, both read under the lock.
+func (c *controller) updateState(change func(d *walkie.Doc, raw []byte, s *walkie.State) error) (*walkie.State, error) {
+	lock, err := walkie.LockRecord(c.dir)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", c.file, err)
+	}
+	defer lock.Unlock()
+	d, raw, err := c.load()
+	if err != nil {
+		return nil, err
+	}
+	st, err := walkie.LoadState(c.dir)
+	if err != nil {
+		return nil, err
+	}
+	p := d.Progress()
+	before := walkie.DebateStatus(&d.Meta, p, st)
+	if err := change(d, raw, st); err != nil {
+		return nil, err
+	}
+	if err := walkie.SaveState(c.dir, st); err != nil {
+		return nil, err
+	}
+	if walkie.DebateStatus(&d.Meta, p, st) != before {
+		var last *walkie.EntryBrief
+		if n := len(d.Entries); n > 0 {
+			last = d.Entries[n-1].Brief()
+		}
+		if err := walkie.Ring(c.dir, &d.Meta, p, st, last); err != nil {
+			return st, err
+		}
+	}
+	return st, nil
+}
+
+// load reads and parses the record. The record is read several times
+// between two turns (to decide, to begin) and parsing is the controller's
+// main cost, growing with the file, so the last parse is reused while the
+// bytes are the same. The Doc must not be changed.
+func (c *controller) load() (*walkie.Doc, []byte, error) {
+	raw, err := os.ReadFile(c.file)
+	if err != nil {
+		return nil, nil, err
+	}
+	if c.parsed != nil && bytes.Equal(raw, c.parsedRaw) {
+		return c.parsed, c.parsedRaw, nil
+	}
+	d, err := walkie.Parse(c.file, raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	c.parsed, c.parsedRaw = d, raw
+	return d, raw, nil
+}
+
+// watcher returns the run's file watcher, on the walkie file's directory
+// and the state directory, made on first use and kept until Run returns:
+// closing an inotify watcher waits for the kernel (a grace period of
+// several milliseconds), which is too slow to pay between every two turns.
+// Events from before the call (the controller's own writes between turns)
+// are dropped.
+func (c *controller) watcher() (*fsnotify.Watcher, error) {
+	if c.watch == nil {
+		w, err := fsnotify.NewWatcher()
+		if err != nil {
+			return nil, fmt.Errorf("watch: %w", err)
+		}
+		for _, dir := range []string{filepath.Dir(c.file), c.dir} {
+			if err := w.Add(dir); err != nil {
+				w.Close()
+				return nil, fmt.Errorf("watch %s: %w", dir, err)
+			}
+		}
+		c.watch = w
+	}
+	for {
+		select {
+		case <-c.watch.Events:
+		case <-c.watch.Errors:
+		default:
+			return c.watch, nil
+		}
+	}
+}
+
+// close releases what the run holds.
+func (c *controller) close() {
+	if c.watch != nil {
+		c.watch.Close()
+		c.watch = nil
+	}
+}
+
+// writeUnsynced replaces path with data through a rename, without fsync:
+// a process that dies leaves the old file or the new one, both whole. Only
+// a machine crash can lose it, which is what readSnapshot checks for.
+func writeUnsynced(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name()) // no-op after the rename
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// readSnapshot returns the record as it stood before the interrupted
+// attempt a. The snapshot file is written without fsync, so after a
+// machine crash it may be short or stale: it is used only if it verifies
+// and matches what the state recorded (its size, last sequence number and
+// chain hash).
+// Otherwise the record's own first a.Size bytes are used if they match:
+// an agent that only appended left them as they were.
+func readSnapshot(file string, a *walkie.Attempt, st *walkie.State) ([]byte, error) {
+	matches := func(b []byte) bool {
+		if int64(len(b)) != a.Size {
+			return false
+		}
+		d, err := walkie.Parse(file, b)
+		if err != nil || d.Verify() != nil {
+			return false
+		}
+		p := d.Progress()
+		return p.Seq == a.Seq && (st.LastHash == "" || p.Hash == st.LastHash)
+	}
+	if b, err := os.ReadFile(a.Snapshot); err == nil && matches(b) {
+		return b, nil
+	}
+	if cur, err := os.ReadFile(file); err == nil && int64(len(cur)) >= a.Size && matches(cur[:a.Size]) {
+		return cur[:a.Size], nil
+	}
+	return nil, fmt.Errorf("the interrupted attempt's snapshot %s is missing or damaged and the record was changed above its end; check it with walkie verify, then walkie repair", a.Snapshot)
+}
