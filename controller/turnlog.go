@@ -79,27 +79,38 @@ func (r TurnRecord) MarshalJSON() ([]byte, error) {
 
 func stamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
 
-// appendTurnLog adds one record to turns.jsonl in one synced write.
+// appendTurnLog adds one record to turns.jsonl in one synced write. A
+// line cut short by a crash before it is ended first, so that the new
+// record starts a line of its own.
 func appendTurnLog(dir string, r TurnRecord) error {
 	b, err := json.Marshal(r)
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(filepath.Join(dir, "turns.jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(filepath.Join(dir, "turns.jsonl"), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return fmt.Errorf("open turn log: %w", err)
 	}
 	defer f.Close()
-	if _, err := f.Write(append(b, '\n')); err != nil {
+	line := append(b, '\n')
+	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
+		last := make([]byte, 1)
+		if _, err := f.ReadAt(last, fi.Size()-1); err == nil && last[0] != '\n' {
+			line = append([]byte{'\n'}, line...)
+		}
+	}
+	if _, err := f.Write(line); err != nil {
 		return fmt.Errorf("write turn log: %w", err)
 	}
 	return f.Sync()
 }
 
-// ReadTurnLog reads every attempt recorded for a debate. A last line cut
-// short by a crash is skipped, not an error.
+// ReadTurnLog reads every attempt recorded for a debate. A line cut short
+// by a crash (its JSON ends early) is skipped, not an error; any other
+// damage is an error naming the line, returned with the records before it.
 func ReadTurnLog(dir string) ([]TurnRecord, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "turns.jsonl"))
+	path := filepath.Join(dir, "turns.jsonl")
+	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -107,18 +118,18 @@ func ReadTurnLog(dir string) ([]TurnRecord, error) {
 		return nil, err
 	}
 	var out []TurnRecord
-	lines := bytes.Split(b, []byte("\n"))
-	for i, line := range lines {
+	for i, line := range bytes.Split(b, []byte("\n")) {
 		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
 			continue
 		}
 		var r TurnRecord
 		if err := json.Unmarshal(line, &r); err != nil {
-			if i == len(lines)-1 {
-				break // a last line cut short by a crash
+			var se *json.SyntaxError
+			if errors.As(err, &se) && se.Offset == int64(len(line)) {
+				continue // cut short
 			}
-			return out, fmt.Errorf("%s:%d: %w", filepath.Join(dir, "turns.jsonl"), i+1, err)
+			return out, fmt.Errorf("%s:%d: %w", path, i+1, err)
 		}
 		out = append(out, r)
 	}

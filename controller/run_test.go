@@ -1,0 +1,128 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/walkie-sh/walkie/walkie"
+)
+
+// A whole debate in-process: the observer sees each turn start and be
+// recorded, then the end; the state is left clean.
+func TestRunEvents(t *testing.T) {
+	file, cfg := testDebate(t, 2, map[string]string{"a": shAgent("echo working"), "b": shAgent("echo working")}, "a", "b")
+	var mu sync.Mutex
+	var kinds []EventKind
+	sum, err := Run(context.Background(), Options{File: file, Config: cfg, Observe: func(e Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		if e.Kind != EventOutput && (len(kinds) == 0 || kinds[len(kinds)-1] != e.Kind) {
+			kinds = append(kinds, e.Kind)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Status != walkie.StatusMaxRounds || sum.Turns != 4 || len(sum.Attempts) != 4 || sum.Interrupted {
+		t.Fatalf("summary %+v", sum)
+	}
+	want := []EventKind{EventTurnStarted, EventTurnRecorded, EventTurnStarted, EventTurnRecorded,
+		EventTurnStarted, EventTurnRecorded, EventTurnStarted, EventTurnRecorded, EventDebateEnded}
+	if !slices.Equal(kinds, want) {
+		t.Errorf("events %v", kinds)
+	}
+	st := loadState(t, file)
+	if st.Running != nil || len(st.Attempts) != 0 {
+		t.Errorf("state after the run: running %+v attempts %v", st.Running, st.Attempts)
+	}
+	for i, r := range turnLog(t, file) {
+		if r.Outcome != OutcomeAccepted || r.Attempt != 1 || r.Seq != i+1 {
+			t.Errorf("attempt %d: %+v", i, r)
+		}
+	}
+}
+
+// A failed attempt's outcome is counted before the retry starts, and the
+// last one's outcome is in state.json when Run returns.
+func TestRunRetriesThenFails(t *testing.T) {
+	file, cfg := testDebate(t, 2, map[string]string{"a": "[sh, -c, 'exit 3']", "b": shAgent("")}, "a", "b")
+	sum, err := Run(context.Background(), Options{File: file, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Status != walkie.StatusFailed || len(sum.Attempts) != 2 {
+		t.Fatalf("summary %+v", sum)
+	}
+	for i, r := range sum.Attempts {
+		if r.Outcome != OutcomeCrashed || r.Attempt != i+1 || r.ExitCode == nil || *r.ExitCode != 3 {
+			t.Errorf("attempt %d: %+v", i, r)
+		}
+	}
+	st := loadState(t, file)
+	if st.Status != walkie.StatusFailed || st.Attempts["1"] != 2 || st.Running != nil {
+		t.Errorf("state: %s attempts %v running %v", st.Status, st.Attempts, st.Running)
+	}
+}
+
+// Cancelling the context ends the running agent at once; the attempt is
+// recorded as interrupted and does not count.
+func TestRunCancelled(t *testing.T) {
+	file, cfg := testDebate(t, 2, map[string]string{"a": "[sh, -c, 'exec sleep 30']", "b": shAgent("")}, "a", "b")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	var sum Summary
+	var err error
+	go func() {
+		defer close(done)
+		sum, err = Run(ctx, Options{File: file, Config: cfg})
+	}()
+	eventually(t, 10*time.Second, "the agent running", func() bool {
+		st, err := walkie.LoadState(stateDir(t, file))
+		return err == nil && st.Running != nil && st.Running.SessionPID > 0
+	})
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after cancel")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sum.Interrupted || len(sum.Attempts) != 1 || sum.Attempts[0].Outcome != OutcomeInterrupted {
+		t.Fatalf("summary %+v", sum)
+	}
+	if st := loadState(t, file); st.Running != nil || len(st.Attempts) != 0 || st.Status != "" {
+		t.Errorf("state: %s running %v attempts %v", st.Status, st.Running, st.Attempts)
+	}
+}
+
+// A command that does not exist is bad input, and leaves nothing running.
+func TestRunCommandNotFound(t *testing.T) {
+	file, cfg := testDebate(t, 2, map[string]string{"a": "[no-such-walkie-agent]", "b": shAgent("")}, "a", "b")
+	_, err := Run(context.Background(), Options{File: file, Config: cfg})
+	if !errors.Is(err, ErrBadInput) {
+		t.Fatalf("err %v, want bad input", err)
+	}
+	if st := loadState(t, file); st.Running != nil {
+		t.Errorf("running attempt left: %+v", st.Running)
+	}
+}
+
+// Two controllers cannot run one debate.
+func TestRunLocked(t *testing.T) {
+	file, cfg := testDebate(t, 2, map[string]string{"a": shAgent(""), "b": shAgent("")}, "a", "b")
+	lock, err := walkie.TryRunLock(stateDir(t, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Unlock()
+	if _, err := Run(context.Background(), Options{File: file, Config: cfg}); !errors.Is(err, walkie.ErrLocked) {
+		t.Fatalf("err %v, want ErrLocked", err)
+	}
+}
