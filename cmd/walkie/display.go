@@ -52,6 +52,7 @@ func newLogger(w io.Writer, format string, verbose, tty bool) (*zap.Logger, erro
 // long it has run, and the agent's latest output line.
 type display struct {
 	w       io.Writer
+	width   int // the terminal's columns
 	mu      sync.Mutex
 	current *controller.Event
 	line    string
@@ -61,7 +62,12 @@ type display struct {
 }
 
 func newDisplay(w io.Writer) *display {
-	d := &display{w: w, done: make(chan struct{})}
+	d := &display{w: w, width: 80, done: make(chan struct{})}
+	if f, ok := w.(*os.File); ok {
+		if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 20 {
+			d.width = cols
+		}
+	}
 	d.wg.Add(1)
 	go d.tick()
 	return d
@@ -130,7 +136,10 @@ func (d *display) redraw() {
 	if d.line != "" {
 		s += "  " + d.line
 	}
-	fmt.Fprint(d.w, "\r\x1b[K"+clipRunes(strings.ReplaceAll(s, "\t", " "), 110))
+	// One column short of the width: writing the last column wraps the
+	// cursor on some terminals, and the next \r would then redraw a line
+	// too low.
+	fmt.Fprint(d.w, "\r\x1b[K"+clipRunes(strings.ReplaceAll(s, "\t", " "), d.width-1))
 }
 
 func clipRunes(s string, n int) string {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -71,7 +72,7 @@ func writeLogTable(w io.Writer, recs []controller.TurnRecord) {
 			exit = fmt.Sprint(*r.ExitCode)
 		}
 		cost := "-"
-		if r.Usage != nil && r.Usage.CostSource != "" && r.Usage.CostSource[0] != 'u' {
+		if r.Usage != nil && r.Usage.CostSource != "" && !strings.HasPrefix(r.Usage.CostSource, "unknown") {
 			cost = fmt.Sprintf("$%.4f", r.Usage.CostUSD)
 			if r.Usage.CostSource != "reported" {
 				cost = "~" + cost

@@ -113,7 +113,17 @@ func runController(c *cli.Context, once bool) error {
 		return withCode(runErrorCode(err), err)
 	}
 	printSummary(c.App.Writer, file, sum, c.Bool("json"))
-	return withCode(runExitCode(sum, once), errorForStatus(sum))
+	return runResult(sum, once)
+}
+
+// runResult is how a run that went as far as it could ends: nil for exit
+// 0, else an error carrying the status's exit code.
+func runResult(sum controller.Summary, once bool) error {
+	code := runExitCode(sum, once)
+	if code == exitOK {
+		return nil
+	}
+	return withCode(code, errorForStatus(sum))
 }
 
 // runErrorCode is the exit code of a run that could not go on. A record
@@ -136,8 +146,10 @@ func errorForStatus(sum controller.Summary) error {
 	switch {
 	case sum.Interrupted:
 		return errors.New("interrupted; run the same command again to continue")
-	case sum.Status == walkie.StatusConverged, sum.Status == walkie.StatusOpen:
+	case sum.Status == walkie.StatusConverged:
 		return nil
+	case sum.Status == walkie.StatusOpen:
+		return fmt.Errorf("the debate is still open after %d turns", sum.Turns)
 	case sum.Reason != "":
 		return fmt.Errorf("debate ended %s: %s", sum.Status, sum.Reason)
 	}
