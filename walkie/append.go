@@ -274,6 +274,21 @@ func CheckAgainstState(file string, prog Progress, st *State) error {
 	return nil
 }
 
+// CheckState is CheckAgainstState for a whole parsed record: the error
+// names the line of the replaced entry, or the end of the file where
+// entries are missing.
+func (d *Doc) CheckState(st *State) error {
+	err := CheckAgainstState(d.File, d.Progress(), st)
+	var ce *ChainError
+	if errors.As(err, &ce) {
+		ce.Line = d.TailLine
+		if ce.Seq >= 1 && ce.Seq <= len(d.Entries) {
+			ce.Line = d.Entries[ce.Seq-1].Line
+		}
+	}
+	return err
+}
+
 // recordAppended updates state.json and rings the doorbell after an entry
 // is on disk.
 func recordAppended(dir string, meta *Meta, st *State, prog Progress, brief *EntryBrief) error {
