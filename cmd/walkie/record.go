@@ -23,6 +23,34 @@ func fileArg(c *cli.Context) (string, error) {
 	return c.Args().First(), nil
 }
 
+// recordArg is fileArg for a walkie file that must exist: a missing file
+// is bad input (exit 2), not an unexpected error.
+func recordArg(c *cli.Context) (string, error) {
+	file, err := fileArg(c)
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(file); err != nil {
+		return "", withCode(exitBadInput, fmt.Errorf("%w; create a debate with `walkie init %s --agents a,b`", err, file))
+	}
+	return file, nil
+}
+
+// badUsage makes a flag parsing error bad input (exit 2) rather than an
+// unexpected one; urfave prints the command's help for it otherwise.
+func badUsage(c *cli.Context, err error, _ bool) error {
+	return withCode(exitBadInput, fmt.Errorf("%w; see `walkie %s --help`", err, c.Command.Name))
+}
+
+// requiredFlag checks a flag that urfave would otherwise check itself,
+// with exit 1 and the whole help text instead of one line and exit 2.
+func requiredFlag(c *cli.Context, name string) error {
+	if !c.IsSet(name) {
+		return withCode(exitBadInput, fmt.Errorf("%s needs --%s; see `walkie %s --help`", c.Command.Name, name, c.Command.Name))
+	}
+	return nil
+}
+
 func initCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "init",
@@ -36,14 +64,18 @@ EXAMPLES:
    walkie init api.walkie.md --agents claude,codex
    walkie init review.walkie.md --agents claude,codex,gemini --max-rounds 4 --briefing brief.md`,
 		Flags: []cli.Flag{
-			&cli.StringSliceFlag{Name: "agents", Usage: "participants in turn order, comma separated (at least two)", Required: true},
+			&cli.StringSliceFlag{Name: "agents", Usage: "participants in turn order, comma separated (at least two; required)"},
 			&cli.StringFlag{Name: "id", Usage: "debate id (default: the file name without .walkie.md)"},
 			&cli.IntFlag{Name: "max-rounds", Value: 6, Usage: "round cap; a round is one turn by each participant"},
 			&cli.StringFlag{Name: "briefing", Usage: "file whose text becomes the briefing"},
 		},
+		OnUsageError: badUsage,
 		Action: func(c *cli.Context) error {
 			file, err := fileArg(c)
 			if err != nil {
+				return err
+			}
+			if err := requiredFlag(c, "agents"); err != nil {
 				return err
 			}
 			var brief []byte
@@ -93,13 +125,17 @@ EXAMPLES:
 			&cli.StringFlag{Name: "body-file", Value: "-", Usage: "file holding the body, or - for standard input"},
 			&cli.DurationFlag{Name: "wait", Usage: "wait up to this long for NAME's turn instead of being refused"},
 		},
+		OnUsageError: badUsage,
 		Action: func(c *cli.Context) error {
-			file, err := fileArg(c)
+			file, err := recordArg(c)
 			if err != nil {
 				return err
 			}
 			if c.Bool("supervisor") == (c.String("from") != "") {
 				return withCode(exitBadInput, errors.New("give exactly one of --from NAME or --supervisor"))
+			}
+			if c.Bool("supervisor") && c.Bool("sign") {
+				return withCode(exitBadInput, errors.New("--sign is for a participant's turn; supervisor entries cannot sign"))
 			}
 			body, err := readBody(c.App.Reader, c.String("body-file"))
 			if err != nil {
@@ -134,7 +170,10 @@ func appendWaiting(ctx context.Context, file string, p walkie.Post, wait time.Du
 	for {
 		rc, err := walkie.Append(file, p)
 		var re *walkie.RefusedError
-		if wait <= 0 || !errors.As(err, &re) || re.Whose == "" || re.Whose == p.From {
+		// Only a post out of turn can become acceptable by waiting; any
+		// other refusal is final, and waiting on it would spin until the
+		// deadline.
+		if wait <= 0 || !errors.As(err, &re) || !re.OutOfTurn {
 			return rc, err
 		}
 		if _, werr := walkie.WaitTurn(ctx, file, p.From); werr != nil {
@@ -211,9 +250,10 @@ func statusCommand() *cli.Command {
 		Description: `EXAMPLES:
    walkie status api.walkie.md
    walkie status api.walkie.md --json | jq .whose_turn`,
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
+		Flags:        []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
+		OnUsageError: badUsage,
 		Action: func(c *cli.Context) error {
-			file, err := fileArg(c)
+			file, err := recordArg(c)
 			if err != nil {
 				return err
 			}
@@ -267,8 +307,9 @@ torn tail (see walkie repair).
 
 EXAMPLES:
    walkie verify api.walkie.md && echo intact`,
+		OnUsageError: badUsage,
 		Action: func(c *cli.Context) error {
-			file, err := fileArg(c)
+			file, err := recordArg(c)
 			if err != nil {
 				return err
 			}
@@ -276,15 +317,18 @@ EXAMPLES:
 			if err != nil {
 				return err
 			}
+			// Whatever the chain, the briefing hash or the state record
+			// finds wrong, verify's answer is "does not verify" (exit 4);
+			// only a file that is not a walkie file at all is bad input.
 			if err := d.Verify(); err != nil {
-				return err
+				return withCode(exitUnverified, err)
 			}
 			st, err := walkie.LoadState(walkie.StateDir(file, d.Meta.ID))
 			if err != nil {
 				return err
 			}
-			if err := walkie.CheckAgainstState(file, d.Progress(), st); err != nil {
-				return err
+			if err := d.CheckState(st); err != nil {
+				return withCode(exitUnverified, err)
 			}
 			fmt.Fprintf(c.App.Writer, "%s: ok, %d entries, chain %s\n", file, len(d.Entries), d.LastHash())
 			return nil
@@ -299,9 +343,10 @@ func haltCommand() *cli.Command {
 		ArgsUsage: "FILE",
 		Description: `EXAMPLES:
    walkie halt api.walkie.md --reason "going in circles on naming"`,
-		Flags: []cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why, recorded in the state and shown by status"}},
+		Flags:        []cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why, recorded in the state and shown by status"}},
+		OnUsageError: badUsage,
 		Action: func(c *cli.Context) error {
-			file, err := fileArg(c)
+			file, err := recordArg(c)
 			if err != nil {
 				return err
 			}
@@ -321,8 +366,9 @@ func resumeCommand() *cli.Command {
 		ArgsUsage: "FILE",
 		Description: `EXAMPLES:
    walkie resume api.walkie.md && walkie auto api.walkie.md`,
+		OnUsageError: badUsage,
 		Action: func(c *cli.Context) error {
-			file, err := fileArg(c)
+			file, err := recordArg(c)
 			if err != nil {
 				return err
 			}
@@ -346,10 +392,14 @@ controller or daemon picks it up at once.
 
 EXAMPLES:
    walkie extend api.walkie.md --rounds 2`,
-		Flags: []cli.Flag{&cli.IntFlag{Name: "rounds", Usage: "rounds to add", Required: true}},
+		Flags:        []cli.Flag{&cli.IntFlag{Name: "rounds", Usage: "rounds to add (required)"}},
+		OnUsageError: badUsage,
 		Action: func(c *cli.Context) error {
-			file, err := fileArg(c)
+			file, err := recordArg(c)
 			if err != nil {
+				return err
+			}
+			if err := requiredFlag(c, "rounds"); err != nil {
 				return err
 			}
 			capRounds, err := walkie.Extend(file, c.Int("rounds"))
@@ -374,8 +424,9 @@ controller runs the debate (its agent may be writing).
 
 EXAMPLES:
    walkie verify api.walkie.md || walkie repair api.walkie.md`,
+		OnUsageError: badUsage,
 		Action: func(c *cli.Context) error {
-			file, err := fileArg(c)
+			file, err := recordArg(c)
 			if err != nil {
 				return err
 			}
