@@ -101,10 +101,10 @@ func TestKillAndResume(t *testing.T) {
 	auto := d.start("auto", d.name, "--approve")
 	agent := d.waitRunning(2)
 	var grandchild int
-	eventually(t, 20*time.Second, "the grandchild's pid file written", func() bool {
+	eventually(t, 20*time.Second, "the grandchild deaf to SIGHUP", func() bool {
 		b, err := os.ReadFile(d.path("grandchild.pid"))
 		grandchild, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-		return err == nil && grandchild > 0
+		return err == nil && grandchild > 0 && ignores(grandchild, syscall.SIGHUP)
 	})
 	eventually(t, 10*time.Second, "b's turn in the file", func() bool {
 		return bytes.Contains(d.read(d.name), []byte("## Turn 2 · b"))
@@ -208,4 +208,91 @@ func TestOneControllerPerDebate(t *testing.T) {
 		t.Errorf("first auto: exit %d", r.code)
 	}
 	d.noProcessesLeft()
+}
+
+// SIGTERM is handled like the first SIGINT.
+func TestSIGTERM(t *testing.T) {
+	d := newDebate(t, setup{participants: []string{"a", "b"}, scripts: map[string]string{"a": "behavior: hang"}})
+	auto := d.start("auto", d.name, "--approve")
+	d.waitRunning(1)
+	auto.signal(syscall.SIGTERM)
+	if r := auto.wait(10 * time.Second); r.code != 130 {
+		t.Fatalf("auto exit %d after SIGTERM, want 130\n%s", r.code, r.stderr)
+	}
+	d.wantOutcomes(d.turns(), "interrupted")
+	d.noProcessesLeft()
+}
+
+// An agent deaf to SIGTERM makes the first SIGINT wait out the kill
+// grace; a second SIGINT exits at once. The next auto cleans up.
+func TestSecondSIGINT(t *testing.T) {
+	s := setup{participants: []string{"a", "b"}, maxRounds: 1,
+		defaults: map[string]string{"kill_grace": "30s"},
+		agents:   map[string]map[string]string{"a": {"command": `[sh, -c, "trap '' TERM; while :; do sleep 1; done"]`}}}
+	d := newDebate(t, s)
+	auto := d.start("auto", d.name, "--approve")
+	d.waitRunning(1)
+	auto.signal(syscall.SIGINT)
+	eventually(t, 10*time.Second, "the first SIGINT acknowledged", func() bool {
+		return bytes.Contains(auto.stderrSoFar(), []byte("Ctrl-C again"))
+	})
+	second := time.Now()
+	auto.signal(syscall.SIGINT)
+	if r := auto.wait(10 * time.Second); r.code != 130 {
+		t.Fatalf("auto exit %d after two SIGINTs, want 130\n%s", r.code, r.stderr)
+	}
+	if took := time.Since(second); took > 2*time.Second {
+		t.Errorf("the second SIGINT took %s to exit", took)
+	}
+	if st := d.state(); st.Running == nil {
+		t.Fatal("no running attempt left behind; the test proves nothing")
+	}
+
+	s.agents = nil
+	d.configure(s)
+	d.auto(10)
+	recs := d.turns()
+	d.wantOutcomes(recs, "interrupted", "accepted", "accepted")
+	d.verify(2)
+	d.noProcessesLeft()
+}
+
+// A supervisor note posted while an agent runs waits for its turn to be
+// recorded, then goes in right after it.
+func TestSupervisorNoteDuringTurn(t *testing.T) {
+	d := newDebate(t, setup{participants: []string{"a", "b"}, maxRounds: 1,
+		defaults: map[string]string{"grace": "1s"},
+		scripts:  map[string]string{"a": "hang_after: true"}})
+	auto := d.start("auto", d.name, "--approve")
+	d.waitRunning(1)
+	eventually(t, 10*time.Second, "a's turn in the file", func() bool {
+		return bytes.Contains(d.read(d.name), []byte("## Turn 1 · a"))
+	})
+	d.write("note.txt", "Keep it short.\n")
+	d.mustRun(0, "post", d.name, "--supervisor", "--body-file", "note.txt")
+	if r := auto.wait(30 * time.Second); r.code != 10 {
+		t.Fatalf("auto exit %d\n%s", r.code, r.stderr)
+	}
+	d.wantOutcomes(d.turns(), "accepted", "accepted")
+	d.verify(2)
+	b := d.read(d.name)
+	turn1, note, turn2 := bytes.Index(b, []byte("## Turn 1 · a")), bytes.Index(b, []byte("## Supervisor")), bytes.Index(b, []byte("## Turn 2 · b"))
+	if !(turn1 >= 0 && turn1 < note && note < turn2) {
+		t.Errorf("the note is not between turn 1 and turn 2:\n%s", b)
+	}
+	d.noProcessesLeft()
+}
+
+// A record with bytes after its last entry is not run: exit 4, and the
+// message says how to repair it.
+func TestTornTailRefused(t *testing.T) {
+	d := newDebate(t, setup{participants: []string{"a", "b"}})
+	d.write(d.name, string(d.read(d.name))+"\n## Turn 1 · a\nhalf a tu")
+	r := d.auto(4)
+	if !strings.Contains(r.stderr, "walkie repair") {
+		t.Errorf("stderr:\n%s", r.stderr)
+	}
+	if recs := d.turns(); len(recs) != 0 {
+		t.Errorf("attempts were made:\n%s", dump(recs))
+	}
 }

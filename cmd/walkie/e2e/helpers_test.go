@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -43,8 +44,9 @@ type setup struct {
 	participants []string
 	maxRounds    int
 	defaults     map[string]string
-	agents       map[string]map[string]string // per participant, extra agent keys
+	agents       map[string]map[string]string // per participant, agent keys (command replaces the fake agent)
 	scripts      map[string]string            // per participant, the fake agent's script
+	top          string                       // more top-level YAML
 }
 
 var runs atomic.Int64
@@ -52,11 +54,21 @@ var runs atomic.Int64
 // newDebate writes the config and scripts and runs `walkie init`.
 func newDebate(t *testing.T, s setup) *debate {
 	t.Helper()
+	readSources(t)
 	if s.maxRounds == 0 {
 		s.maxRounds = 3
 	}
 	d := &debate{t: t, dir: t.TempDir(), name: "d.walkie.md", id: "d",
 		marker: fmt.Sprintf("%d-%d-%s", os.Getpid(), runs.Add(1), t.Name())}
+	d.configure(s)
+	d.mustRun(0, "init", d.name, "--agents", strings.Join(s.participants, ","), "--max-rounds", strconv.Itoa(s.maxRounds))
+	t.Cleanup(d.killLeftovers)
+	return d
+}
+
+// configure writes walkie.yaml and the scripts for s.
+func (d *debate) configure(s setup) {
+	d.t.Helper()
 	defaults := map[string]string{
 		"timeout":    "20s",
 		"stall":      "10s",
@@ -68,24 +80,24 @@ func newDebate(t *testing.T, s setup) *debate {
 	}
 	maps.Copy(defaults, s.defaults)
 	var cfg strings.Builder
-	cfg.WriteString("defaults:\n")
+	cfg.WriteString(s.top + "\ndefaults:\n")
 	for _, k := range slices.Sorted(maps.Keys(defaults)) {
 		fmt.Fprintf(&cfg, "  %s: %s\n", k, defaults[k])
 	}
 	cfg.WriteString("agents:\n")
 	for _, p := range s.participants {
-		fmt.Fprintf(&cfg, "  %s:\n    command: [fakeagent, --file, \"{file}\", --agent, \"{agent}\", --script, %s.yaml, --state, %s.state]\n", p, p, p)
-		extra := map[string]string{"usage": "claude-json"}
-		maps.Copy(extra, s.agents[p])
-		for _, k := range slices.Sorted(maps.Keys(extra)) {
-			fmt.Fprintf(&cfg, "    %s: %s\n", k, extra[k])
+		keys := map[string]string{
+			"command": fmt.Sprintf(`[fakeagent, --file, "{file}", --agent, "{agent}", --script, %s.yaml, --state, %s.state]`, p, p),
+			"usage":   "claude-json",
+		}
+		maps.Copy(keys, s.agents[p])
+		fmt.Fprintf(&cfg, "  %s:\n", p)
+		for _, k := range slices.Sorted(maps.Keys(keys)) {
+			fmt.Fprintf(&cfg, "    %s: %s\n", k, keys[k])
 		}
 		d.write(p+".yaml", s.scripts[p]+"\n")
 	}
 	d.write("walkie.yaml", cfg.String())
-	d.mustRun(0, "init", d.name, "--agents", strings.Join(s.participants, ","), "--max-rounds", strconv.Itoa(s.maxRounds))
-	t.Cleanup(d.killLeftovers)
-	return d
 }
 
 func (d *debate) path(name string) string { return filepath.Join(d.dir, name) }
@@ -119,6 +131,7 @@ type result struct {
 type proc struct {
 	d              *debate
 	cmd            *exec.Cmd
+	mu             sync.Mutex // guards stdout and stderr while it runs
 	stdout, stderr bytes.Buffer
 	started        time.Time
 	done           chan struct{}
@@ -134,7 +147,7 @@ func (d *debate) start(args ...string) *proc {
 	p.cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), markerVar+"="+d.marker,
 		// A race-enabled binary otherwise sleeps a second at exit.
 		"GORACE=atexit_sleep_ms=0 "+os.Getenv("GORACE"))
-	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
+	p.cmd.Stdout, p.cmd.Stderr = lockedWriter{&p.mu, &p.stdout}, lockedWriter{&p.mu, &p.stderr}
 	p.started = time.Now()
 	if err := p.cmd.Start(); err != nil {
 		d.t.Fatal(err)
@@ -168,11 +181,29 @@ func (p *proc) wait(limit time.Duration) result {
 	return p.res
 }
 
+// stderrSoFar is what the running command has written to stderr so far.
+func (p *proc) stderrSoFar() []byte {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return bytes.Clone(p.stderr.Bytes())
+}
+
 func (p *proc) signal(sig syscall.Signal) {
 	p.d.t.Helper()
 	if err := p.cmd.Process.Signal(sig); err != nil {
 		p.d.t.Fatal(err)
 	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (l lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
 }
 
 // run runs walkie to the end.
@@ -423,6 +454,21 @@ func alive(pid int) bool {
 	}
 	i := bytes.LastIndexByte(b, ')')
 	return i > 0 && i+2 < len(b) && b[i+2] != 'Z' && b[i+2] != 'X'
+}
+
+// ignores reports whether pid ignores sig (SigIgn in /proc/PID/status).
+func ignores(pid int, sig syscall.Signal) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "SigIgn:"); ok {
+			mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			return err == nil && mask&(1<<(uint(sig)-1)) != 0
+		}
+	}
+	return false
 }
 
 // eventually polls cond until it holds or limit passes; tests wait with it,

@@ -10,9 +10,12 @@ package e2e
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 )
 
@@ -46,4 +49,35 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+var sourcesOnce sync.Once
+
+// readSources reads every Go source file of the module, once per run, from
+// within a test. go test caches a package's result by its test binary and
+// the files its tests opened (not TestMain before m.Run); the binaries
+// built from source in TestMain are neither, so without this a change to
+// the controller would be answered from the cache.
+func readSources(t *testing.T) {
+	sourcesOnce.Do(func() {
+		if err := readTree("../../.."); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func readTree(root string) error {
+	return filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := e.Name()
+		if e.IsDir() && path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules") {
+			return filepath.SkipDir
+		}
+		if !e.IsDir() && (strings.HasSuffix(name, ".go") || name == "go.mod" || name == "go.sum") && !strings.HasSuffix(name, "_test.go") {
+			_, err = os.ReadFile(path)
+		}
+		return err
+	})
 }

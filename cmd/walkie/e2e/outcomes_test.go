@@ -296,3 +296,30 @@ func TestThreeParticipants(t *testing.T) {
 	d.verify(6)
 	d.noProcessesLeft()
 }
+
+// A prompt rule with a reply answers a known question: the agent goes on
+// and its turn is accepted.
+func TestPromptAnswered(t *testing.T) {
+	d := newDebate(t, setup{participants: []string{"a", "b"}, maxRounds: 1,
+		agents:  map[string]map[string]string{"a": {"rules": `[{match: "Trust this folder\\?", reply: "y\r"}]`}},
+		scripts: map[string]string{"a": `ask: "Trust this folder?"`}})
+	d.auto(10)
+	d.wantOutcomes(d.turns(), "accepted", "accepted")
+	d.verify(2)
+	d.noProcessesLeft()
+}
+
+// Past the budget, no further turn starts: over-budget, exit 13.
+func TestOverBudget(t *testing.T) {
+	d := newDebate(t, setup{participants: []string{"a", "b"}, top: "budget_usd: 0.015",
+		scripts: map[string]string{"a": "usage: true\ncost_usd: 0.01", "b": "usage: true\ncost_usd: 0.01"}})
+	r := d.auto(13)
+	d.wantOutcomes(d.turns(), "accepted", "accepted")
+	if s := d.status(); s != "over-budget" {
+		t.Errorf("status %s", s)
+	}
+	if !strings.Contains(r.stderr, "budget") {
+		t.Errorf("stderr:\n%s", r.stderr)
+	}
+	d.noProcessesLeft()
+}
