@@ -88,7 +88,6 @@ type Daemon struct {
 	byDir    map[string]*worker // by state directory
 	seeded   map[string]bool    // state directories whose turn logs the limiter has seen
 	draining chan struct{}      // closed when Run's context ends: no new turns
-	stopped  bool
 
 	wg      sync.WaitGroup     // workers
 	bg      sync.WaitGroup     // background closes of replaced notifiers
@@ -174,7 +173,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	d.watcher = w
 	files := d.watchTree(d.dir)
-	// The turn logs first, so the rate limit holds from the first turn on.
+	// Every turn log first, so the rate limit holds from the first turn on.
 	for _, f := range files {
 		d.seed(f)
 	}
@@ -283,8 +282,17 @@ func (d *Daemon) Reload() error {
 	return nil
 }
 
-// ensureWorker starts the worker for file, or wakes it if it exists.
+// ensureWorker starts the worker for file, or wakes it if it exists. A
+// new debate's past sessions go into the rate limit first.
 func (d *Daemon) ensureWorker(file string) {
+	d.mu.Lock()
+	if w, ok := d.workers[file]; ok {
+		w.wake()
+		d.mu.Unlock()
+		return
+	}
+	d.mu.Unlock()
+	d.seed(file)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	select {
@@ -378,7 +386,6 @@ func (d *Daemon) watchLoop(done chan struct{}) {
 				// level-based, so a wake-up is all they need.
 				d.log.Warn("file events overflowed; rescanning", zap.String("dir", d.dir))
 				for _, f := range d.watchTree(d.dir) {
-					d.seed(f)
 					d.ensureWorker(f)
 				}
 				d.pokeAll()
@@ -407,7 +414,6 @@ func (d *Daemon) route(ev fsnotify.Event) {
 			return
 		}
 		if fi, err := os.Stat(name); err == nil && fi.Mode().IsRegular() {
-			d.seed(name)
 			d.ensureWorker(name)
 		}
 	case base == "state.json" || base == "signal.json":
@@ -419,7 +425,6 @@ func (d *Daemon) route(ev fsnotify.Event) {
 	case ev.Has(fsnotify.Create):
 		if fi, err := os.Lstat(name); err == nil && fi.IsDir() && d.shouldWatch(name) {
 			for _, f := range d.watchTree(name) {
-				d.seed(f)
 				d.ensureWorker(f)
 			}
 		}
@@ -493,18 +498,26 @@ func lockDir(dir string) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("daemon lock: %w", err)
 	}
+	// A daemon killed while it was starting a session leaves the lock to
+	// that child until its exec closes the descriptor: moments, but a
+	// restart can come sooner. So while the recorded holder is dead, wait
+	// a little; while it lives, refuse at once.
+	deadline := time.Now().Add(5 * time.Second)
 	for {
 		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if !errors.Is(err, syscall.EINTR) {
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) || alive(lockHolder(path)) || time.Now().After(deadline) {
 			break
 		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	if errors.Is(err, syscall.EWOULDBLOCK) {
-		b, _ := os.ReadFile(path)
 		f.Close()
-		pid := strings.TrimSpace(string(b))
-		if _, perr := strconv.Atoi(pid); perr != nil {
-			pid = "unknown"
+		pid := "unknown"
+		if p := lockHolder(path); p > 0 {
+			pid = strconv.Itoa(p)
 		}
 		return nil, fmt.Errorf("walkie serve is already running for %s (pid %s holds %s): %w", dir, pid, path, walkie.ErrLocked)
 	}
@@ -516,6 +529,25 @@ func lockDir(dir string) (*os.File, error) {
 		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	}
 	return f, nil
+}
+
+// lockHolder is the pid written in the lock file, or 0.
+func lockHolder(path string) int {
+	b, _ := os.ReadFile(path)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return 0
+	}
+	return pid
+}
+
+// alive reports whether a process with this pid exists (or cannot be
+// told apart from one: unknown counts as alive).
+func alive(pid int) bool {
+	if pid <= 0 {
+		return true
+	}
+	return !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
 }
 
 func (d *Daemon) unlock() {

@@ -65,6 +65,7 @@ func TestServeSurvivesSIGKILL(t *testing.T) {
 			for i, b := range logs {
 				t.Logf("daemon run %d log:\n%s", i+1, tail(b.String(), 40))
 			}
+			t.Logf("processes holding the daemon lock: %v", holders(filepath.Join(dir, LockName)))
 		}
 	}()
 	// 24 debates × 6 turns = 144 turns; kill after a third and two thirds.
@@ -142,4 +143,19 @@ func tail(s string, lines int) string {
 		l = l[len(l)-lines:]
 	}
 	return strings.Join(l, "\n")
+}
+
+// holders lists the processes with path open, and their state.
+func holders(path string) []string {
+	var out []string
+	procs, _ := filepath.Glob("/proc/[0-9]*/fd/*")
+	for _, fd := range procs {
+		if target, err := os.Readlink(fd); err == nil && target == path {
+			pid := strings.Split(fd, "/")[2]
+			cmd, _ := os.ReadFile("/proc/" + pid + "/cmdline")
+			stat, _ := os.ReadFile("/proc/" + pid + "/stat")
+			out = append(out, fmt.Sprintf("%s %q %s", pid, strings.ReplaceAll(string(cmd), "\x00", " "), stat))
+		}
+	}
+	return out
 }
