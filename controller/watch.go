@@ -81,6 +81,9 @@ type WatchOptions struct {
 	Config  *config.Config
 	Log     *zap.Logger
 	Observe func(Event)
+	// CopyEntries sends Observe an EventEntry for each new turn (the
+	// supervisor's copy), tracked by State.HandledSeq.
+	CopyEntries bool
 	// RetryAfter is how long after an invocation the party is invoked once
 	// more if the record has not moved, and then how long after the retry
 	// the supervisor is told. 0 means the agent's debounce.
@@ -165,7 +168,7 @@ func watchOne(ctx context.Context, o WatchOptions, file string) WatchResult {
 			o.Observe(e)
 		}
 	}
-	if o.Config.Notify.CopySupervisor && o.Observe != nil {
+	if o.CopyEntries && o.Observe != nil {
 		if _, err := CopyEntries(file, emit); err != nil {
 			o.Log.Warn("copy of new entries for the supervisor failed", zap.String("file", file), zap.Error(err))
 		}

@@ -78,7 +78,7 @@ func runWatch(c *cli.Context) error {
 	ctx, stop := interruptible(c.Context, stderr)
 	defer stop()
 	results, err := controller.WatchOnce(ctx, controller.WatchOptions{Path: c.Args().First(), Config: cfg, Log: log,
-		Observe: notify.Observer(n), RetryAfter: c.Duration("retry-after")})
+		Observe: notify.Observer(n), CopyEntries: n.CopySupervisor(), RetryAfter: c.Duration("retry-after")})
 	failed := 0
 	for _, r := range results {
 		if r.Action == controller.WatchError {
