@@ -232,14 +232,20 @@ func (o *outcome) applyTo(s *walkie.State) {
 	}
 }
 
-// flush writes the pending outcome, if any.
+// flush writes the pending outcome, if any. With the attempt no longer
+// running, supervisor notes posted meanwhile are no longer queued; those
+// already queued are appended now rather than at the next run.
 func (c *controller) flush() error {
 	o := c.pending
 	if o == nil {
 		return nil
 	}
 	c.pending = nil
-	return c.applyOutcome(o.retries, o.rec)
+	if err := c.applyOutcome(o.retries, o.rec); err != nil {
+		return err
+	}
+	_, err := walkie.FlushInbox(c.file)
+	return err
 }
 
 func (c *controller) setStatus(status, reason string) (*walkie.State, error) {

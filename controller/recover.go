@@ -55,6 +55,9 @@ func (c *controller) recoverInterrupted() error {
 		return err
 	}
 	rec.Round = d.Meta.RoundOf(a.Turn)
+	if d.Meta.Implementer != "" && a.Agent == d.Meta.Implementer {
+		rec.Role = "implementer" // the round table's implementer runs as a turn
+	}
 	if p := d.Progress(); p.Turns >= a.Turn {
 		// The turn was stamped before the controller died.
 		rec.Outcome, rec.Detail, rec.Seq = OutcomeAccepted, "recorded before the controller stopped; found on restart", p.Seq

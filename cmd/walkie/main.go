@@ -26,7 +26,7 @@ const (
 	exitHalted     = 12 // a person halted it
 	exitOverBudget = 13
 	exitDeadlocked = 14
-	exitOpen       = 15 // the debate is still open (walkie turn, walkie watch)
+	exitOpen       = 15 // the debate is still open where it should have ended
 	exitSignal     = 130
 )
 
@@ -41,7 +41,7 @@ const exitCodesHelp = `EXIT CODES:
    12  halted by a person (walkie halt)
    13  over-budget
    14  deadlocked
-   15  still open (walkie turn after one turn)
+   15  still open (reserved: walkie turn exits 0 after an accepted turn)
    130 interrupted (SIGINT)`
 
 // exitError carries an exit code up to main, the one place that exits.
