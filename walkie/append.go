@@ -151,14 +151,14 @@ type Receipt struct {
 // the entry, not with the file: only the head (front matter, briefing,
 // first entry) and the last few entries are read.
 func Append(file string, p Post) (Receipt, error) {
-	f, err := os.OpenFile(file, os.O_RDWR|os.O_APPEND, 0)
+	// The head is checked before the lock is taken: a bad file changes
+	// nothing on disk, not even the lock file.
+	hf, err := os.Open(file)
 	if err != nil {
 		return Receipt{}, fmt.Errorf("open %s: %w", file, err)
 	}
-	defer f.Close()
-	// The head is checked before the lock is taken: a bad file changes
-	// nothing on disk, not even the lock file.
-	head, err := checkHead(f, file)
+	head, err := checkHead(hf, file)
+	hf.Close()
 	if err != nil {
 		return Receipt{}, err
 	}
@@ -169,6 +169,14 @@ func Append(file string, p Post) (Receipt, error) {
 		return Receipt{}, fmt.Errorf("lock %s: %w", file, err)
 	}
 	defer lock.Unlock()
+	// Opened only now, under the lock: a restore replaces the file by
+	// renaming a new one over it, and a descriptor opened before that
+	// would append to the old, unlinked file.
+	f, err := os.OpenFile(file, os.O_RDWR|os.O_APPEND, 0)
+	if err != nil {
+		return Receipt{}, fmt.Errorf("open %s: %w", file, err)
+	}
+	defer f.Close()
 	st, err := LoadState(dir)
 	if err != nil {
 		return Receipt{}, err

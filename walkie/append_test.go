@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -540,5 +541,47 @@ func TestPostReadsHeadAndTailOnly(t *testing.T) {
 	t.Logf("a post on a %d-byte record read %d bytes", len(data), read)
 	if read > 256<<10 {
 		t.Errorf("a post on a %d-byte record read %d bytes; it should read the head and a tail window only", len(data), read)
+	}
+}
+
+// TestPostAfterFileReplaced: a post waiting for the lock while a restore
+// renames a new file over the record must append to the new file, not to
+// the one it saw before it waited.
+func TestPostAfterFileReplaced(t *testing.T) {
+	file := newDebate(t, 6, "claude", "codex")
+	mustAppend(t, file, turn("claude", "One.\n"))
+	dir := StateDir(file, "d")
+	fi, err := os.Stat(filepath.Join(dir, "lock"))
+	must(t, err)
+	ino := fi.Sys().(*syscall.Stat_t).Ino
+	if _, err := os.ReadFile("/proc/locks"); err != nil {
+		t.Skipf("no /proc/locks: %v", err)
+	}
+	held, err := LockRecord(dir)
+	must(t, err)
+	done := make(chan error, 1)
+	go func() {
+		_, err := Append(file, turn("codex", "Two.\n"))
+		done <- err
+	}()
+	// Wait until the post is blocked on the lock (a "->" waiter on the
+	// lock file's inode in /proc/locks).
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, _ := os.ReadFile("/proc/locks")
+		if strings.Contains(string(b), "-> FLOCK") && strings.Contains(string(b), ":"+strconv.FormatUint(ino, 10)+" ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the post never waited for the lock")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	must(t, WriteFileAtomic(file, readFile(t, file), 0o644)) // what restore does
+	held.Unlock()
+	must(t, <-done)
+	d := mustVerify(t, file)
+	if len(d.Entries) != 2 {
+		t.Fatalf("%d entries after the post: it went to the replaced file", len(d.Entries))
 	}
 }
