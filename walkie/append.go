@@ -613,16 +613,16 @@ func FlushInbox(file string) (int, error) {
 }
 
 func appendNote(file, dir string, meta *Meta, body []byte, at time.Time) error {
-	f, err := os.OpenFile(file, os.O_RDWR|os.O_APPEND, 0)
-	if err != nil {
-		return fmt.Errorf("open %s: %w", file, err)
-	}
-	defer f.Close()
 	lock, err := LockRecord(dir)
 	if err != nil {
 		return err
 	}
 	defer lock.Unlock()
+	f, err := os.OpenFile(file, os.O_RDWR|os.O_APPEND, 0) // under the lock: see Append
+	if err != nil {
+		return fmt.Errorf("open %s: %w", file, err)
+	}
+	defer f.Close()
 	st, err := LoadState(dir)
 	if err != nil {
 		return err
