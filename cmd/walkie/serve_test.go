@@ -2,11 +2,18 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"encoding/xml"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/walkie-sh/walkie/walkie"
 )
 
 // The systemd unit and the launchd plist in scripts/ start walkie serve
@@ -80,5 +87,61 @@ func TestServeAndWatchRefuseBadArguments(t *testing.T) {
 		if code == 0 || !strings.Contains(errOut.String(), c.want) {
 			t.Errorf("%q: exit %d, stderr %q; want a failure saying %q", c.args, code, errOut.String(), c.want)
 		}
+	}
+}
+
+// walkie watch --once, as cron runs it: a party whose CLI is missing is
+// invoked, retried once, then the supervisor is told through the webhook.
+func TestWatchOnceEscalatesToAWebhook(t *testing.T) {
+	got := make(chan string, 16)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var e struct{ Kind, Agent, Reason string }
+		_ = json.NewDecoder(r.Body).Decode(&e)
+		got <- e.Kind + " " + e.Agent + " " + e.Reason
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "walkie.yaml")
+	y := "defaults:\n  debounce: 0s\n  retries: 0\nagents:\n  ghost:\n    command: [" + filepath.Join(dir, "no-such-cli") + "]\n    usage: none\n" +
+		"notify:\n  webhook:\n    url: " + srv.URL + "\n"
+	if err := os.WriteFile(cfg, []byte(y), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "ghosted.walkie.md")
+	if err := walkie.Init(file, walkie.InitOptions{Participants: []string{"ghost", "alice"}, Briefing: []byte("Decide.\n")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := walkie.Approve(file); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"invoked", "retried", "escalated", "waiting"} {
+		time.Sleep(5 * time.Millisecond) // past --retry-after
+		var out, errOut bytes.Buffer
+		code := run([]string{"walkie", "watch", "--once", dir, "--config", cfg, "--retry-after", "1ms", "--log-format", "json"}, strings.NewReader(""), &out, &errOut)
+		if code != 0 || !strings.Contains(out.String(), ": "+want+": ") {
+			t.Fatalf("tick expecting %s: exit %d\nstdout %s\nstderr %s", want, code, out.String(), errOut.String())
+		}
+	}
+	// The webhook also hears of each turn that started; exactly one
+	// escalation must be among the events.
+	var esc []string
+	deadline := time.After(5 * time.Second)
+	for len(esc) == 0 {
+		select {
+		case e := <-got:
+			if strings.HasPrefix(e, "escalation ") {
+				esc = append(esc, e)
+			}
+		case <-deadline:
+			t.Fatal("the webhook got no escalation")
+		}
+	}
+	for len(got) > 0 {
+		if e := <-got; strings.HasPrefix(e, "escalation ") {
+			esc = append(esc, e)
+		}
+	}
+	if len(esc) != 1 || !strings.HasPrefix(esc[0], "escalation ghost ghost was invoked 2 times for turn 1") {
+		t.Errorf("escalations: %q", esc)
 	}
 }

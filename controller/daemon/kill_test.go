@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -49,15 +50,15 @@ func TestServeSurvivesSIGKILL(t *testing.T) {
 		}
 		return
 	}
-	var logs []*bytes.Buffer
+	var logs []*syncBuffer
 	start := func() *exec.Cmd {
-		var buf bytes.Buffer
+		buf := &syncBuffer{}
 		cmd := exec.Command(bin, "serve", "--dir", dir, "--config", cfgFile, "--listen", "", "--log-format", "json")
-		cmd.Stdout, cmd.Stderr = &buf, &buf
+		cmd.Stdout, cmd.Stderr = buf, buf
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		logs = append(logs, &buf)
+		logs = append(logs, buf)
 		return cmd
 	}
 	defer func() {
@@ -88,6 +89,16 @@ func TestServeSurvivesSIGKILL(t *testing.T) {
 		}
 		return true
 	})
+	// SIGHUP reloads the config and says what changed.
+	if err := os.WriteFile(cfgFile, []byte(y+"  per_agent_sessions: {fa: 3}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, 5*time.Second, "the reload logged", func() bool {
+		return strings.Contains(logs[2].String(), `"msg":"config reloaded","path":"`+cfgFile+`","changes":["limits changed"]`)
+	})
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -108,6 +119,24 @@ func TestServeSurvivesSIGKILL(t *testing.T) {
 	if left := processesMentioning(dir); len(left) > 0 {
 		t.Errorf("agent processes left behind: %v", left)
 	}
+}
+
+// syncBuffer is a bytes.Buffer safe to read while a process writes to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // anyRunning reports whether some debate's state shows an attempt running.
