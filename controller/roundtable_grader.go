@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -188,3 +190,35 @@ func tail(path string, n int64) string {
 
 // graderLogPath is where a round's grader output is kept.
 func graderLogPath(roundDir string) string { return filepath.Join(roundDir, "grader.log") }
+
+// grade runs the grader on a copy of the frozen workspace, once per round.
+func (c *controller) grade(ctx context.Context, round int, fr *Freeze, mf manifest, m *walkie.Meta) (*GraderResult, error) {
+	rd := c.roundDir(round)
+	var g GraderResult
+	if ok, err := readJSON(filepath.Join(rd, "grader.json"), &g); err != nil || (ok && g.Workspace == fr.Workspace) {
+		return &g, err
+	}
+	tmp, err := os.MkdirTemp("", "walkie-grader-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	copyDir := filepath.Join(tmp, "workspace")
+	if err := copySnapshot(filepath.Join(rd, "snapshot"), mf, copyDir); err != nil {
+		return nil, err
+	}
+	dir := filepath.Dir(c.file)
+	g, err = runGrader(ctx, graderCommand(m.Grader, dir, copyDir, round), copyDir, dir, round, m.GraderLimit(), graderLogPath(rd),
+		func(pid int) { c.noteRunning("grader", pid, tmp) })
+	c.forgetRunning("grader")
+	if err != nil {
+		return nil, err
+	}
+	g.Workspace, g.Log = fr.Workspace, rel(c.dir, graderLogPath(rd))
+	if err := writeJSON(filepath.Join(rd, "grader.json"), g); err != nil {
+		return nil, err
+	}
+	c.log.Info("grader ran", zap.Int("round", round), zap.String("status", g.Status), zap.String("detail", g.Detail), zap.Int64("duration_ms", g.DurationMS))
+	c.emit(Event{Kind: EventNote, Round: round, Line: fmt.Sprintf("round %d: the grader says %s (%s)", round, g.Status, time.Duration(g.DurationMS)*time.Millisecond)})
+	return &g, nil
+}

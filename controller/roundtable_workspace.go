@@ -15,6 +15,10 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/walkie-sh/walkie/walkie"
 )
 
 // A workspace is frozen as a manifest (every file and symlink with its
@@ -318,4 +322,85 @@ func restore(root, snapshot string, frozen manifest, changes []Change, aside str
 		}
 	}
 	return nil
+}
+
+// freeze records the workspace as the implementer left it: a manifest,
+// its hash and a snapshot copy under the round's directory.
+func (c *controller) freeze(ctx context.Context, round, turn int, m *walkie.Meta) (*Freeze, manifest, error) {
+	rd := c.roundDir(round)
+	var fr Freeze
+	var mf manifest
+	ok1, err := readJSON(filepath.Join(rd, "freeze.json"), &fr)
+	if err != nil {
+		return nil, nil, err
+	}
+	ok2, err := readJSON(filepath.Join(rd, "manifest.json"), &mf)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ok1 && ok2 && mf.hash() == fr.Workspace {
+		return &fr, mf, nil
+	}
+	snap := filepath.Join(rd, "snapshot")
+	if err := os.RemoveAll(snap); err != nil { // a freeze cut short
+		return nil, nil, err
+	}
+	ws := c.workspaceOf(m)
+	paths, listing, err := ws.list(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := os.MkdirAll(snap, 0o755); err != nil {
+		return nil, nil, err
+	}
+	if mf, err = scan(ws.root, paths, snap); err != nil {
+		return nil, nil, err
+	}
+	fr = Freeze{Round: round, Turn: turn, Workspace: mf.hash(), Listing: listing, Files: len(mf), At: time.Now().UTC().Truncate(time.Millisecond)}
+	for _, e := range mf {
+		fr.Bytes += e.Size
+	}
+	if mf == nil {
+		mf = manifest{}
+	}
+	if err := writeJSON(filepath.Join(rd, "manifest.json"), mf); err != nil {
+		return nil, nil, err
+	}
+	if err := writeJSON(filepath.Join(rd, "freeze.json"), fr); err != nil {
+		return nil, nil, err
+	}
+	c.log.Info("workspace frozen", zap.Int("round", round), zap.String("workspace_sha256", fr.Workspace), zap.Int("files", fr.Files), zap.String("listing", listing))
+	return &fr, mf, nil
+}
+
+// checkIntrusion compares the real workspace with the frozen state after
+// the reviewers ran. Reviewers work on copies, but nothing stops an agent
+// from writing to a path it learnt from the record: such a change is kept
+// aside, undone and recorded.
+func (c *controller) checkIntrusion(ctx context.Context, round int, fr *Freeze, mf manifest, m *walkie.Meta) error {
+	ws := c.workspaceOf(m)
+	paths, _, err := ws.list(ctx)
+	if err != nil {
+		return err
+	}
+	now, err := scan(ws.root, paths, "")
+	if err != nil {
+		return err
+	}
+	if now.hash() == fr.Workspace {
+		return nil
+	}
+	rd := c.roundDir(round)
+	changes := diffManifests(mf, now)
+	aside := filepath.Join(rd, "intruded")
+	if err := restore(ws.root, filepath.Join(rd, "snapshot"), mf, changes, aside); err != nil {
+		return fmt.Errorf("undo changes made to the workspace during review: %w", err)
+	}
+	var prev []Change
+	if _, err := readJSON(filepath.Join(rd, "intruded.json"), &prev); err != nil {
+		return err
+	}
+	c.log.Warn("the workspace changed while the reviewers ran; the changes were kept aside and undone",
+		zap.Int("round", round), zap.Int("changes", len(changes)), zap.String("aside", aside))
+	return writeJSON(filepath.Join(rd, "intruded.json"), append(prev, changes...))
 }
