@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,30 +17,17 @@ import (
 	"github.com/walkie-sh/walkie/walkie"
 )
 
-var (
-	distillFakeOnce sync.Once
-	distillFakeDir  string
-	distillFakeErr  error
-)
-
-// fakeAgentOnPath builds cmd/fakeagent once per test binary and puts it
-// first on PATH, where the sessions' command lookup finds it.
+// fakeAgentOnPath builds cmd/fakeagent into the test's temporary
+// directory and puts it first on PATH, where the sessions' command lookup
+// finds it. The build cache keeps each build to a link.
 func fakeAgentOnPath(t *testing.T) {
 	t.Helper()
-	distillFakeOnce.Do(func() {
-		distillFakeDir, distillFakeErr = os.MkdirTemp("", "walkie-distill-fake-")
-		if distillFakeErr != nil {
-			return
-		}
-		out, err := exec.Command("go", "build", "-o", filepath.Join(distillFakeDir, "fakeagent"), "../cmd/fakeagent").CombinedOutput()
-		if err != nil {
-			distillFakeErr = fmt.Errorf("build fakeagent: %v\n%s", err, out)
-		}
-	})
-	if distillFakeErr != nil {
-		t.Fatal(distillFakeErr)
+	dir := t.TempDir()
+	out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "fakeagent"), "../cmd/fakeagent").CombinedOutput()
+	if err != nil {
+		t.Fatalf("build fakeagent: %v\n%s", err, out)
 	}
-	t.Setenv("PATH", distillFakeDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 }
 
 // goodBriefing is a briefing that passes the check: every section, 330 words.

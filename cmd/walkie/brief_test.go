@@ -1,12 +1,10 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,34 +14,20 @@ import (
 	"github.com/walkie-sh/walkie/walkie"
 )
 
-var (
-	binOnce sync.Once
-	binDir  string
-	binErr  error
-)
-
-// testBins builds walkie and the fake agent once per test binary. The
-// scripts run the real programs, as a user's shell would; building them
-// here, rather than in a TestMain, leaves the package's TestMain free.
+// testBins builds walkie and the fake agent into a directory the test
+// removes when it ends. The scripts run the real programs, as a user's
+// shell would (the record scripts in main_test.go run the test binary
+// instead); the build cache keeps a rebuild to a link.
 func testBins(t *testing.T) string {
 	t.Helper()
-	binOnce.Do(func() {
-		binDir, binErr = os.MkdirTemp("", "walkie-brief-bin-")
-		if binErr != nil {
-			return
+	dir := t.TempDir()
+	for name, pkg := range map[string]string{"walkie": ".", "fakeagent": "../fakeagent"} {
+		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, name), pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("build %s: %v\n%s", name, err, out)
 		}
-		for name, pkg := range map[string]string{"walkie": ".", "fakeagent": "../fakeagent"} {
-			out, err := exec.Command("go", "build", "-o", filepath.Join(binDir, name), pkg).CombinedOutput()
-			if err != nil {
-				binErr = fmt.Errorf("build %s: %v\n%s", name, err, out)
-				return
-			}
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
 	}
-	return binDir
+	return dir
 }
 
 // TestBriefScripts runs testdata/script/brief_*.txtar: one scenario of
