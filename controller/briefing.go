@@ -5,6 +5,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/walkie-sh/walkie/briefing"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -18,9 +19,16 @@ func (c *controller) checkBriefing(d *walkie.Doc) error {
 		return badInput(&walkie.InputError{File: c.file, Line: d.BriefingLine, Msg: "the briefing is not approved",
 			Fix: fmt.Sprintf("read it, then run `walkie brief approve %s` (or `walkie auto --approve` in CI)", c.opts.File)})
 	}
+	if briefing.IsPlaceholder(d.Briefing) {
+		return badInput(&walkie.InputError{File: c.file, Line: d.BriefingLine, Msg: "the briefing is still empty or the bare template, so --approve will not pin it",
+			Fix: fmt.Sprintf("write it first: walkie brief edit %s, or walkie brief distill %s --from CHAT", c.opts.File, c.opts.File)})
+	}
 	hash, err := walkie.Approve(c.file)
 	if err != nil {
 		return badInput(err)
+	}
+	if err := briefing.WriteApproved(c.dir, d.Briefing); err != nil {
+		c.log.Warn("approved, but the copy kept for later diffs was not written", zap.Error(err))
 	}
 	c.log.Warn("briefing approved non-interactively (--approve)", zap.String("briefing_sha256", hash))
 	c.emit(Event{Kind: EventNote, Line: "briefing approved non-interactively (--approve), sha256 " + hash[:12]})

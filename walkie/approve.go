@@ -8,8 +8,7 @@ import (
 
 // Approve pins the briefing's sha256 in the front matter. It is refused
 // once the debate has any entry: from then on the header is part of the
-// chain and never changes. It returns the hash and the briefing that was
-// approved before (nil if none, or if it is unchanged).
+// chain and never changes. It returns the pinned hash.
 func Approve(file string) (hash string, err error) {
 	meta, err := ReadMeta(file)
 	if err != nil {
