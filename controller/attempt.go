@@ -30,6 +30,11 @@ func (c *controller) attempt(ctx context.Context, t *plan) (TurnRecord, error) {
 	// Acquire before begin: waiting for a slot is not a turn in progress,
 	// so a controller that dies while waiting leaves nothing to recover.
 	if c.opts.Acquire != nil {
+		// The wait may be long: the last attempt must not look running
+		// meanwhile.
+		if err := c.flush(); err != nil {
+			return TurnRecord{}, err
+		}
 		release, err := c.opts.Acquire(ctx, t.agent.Name)
 		if err != nil {
 			return TurnRecord{}, err

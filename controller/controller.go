@@ -61,16 +61,18 @@ func Run(ctx context.Context, o Options) (sum Summary, err error) {
 		return Summary{}, err
 	}
 	defer c.close()
-	defer func() {
-		if ferr := c.flush(); ferr != nil && err == nil {
-			err = ferr
-		}
-	}()
 	lock, err := walkie.TryRunLock(c.dir)
 	if err != nil {
 		return Summary{}, fmt.Errorf("run %s: %w", c.file, err)
 	}
 	defer lock.Unlock()
+	// Before the unlock: the last outcome is written while this run still
+	// holds the debate, or the next controller would apply it too.
+	defer func() {
+		if ferr := c.flush(); ferr != nil && err == nil {
+			err = ferr
+		}
+	}()
 	if err := c.recoverInterrupted(); err != nil {
 		return Summary{}, fmt.Errorf("recover interrupted attempt: %w", err)
 	}
