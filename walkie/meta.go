@@ -330,8 +330,16 @@ func renderMeta(m Meta) []byte {
 	node := &yaml.Node{}
 	_ = node.Encode(m)
 	for i := 0; i+1 < len(node.Content); i += 2 {
+		if node.Content[i].Value == "reviewers" {
+			node.Content[i+1].Style = yaml.FlowStyle
+		}
 		if node.Content[i].Value == "participants" {
 			node.Content[i+1].Style = yaml.FlowStyle
+			if m.IsRoundtable() {
+				// Derived from implementer and reviewers: not written.
+				node.Content = slices.Delete(node.Content, i, i+2)
+				i -= 2
+			}
 		}
 	}
 	_ = enc.Encode(node)

@@ -105,3 +105,20 @@ func TestRoundtableMetaSurvivesApproval(t *testing.T) {
 		}
 	}
 }
+
+// A round table's participants are derived, so rewriting its front matter
+// (as SetBriefing does) does not write them.
+func TestRoundtableMetaRendersWithoutParticipants(t *testing.T) {
+	d, err := Parse("rt.walkie.md", []byte(roundtableHeader("implementer: ada\nreviewers: [brook, cy]\ngrader: [\"true\"]\nworkspace: src\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(renderMeta(d.Meta))
+	if strings.Contains(out, "participants") || !strings.Contains(out, "reviewers: [brook, cy]") {
+		t.Fatalf("rendered:\n%s", out)
+	}
+	again, err := Parse("rt.walkie.md", []byte(out+"# Briefing\nBuild it.\n"))
+	if err != nil || !slices.Equal(again.Meta.Participants, d.Meta.Participants) {
+		t.Fatalf("re-read: %v %v", again, err)
+	}
+}
