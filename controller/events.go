@@ -15,7 +15,8 @@ const (
 )
 
 // Event is what the controller tells its observer (a progress display, a
-// notifier). Observers must return quickly.
+// notifier). Observers must return quickly, and must be safe to call from
+// several goroutines at once: a round table's reviewers run in parallel.
 type Event struct {
 	Kind    EventKind
 	Debate  string // debate id
