@@ -2,33 +2,58 @@
 // (tokens, and cost where the CLI states one) from the plain-text
 // transcript of its session. It knows each CLI's output shape, nothing of
 // debates or prices.
+//
+// A transcript is what a pty showed: stdout and stderr mixed, with the
+// CLI's warnings, stack traces and progress lines around its machine
+// output. The parsers therefore look only at JSON that starts a line, and
+// skip whatever does not decode.
 package usage
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
+	"slices"
+	"strings"
 )
 
 // Formats the package reads.
 const (
-	ClaudeJSON = "claude-json" // claude -p --output-format json: one result object
-	CodexJSONL = "codex-jsonl" // codex exec --json: one event per line
-	GeminiJSON = "gemini-json" // gemini -p -o json: one (pretty-printed) result object
+	// ClaudeJSON is claude -p with --output-format json (one result
+	// object) or stream-json (one event per line, the same result object
+	// last).
+	ClaudeJSON = "claude-json"
+	// CodexJSONL is codex exec --json: one event per line.
+	CodexJSONL = "codex-jsonl"
+	// GeminiJSON is gemini -p with -o json (one pretty-printed result
+	// object) or -o stream-json (one event per line, a result event last).
+	GeminiJSON = "gemini-json"
 )
 
 // Report is what the output said.
 type Report struct {
-	InputTokens  int64
+	// InputTokens counts every prompt token, cached or not: the pricing
+	// table has no cache discount, so an estimate errs high, not low.
+	InputTokens int64
+	// OutputTokens counts generated tokens, thinking included (vendors
+	// bill it as output).
 	OutputTokens int64
 	CostUSD      float64
-	HasCost      bool   // the CLI stated a cost itself
-	Model        string // the model named in the output, if any
-	IsError      bool   // the CLI flagged its own run as an error
+	HasCost      bool         // the CLI stated a cost itself
+	Model        string       // the model that wrote most of the output, when the output names one
+	Models       []ModelUsage // per model, by name, when the output names them (gemini routes between two)
+	IsError      bool         // the CLI reported its own run as failed
+}
+
+// ModelUsage is one model's share of a Report.
+type ModelUsage struct {
+	Name         string
+	InputTokens  int64
+	OutputTokens int64
 }
 
 // Parse reads the report of the given format from text. ok is false when
-// the text holds no report of that format.
+// the text holds no report of that format (the CLI failed before it
+// printed one, or was ended first).
 func Parse(format string, text []byte) (r Report, ok bool) {
 	switch format {
 	case ClaudeJSON:
@@ -41,7 +66,19 @@ func Parse(format string, text []byte) (r Report, ok bool) {
 	return Report{}, false
 }
 
+// finish sorts the per-model figures and names the main model.
+func (r *Report) finish() {
+	slices.SortFunc(r.Models, func(a, b ModelUsage) int { return strings.Compare(a.Name, b.Name) })
+	var top int64 = -1
+	for _, m := range r.Models {
+		if m.OutputTokens > top {
+			r.Model, top = m.Name, m.OutputTokens
+		}
+	}
+}
+
 type claudeResult struct {
+	Type      string   `json:"type"`
 	IsError   bool     `json:"is_error"`
 	TotalCost *float64 `json:"total_cost_usd"`
 	Usage     struct {
@@ -50,125 +87,196 @@ type claudeResult struct {
 		CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
 		CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
 	} `json:"usage"`
-	ModelUsage map[string]json.RawMessage `json:"modelUsage"`
+	ModelUsage map[string]struct {
+		InputTokens              int64 `json:"inputTokens"`
+		OutputTokens             int64 `json:"outputTokens"`
+		CacheReadInputTokens     int64 `json:"cacheReadInputTokens"`
+		CacheCreationInputTokens int64 `json:"cacheCreationInputTokens"`
+	} `json:"modelUsage"`
 }
 
-// parseClaude takes the last JSON object that carries total_cost_usd.
+// parseClaude takes the last result object: the only one that carries
+// total_cost_usd (stream-json's assistant events carry per-call usage, but
+// with the output count of the call's first event, not its last).
 func parseClaude(text []byte) (Report, bool) {
 	var found *claudeResult
 	eachObject(text, func(obj []byte) {
 		var c claudeResult
-		if json.Unmarshal(obj, &c) == nil && c.TotalCost != nil {
+		if json.Unmarshal(obj, &c) == nil && c.TotalCost != nil && (c.Type == "" || c.Type == "result") {
 			found = &c
 		}
 	})
 	if found == nil {
 		return Report{}, false
 	}
+	u := found.Usage
 	r := Report{CostUSD: *found.TotalCost, HasCost: true, IsError: found.IsError,
-		InputTokens:  found.Usage.InputTokens + found.Usage.CacheCreationInputTokens + found.Usage.CacheReadInputTokens,
-		OutputTokens: found.Usage.OutputTokens}
-	for m := range found.ModelUsage {
-		if r.Model == "" || m < r.Model {
-			r.Model = m // deterministic when several models were used
-		}
+		InputTokens:  u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens,
+		OutputTokens: u.OutputTokens}
+	for name, m := range found.ModelUsage {
+		// "claude-opus-4-8[1m]": the suffix names the context window, not
+		// another model.
+		name, _, _ = strings.Cut(name, "[")
+		r.Models = append(r.Models, ModelUsage{Name: name,
+			InputTokens:  m.InputTokens + m.CacheReadInputTokens + m.CacheCreationInputTokens,
+			OutputTokens: m.OutputTokens})
 	}
+	r.finish()
 	return r, true
 }
 
-// parseCodex sums the usage of every turn.completed event.
+// parseCodex sums the usage of every turn.completed event. codex's events
+// do not name the model. Its input_tokens already include the cached ones,
+// and output_tokens the reasoning ones.
 func parseCodex(text []byte) (Report, bool) {
 	var r Report
 	ok := false
-	sc := bufio.NewScanner(bytes.NewReader(text))
-	sc.Buffer(make([]byte, 64<<10), 8<<20)
-	for sc.Scan() {
-		line := bytes.TrimSpace(sc.Bytes())
-		if !bytes.HasPrefix(line, []byte("{")) {
-			continue
+	eachLine(text, func(line []byte) {
+		if len(line) == 0 || line[0] != '{' {
+			return
 		}
 		var ev struct {
 			Type  string `json:"type"`
 			Usage struct {
 				InputTokens  int64 `json:"input_tokens"`
-				CachedInput  int64 `json:"cached_input_tokens"`
 				OutputTokens int64 `json:"output_tokens"`
 			} `json:"usage"`
 		}
 		if json.Unmarshal(line, &ev) != nil {
-			continue
+			return
 		}
 		switch ev.Type {
 		case "turn.completed":
 			r.InputTokens += ev.Usage.InputTokens
 			r.OutputTokens += ev.Usage.OutputTokens
 			ok = true
-		case "turn.failed", "error":
+		case "turn.failed":
+			// "error" events are not failures: codex prints them for every
+			// reconnect it then survives.
 			r.IsError = true
 		}
+	})
+	if !ok {
+		// turn.failed carries no usage, and calls made before it may
+		// have cost something: no figure at all, rather than a zero.
+		return Report{}, false
 	}
-	return r, ok
+	return r, true
 }
 
-// parseGemini takes the last JSON object with stats.models.
+// geminiTokens is a model's token counts in either output mode.
+type geminiTokens struct {
+	// -o json: stats.models.M.tokens
+	Prompt     *int64 `json:"prompt"`
+	Input      int64  `json:"input"` // the prompt less its cached part
+	Candidates int64  `json:"candidates"`
+	Thoughts   int64  `json:"thoughts"`
+	Tool       int64  `json:"tool"`
+	// -o stream-json: stats.models.M
+	InputTokens  int64 `json:"input_tokens"`
+	OutputTokens int64 `json:"output_tokens"`
+	TotalTokens  int64 `json:"total_tokens"`
+}
+
+// counts returns the model's input and output, thinking counted as output.
+func (t geminiTokens) counts(stream bool) (in, out int64) {
+	if stream {
+		// stream-json leaves thinking out of output_tokens but keeps it in
+		// total_tokens.
+		return t.InputTokens, max(t.OutputTokens, t.TotalTokens-t.InputTokens)
+	}
+	in = t.Input
+	if t.Prompt != nil {
+		in = *t.Prompt
+	}
+	return in + t.Tool, t.Candidates + t.Thoughts
+}
+
+// parseGemini takes the last object with stats.models: -o json's result
+// (which may carry an error beside its stats) or stream-json's result event.
 func parseGemini(text []byte) (Report, bool) {
 	var r Report
 	ok := false
 	eachObject(text, func(obj []byte) {
 		var res struct {
-			Error *json.RawMessage `json:"error"`
-			Stats *struct {
+			Type   string           `json:"type"`
+			Status string           `json:"status"`
+			Error  *json.RawMessage `json:"error"`
+			Stats  *struct {
 				Models map[string]struct {
-					Tokens struct {
-						Input      int64 `json:"input"`
-						Prompt     int64 `json:"prompt"`
-						Candidates int64 `json:"candidates"`
-					} `json:"tokens"`
+					Tokens *geminiTokens `json:"tokens"`
+					geminiTokens
 				} `json:"models"`
 			} `json:"stats"`
 		}
-		if json.Unmarshal(obj, &res) != nil || res.Stats == nil {
+		if json.Unmarshal(obj, &res) != nil || res.Stats == nil || res.Stats.Models == nil {
 			return
 		}
-		r, ok = Report{IsError: res.Error != nil}, true
-		for m, s := range res.Stats.Models {
-			in := s.Tokens.Input
-			if in == 0 {
-				in = s.Tokens.Prompt
+		r, ok = Report{IsError: res.Error != nil || res.Status == "error"}, true
+		for name, m := range res.Stats.Models {
+			var in, out int64
+			if m.Tokens != nil {
+				in, out = m.Tokens.counts(false)
+			} else {
+				in, out = m.geminiTokens.counts(true)
 			}
 			r.InputTokens += in
-			r.OutputTokens += s.Tokens.Candidates
-			if r.Model == "" || m < r.Model {
-				r.Model = m
-			}
+			r.OutputTokens += out
+			r.Models = append(r.Models, ModelUsage{Name: name, InputTokens: in, OutputTokens: out})
 		}
+		r.finish()
 	})
 	return r, ok
 }
 
-// eachObject calls fn with every JSON object that starts at the beginning
-// of a line of text and decodes whole, in order. CLIs print their result
-// object amid other output, sometimes over many lines.
+// eachLine calls fn with every line of text, without its line break and
+// leading blanks, however long: a codex event that carries a command's
+// whole output can run to megabytes.
+func eachLine(text []byte, fn func(line []byte)) {
+	for len(text) > 0 {
+		line := text
+		if i := bytes.IndexByte(text, '\n'); i >= 0 {
+			line, text = text[:i], text[i+1:]
+		} else {
+			text = nil
+		}
+		fn(bytes.TrimLeft(bytes.TrimRight(line, "\r"), " \t"))
+	}
+}
+
+// eachObject calls fn with every JSON object in text, in order, that
+// either starts a line and ends on it (the JSON and JSONL forms) or begins
+// with a line holding just "{" (a pretty-printed object, as gemini's -o
+// json prints). CLIs print their result amid other output. A line that
+// starts an object is decoded on its own, so the work stays linear in the
+// text but for the rare lone "{".
 func eachObject(text []byte, fn func(obj []byte)) {
 	for off := 0; off < len(text); {
-		i := bytes.IndexByte(text[off:], '\n')
-		line := text[off:]
-		if i >= 0 {
-			line = text[off : off+i]
+		end := len(text)
+		next := end
+		if i := bytes.IndexByte(text[off:], '\n'); i >= 0 {
+			end, next = off+i, off+i+1
 		}
-		if t := bytes.TrimLeft(line, " \t"); len(t) > 0 && t[0] == '{' {
-			start := off + (len(line) - len(t))
+		line := bytes.TrimSpace(text[off:end])
+		switch {
+		case len(line) > 1 && line[0] == '{':
+			// One line, one object; anything after it on the line (a
+			// terminal's leftovers) is ignored.
+			var raw json.RawMessage
+			if json.NewDecoder(bytes.NewReader(line)).Decode(&raw) == nil {
+				fn(raw)
+			}
+		case len(line) == 1 && line[0] == '{':
+			// Decode across lines, from the brace on; on success go on
+			// after the object, else with the next line.
+			start := off + bytes.IndexByte(text[off:end], '{')
 			dec := json.NewDecoder(bytes.NewReader(text[start:]))
 			var raw json.RawMessage
 			if dec.Decode(&raw) == nil {
 				fn(raw)
-				off = start + int(dec.InputOffset())
-				continue
+				next = start + int(dec.InputOffset())
 			}
 		}
-		if i < 0 {
-			break
-		}
-		off += i + 1
+		off = next
 	}
 }
