@@ -23,15 +23,25 @@ func (c *controller) usage(a config.Agent, textPath string) *Usage {
 		return &Usage{CostSource: "unknown"}
 	}
 	u := &Usage{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens}
-	switch model := firstNonEmpty(a.Model, r.Model); {
-	case r.HasCost:
+	if r.HasCost {
 		u.CostUSD, u.CostSource = r.CostUSD, "reported"
-	default:
-		if cost, ok := c.opts.Config.Pricing.Cost(model, r.InputTokens, r.OutputTokens); ok {
-			u.CostUSD, u.CostSource = cost, "estimated (pricing as of "+c.opts.Config.Pricing.AsOf+")"
-		} else {
-			u.CostSource = "unknown (model " + firstNonEmpty(model, "unnamed") + " not in the pricing table)"
-		}
+		return u
 	}
+	// Each model's tokens at its own price (gemini routes a turn through
+	// two); the config's model, when set, names what ran instead.
+	models := r.Models
+	if a.Model != "" || len(models) == 0 {
+		models = []usage.ModelUsage{{Name: firstNonEmpty(a.Model, r.Model), InputTokens: r.InputTokens, OutputTokens: r.OutputTokens}}
+	}
+	var total float64
+	for _, m := range models {
+		cost, ok := c.opts.Config.Pricing.Cost(m.Name, m.InputTokens, m.OutputTokens)
+		if !ok {
+			u.CostSource = "unknown (model " + firstNonEmpty(m.Name, "unnamed") + " not in the pricing table)"
+			return u
+		}
+		total += cost
+	}
+	u.CostUSD, u.CostSource = total, "estimated (pricing as of "+c.opts.Config.Pricing.AsOf+")"
 	return u
 }

@@ -16,6 +16,9 @@ func TestUsage(t *testing.T) {
 `
 	codex := `{"type":"turn.completed","usage":{"input_tokens":1000000,"output_tokens":100000}}
 `
+	// gemini's router on a small model, then the turn on a bigger one.
+	gemini := `{"type":"result","status":"success","stats":{"models":{"gemini-2.5-flash-lite":{"input_tokens":1000000,"output_tokens":0,"total_tokens":1000000},"gemini-2.5-pro":{"input_tokens":1000000,"output_tokens":100000,"total_tokens":1100000}}}}
+`
 	for _, c2 := range []struct {
 		name, format, model, text string
 		want                      *Usage // nil: no usage recorded
@@ -27,6 +30,8 @@ func TestUsage(t *testing.T) {
 		{"priced from the table", config.UsageCodexJSONL, "gpt-5-codex", codex, &Usage{InputTokens: 1000000, OutputTokens: 100000, CostUSD: 1.25 + 1.0}, "estimated (pricing as of "},
 		{"model not in the table", config.UsageCodexJSONL, "no-such-model", codex, &Usage{InputTokens: 1000000, OutputTokens: 100000}, "unknown (model no-such-model"},
 		{"unnamed model", config.UsageCodexJSONL, "", codex, &Usage{InputTokens: 1000000, OutputTokens: 100000}, "unknown (model unnamed"},
+		{"each model at its price", config.UsageGeminiJSON, "", gemini, &Usage{InputTokens: 2000000, OutputTokens: 100000, CostUSD: 0.10 + 1.25 + 1.0}, "estimated (pricing as of "},
+		{"the config's model prices all", config.UsageGeminiJSON, "gemini-2.5-pro", gemini, &Usage{InputTokens: 2000000, OutputTokens: 100000, CostUSD: 2.5 + 1.0}, "estimated (pricing as of "},
 		{"no report in the output", config.UsageClaudeJSON, "", "just text\n", &Usage{}, "unknown"},
 	} {
 		t.Run(c2.name, func(t *testing.T) {
