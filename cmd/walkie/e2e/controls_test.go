@@ -17,7 +17,7 @@ func TestHaltMidTurn(t *testing.T) {
 	d := newDebate(t, setup{participants: []string{"a", "b"}, scripts: map[string]string{"a": "behavior: hang"}})
 	before := d.read(d.name)
 	auto := d.start("auto", d.name, "--approve")
-	agent := d.waitRunning(1)
+	agent := d.waitRunning(auto, 1)
 	d.mustRun(0, "halt", d.name, "--reason", "testing halt")
 	halted := time.Now()
 	r := auto.wait(30 * time.Second)
@@ -72,7 +72,7 @@ func TestExtendWhileRunning(t *testing.T) {
 		"b": "sign_from: 2\nsteps:\n  - delay: 2s\n  - {}",
 	}})
 	auto := d.start("auto", d.name, "--approve")
-	d.waitRunning(2)
+	d.waitRunning(auto, 2)
 	d.mustRun(0, "extend", d.name, "--rounds", "1")
 	if st := d.state(); st.Running == nil || st.Running.Turn != 2 {
 		t.Fatalf("turn 2 was over before the extension landed; the test proves nothing")
@@ -99,7 +99,7 @@ func TestKillAndResume(t *testing.T) {
 			"b": "sign_from: 2\nsteps:\n  - {behavior: grandchild, pid_file: grandchild.pid, hang_after: true}\n  - {}",
 		}})
 	auto := d.start("auto", d.name, "--approve")
-	agent := d.waitRunning(2)
+	agent := d.waitRunning(auto, 2)
 	var grandchild int
 	eventually(t, 20*time.Second, "the grandchild deaf to SIGHUP", func() bool {
 		b, err := os.ReadFile(d.path("grandchild.pid"))
@@ -163,7 +163,7 @@ func TestSIGINT(t *testing.T) {
 	d := newDebate(t, setup{participants: []string{"a", "b"}, maxRounds: 1,
 		scripts: map[string]string{"a": "steps:\n  - behavior: hang\n  - {}"}})
 	auto := d.start("auto", d.name, "--approve")
-	agent := d.waitRunning(1)
+	agent := d.waitRunning(auto, 1)
 	d.waitInvoked("a", 1) // so that the rerun is a's second step
 	auto.signal(syscall.SIGINT)
 	r := auto.wait(10 * time.Second)
@@ -198,7 +198,7 @@ func TestSIGINT(t *testing.T) {
 func TestOneControllerPerDebate(t *testing.T) {
 	d := newDebate(t, setup{participants: []string{"a", "b"}, scripts: map[string]string{"a": "behavior: hang"}})
 	auto := d.start("auto", d.name, "--approve")
-	d.waitRunning(1)
+	d.waitRunning(auto, 1)
 	r := d.mustRun(2, "auto", d.name)
 	if !strings.Contains(r.stderr, "held by pid") {
 		t.Errorf("stderr:\n%s", r.stderr)
@@ -214,7 +214,7 @@ func TestOneControllerPerDebate(t *testing.T) {
 func TestSIGTERM(t *testing.T) {
 	d := newDebate(t, setup{participants: []string{"a", "b"}, scripts: map[string]string{"a": "behavior: hang"}})
 	auto := d.start("auto", d.name, "--approve")
-	d.waitRunning(1)
+	d.waitRunning(auto, 1)
 	auto.signal(syscall.SIGTERM)
 	if r := auto.wait(10 * time.Second); r.code != 130 {
 		t.Fatalf("auto exit %d after SIGTERM, want 130\n%s", r.code, r.stderr)
@@ -231,7 +231,7 @@ func TestSecondSIGINT(t *testing.T) {
 		agents:   map[string]map[string]string{"a": {"command": `[sh, -c, "trap '' TERM; while :; do sleep 1; done"]`}}}
 	d := newDebate(t, s)
 	auto := d.start("auto", d.name, "--approve")
-	d.waitRunning(1)
+	d.waitRunning(auto, 1)
 	auto.signal(syscall.SIGINT)
 	eventually(t, 10*time.Second, "the first SIGINT acknowledged", func() bool {
 		return bytes.Contains(auto.stderrSoFar(), []byte("Ctrl-C again"))
@@ -264,7 +264,7 @@ func TestSupervisorNoteDuringTurn(t *testing.T) {
 		defaults: map[string]string{"grace": "1s"},
 		scripts:  map[string]string{"a": "hang_after: true"}})
 	auto := d.start("auto", d.name, "--approve")
-	d.waitRunning(1)
+	d.waitRunning(auto, 1)
 	eventually(t, 10*time.Second, "a's turn in the file", func() bool {
 		return bytes.Contains(d.read(d.name), []byte("## Turn 1 · a"))
 	})

@@ -61,7 +61,8 @@ func newDebate(t *testing.T, s setup) *debate {
 	d := &debate{t: t, dir: t.TempDir(), name: "d.walkie.md", id: "d",
 		marker: fmt.Sprintf("%d-%d-%s", os.Getpid(), runs.Add(1), t.Name())}
 	d.configure(s)
-	d.mustRun(0, "init", d.name, "--agents", strings.Join(s.participants, ","), "--max-rounds", strconv.Itoa(s.maxRounds))
+	d.write("briefing.md", "Should the test pass? Argue it out, one turn each.\n\n## What a sign-off means\nYou agree it passes.\n")
+	d.mustRun(0, "init", d.name, "--agents", strings.Join(s.participants, ","), "--max-rounds", strconv.Itoa(s.maxRounds), "--briefing", "briefing.md")
 	t.Cleanup(d.killLeftovers)
 	return d
 }
@@ -366,12 +367,17 @@ func (d *debate) status() string {
 	return s.Status
 }
 
-// waitRunning waits until a controller has started an agent's session and
-// recorded its pid in the state, and returns the pid.
-func (d *debate) waitRunning(turn int) int {
+// waitRunning waits until the controller p has started an agent's
+// session for turn and recorded its pid in the state, and returns the pid.
+func (d *debate) waitRunning(p *proc, turn int) int {
 	d.t.Helper()
 	pid := 0
 	eventually(d.t, 20*time.Second, fmt.Sprintf("running turn %d", turn), func() bool {
+		select {
+		case <-p.done:
+			d.t.Fatalf("walkie exited %d before turn %d ran:\n%s", p.res.code, turn, p.res.stderr)
+		default:
+		}
 		st, err := walkie.LoadState(d.stateDir())
 		if err == nil && st.Running != nil && st.Running.Turn == turn && st.Running.SessionPID > 0 {
 			pid = st.Running.SessionPID
