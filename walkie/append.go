@@ -205,6 +205,9 @@ func appendLocked(f *os.File, file, dir string, meta *Meta, st *State, p Post) (
 		}
 		return Receipt{}, &TornTailError{File: file, Line: line, Bytes: len(ti.tail)}
 	}
+	if err := ti.checkEnd(f, file, meta); err != nil {
+		return Receipt{}, err
+	}
 	if err := CheckAgainstState(file, ti.prog, st); err != nil {
 		return Receipt{}, err
 	}
@@ -397,9 +400,63 @@ func checkBody(meta *Meta, p *Post, whose string) ([]byte, error) {
 type tailInfo struct {
 	prog            Progress
 	recent          []TurnRef
+	recentAt        []markAt // where each recent turn's marker is
+	last            *lastEntry
 	tail            []byte // after the last marker
 	tailStart       int64
 	endsWithNewline bool
+}
+
+// markAt is a marker's sequence number and the file offset of its line.
+type markAt struct {
+	seq int
+	off int64
+}
+
+// lastEntry is the last recorded entry as the writer read it.
+type lastEntry struct {
+	start    int64  // file offset of its first byte
+	content  []byte // its bytes before the marker line
+	mk       Marker
+	prevHash string // the chain hash before it; "" when it was not read
+}
+
+// checkEnd verifies what the writer read of the end of the record: the
+// last entry's hash and its link to the one before, and that the turns it
+// read follow the turn order. It costs nothing more to read, and keeps a
+// post from building on an end that was edited, or forged.
+func (t *tailInfo) checkEnd(f *os.File, file string, meta *Meta) error {
+	lineAt := func(off int64, content []byte) int {
+		n, err := linesBefore(f, off)
+		if err != nil {
+			return 0
+		}
+		return n + 1 + leadingBlankLines(content)
+	}
+	if e := t.last; e != nil {
+		bad := func(msg string) error {
+			return &ChainError{File: file, Line: lineAt(e.start, e.content), Seq: e.mk.Seq, Msg: msg, Fix: fixRestore}
+		}
+		if e.prevHash != "" && e.mk.Prev != e.prevHash {
+			return bad("does not follow the entry before it: entries were removed, inserted or reordered")
+		}
+		if entryHash(e.content, e.mk) != e.mk.Hash {
+			return bad("its text was changed after it was recorded")
+		}
+	}
+	for i, r := range t.recent {
+		var msg string
+		switch want := meta.TurnAgent(r.Turn); {
+		case i > 0 && r.Turn != t.recent[i-1].Turn+1:
+			msg = fmt.Sprintf("turn %d where turn %d was expected", r.Turn, t.recent[i-1].Turn+1)
+		case r.Agent != want:
+			msg = fmt.Sprintf("turn %d was written by %q but it was %q's turn", r.Turn, r.Agent, want)
+		default:
+			continue
+		}
+		return &ChainError{File: file, Line: lineAt(t.recentAt[i].off, nil), Seq: t.recentAt[i].seq, Msg: "its marker says " + msg, Fix: fixRestore}
+	}
+	return nil
 }
 
 // tailLine is the line where the tail's first non-blank line is. Only an
@@ -487,16 +544,24 @@ func readWhole(f *os.File, file string, size int64) (*tailInfo, error) {
 		// whose hash starts the chain.
 		p.Hash = GenesisHash(append(append([]byte(nil), d.Header...), '\n'))
 	}
-	var recent []TurnRef
+	ti := &tailInfo{prog: p, tail: d.Tail, tailStart: d.TailOffset, endsWithNewline: ends}
 	for i := range d.Entries {
 		if e := &d.Entries[i]; e.Kind == KindTurn {
-			recent = append(recent, TurnRef{Turn: e.Turn, Agent: e.Agent, Signed: e.Signed()})
+			ti.recent = append(ti.recent, TurnRef{Turn: e.Turn, Agent: e.Agent, Signed: e.Signed()})
+			ti.recentAt = append(ti.recentAt, markAt{e.Marker.Seq, e.Offset + int64(len(e.Raw)-len(markerLine(e)))})
 		}
 	}
-	if n := len(d.Meta.Participants); len(recent) > n {
-		recent = recent[len(recent)-n:]
+	if n := len(d.Meta.Participants); len(ti.recent) > n {
+		ti.recent, ti.recentAt = ti.recent[len(ti.recent)-n:], ti.recentAt[len(ti.recentAt)-n:]
 	}
-	return &tailInfo{prog: p, recent: recent, tail: d.Tail, tailStart: d.TailOffset, endsWithNewline: ends}, nil
+	if n := len(d.Entries); n > 0 {
+		e := &d.Entries[n-1]
+		ti.last = &lastEntry{start: e.Offset, content: e.Raw[:len(e.Raw)-len(markerLine(e))], mk: e.Marker, prevHash: GenesisHash(d.Header)}
+		if n > 1 {
+			ti.last.prevHash = d.Entries[n-2].Marker.Hash
+		}
+	}
+	return ti, nil
 }
 
 // scanWindow finds what Append needs in the last bytes of a file; ok is
@@ -510,6 +575,9 @@ func scanWindow(buf []byte, base int64, meta *Meta) (ti *tailInfo, scanned int, 
 	lines := splitLines(buf[i+1:], int(base)+i+1, 0) // line numbers unknown here
 	n := len(meta.Participants)
 	var recent []TurnRef
+	var recentAt []markAt
+	var lastMk Marker
+	lastK := -1
 	for k := len(lines) - 1; k >= 1 && len(recent) < n; k-- {
 		if !isMarker(lines[k].text) {
 			continue
@@ -522,6 +590,10 @@ func scanWindow(buf []byte, base int64, meta *Meta) (ti *tailInfo, scanned int, 
 			tail := buf[lines[k].end-int(base):]
 			ti = &tailInfo{tail: tail, tailStart: int64(lines[k].end), endsWithNewline: buf[len(buf)-1] == '\n'}
 			ti.prog.Seq, ti.prog.Hash = mk.Seq, mk.Hash
+			lastK, lastMk = k, mk
+		} else if ti.last == nil {
+			// The marker before the last one: where the last entry starts.
+			ti.last = &lastEntry{start: int64(lines[k].end), content: buf[lines[k].end-int(base) : lines[lastK].start-int(base)], mk: lastMk, prevHash: mk.Hash}
 		}
 		if mk.Turn == 0 {
 			continue
@@ -538,12 +610,14 @@ func scanWindow(buf []byte, base int64, meta *Meta) (ti *tailInfo, scanned int, 
 		}
 		m := signOffRe.FindSubmatch(lines[prev].text)
 		recent = append(recent, TurnRef{Turn: mk.Turn, Agent: mk.Agent, Signed: m != nil && string(m[1]) == mk.Agent})
+		recentAt = append(recentAt, markAt{mk.Seq, int64(lines[k].start)})
 	}
 	if ti == nil || (len(recent) < n && ti.prog.Turns > len(recent)) || ti.prog.Turns == 0 {
 		return nil, 0, false
 	}
 	slices.Reverse(recent)
-	ti.recent = recent
+	slices.Reverse(recentAt)
+	ti.recent, ti.recentAt = recent, recentAt
 	ti.prog = progress(meta, recent, ti.prog.Turns, ti.prog.Seq, ti.prog.Hash)
 	return ti, i + 1, true
 }

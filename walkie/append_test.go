@@ -585,3 +585,73 @@ func TestPostAfterFileReplaced(t *testing.T) {
 		t.Fatalf("%d entries after the post: it went to the replaced file", len(d.Entries))
 	}
 }
+
+// TestPostChecksTheEnd: what the writer reads of the end of the record
+// must hold before it builds on it: the last entry's hash and link, and
+// the turn order of the turns it read; on short files (parsed whole) and
+// long ones (the tail window) alike. Nothing is written otherwise.
+func TestPostChecksTheEnd(t *testing.T) {
+	long := string(genRecord(t, 300, "claude", "codex")) // turn 301 is claude's
+	short := goodHeader + string(forge(goodHeader, ft(1, 1, "claude"))[len(goodHeader):])
+	appendForged := func(base string, seq, turn int, agent, body string) string {
+		d, err := Parse("f", []byte(base))
+		must(t, err)
+		content := "\n## Turn " + itoa(turn) + " · " + agent + "\n\n" + body
+		mk := Marker{Seq: seq, Turn: turn, Agent: agent, At: t0, Prev: d.LastHash()}
+		return base + content + string(stamp([]byte(content), &mk))
+	}
+	for _, tc := range []struct {
+		name string
+		data func(base string, seq, turn int) string
+		want string
+	}{
+		{"last entry edited", func(b string, seq, turn int) string {
+			s := appendForged(b, seq, turn, "codex", "I agree.\n")
+			return strings.Replace(s, "I agree.", "I disagree.", 1)
+		}, "its text was changed after it was recorded"},
+		{"last entry not linked", func(b string, seq, turn int) string {
+			s := appendForged(b, seq, turn, "codex", "I agree.\n")
+			i := strings.LastIndex(s, "prev=sha256:") + len("prev=sha256:")
+			return s[:i] + "0" + s[i+1:]
+		}, "does not follow the entry before it"},
+		{"wrong author", func(b string, seq, turn int) string {
+			return appendForged(b, seq, turn, "claude", "Me again.\n")
+		}, `its marker says turn ` /* … was written by "claude" but it was "codex"'s turn */},
+		{"turn out of sequence", func(b string, seq, turn int) string {
+			return appendForged(b, seq, turn+1, "claude", "Skipping one.\n")
+		}, "where turn"},
+	} {
+		for _, base := range []struct {
+			name      string
+			data      string
+			seq, turn int
+		}{{"short", short, 2, 2}, {"long", long, 301, 301}} {
+			t.Run(tc.name+"/"+base.name, func(t *testing.T) {
+				data := base.data
+				if base.name == "long" {
+					// genRecord's next turn is 301, by claude; make it codex's.
+					data = appendForged(data, 301, 301, "claude", "One more.\n")
+					base.seq, base.turn = 302, 302
+				}
+				file := filepath.Join(t.TempDir(), "f.walkie.md")
+				must(t, os.WriteFile(file, []byte(tc.data(data, base.seq, base.turn)), 0o644))
+				// The lock file exists, as Init leaves it: the snapshot is
+				// then about the record and its state.
+				m, err := ReadMeta(file)
+				must(t, err)
+				l, err := LockRecord(StateDir(file, m.ID))
+				must(t, err)
+				l.Unlock()
+				before := snapshotTree(t, filepath.Dir(file))
+				_, err = Append(file, turn("claude", "Next.\n"))
+				ce := asChain(t, err, base.seq, 0)
+				if !strings.Contains(ce.Error(), tc.want) || ce.Line == 0 {
+					t.Errorf("%v: want %q and a line", ce, tc.want)
+				}
+				if diff := before.diff(snapshotTree(t, filepath.Dir(file))); diff != "" {
+					t.Errorf("changed the disk: %s", diff)
+				}
+			})
+		}
+	}
+}
