@@ -323,6 +323,10 @@ func (c *controller) supervise(ctx context.Context, t *plan, spec session.Spec, 
 			s.End("halted by walkie halt")
 		}
 	}
+	// Done once cancelled, and a closed channel is always ready: it is
+	// taken out of the select after the first time, or the loop would spin
+	// for as long as the session takes to end.
+	cancelled := ctx.Done()
 	for {
 		select {
 		case res := <-done:
@@ -347,7 +351,8 @@ func (c *controller) supervise(ctx context.Context, t *plan, spec session.Spec, 
 			if how == "" && c.turnIsIn(snapshot, expect) {
 				s.End("the turn is in")
 			}
-		case <-ctx.Done():
+		case <-cancelled:
+			cancelled = nil
 			if how == "" {
 				how = OutcomeInterrupted
 				s.End("the controller was interrupted")

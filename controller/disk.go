@@ -55,7 +55,8 @@ func (c *controller) updateState(change func(d *walkie.Doc, raw []byte, s *walki
 // load reads and parses the record. The record is read several times
 // between two turns (to decide, to begin) and parsing is the controller's
 // main cost, growing with the file, so the last parse is reused while the
-// bytes are the same. The Doc must not be changed.
+// bytes are the same. The Doc must not be changed. Only the run's own
+// goroutine may call it.
 func (c *controller) load() (*walkie.Doc, []byte, error) {
 	raw, err := os.ReadFile(c.file)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -125,4 +126,41 @@ func TestRunLocked(t *testing.T) {
 	if _, err := Run(context.Background(), Options{File: file, Config: cfg}); !errors.Is(err, walkie.ErrLocked) {
 		t.Fatalf("err %v, want ErrLocked", err)
 	}
+}
+
+// While an interrupted session takes its kill grace to end, the
+// controller waits; it does not spin.
+func TestRunCancelledWaitsIdle(t *testing.T) {
+	file, cfg := testDebate(t, 2, map[string]string{"a": `[sh, -c, "trap '' TERM; exec sleep 30"]`, "b": shAgent("")}, "a", "b")
+	agent, err := cfg.Agent("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent.KillGrace = time.Second
+	cfg.Agents["a"] = agent
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = Run(ctx, Options{File: file, Config: cfg})
+	}()
+	eventually(t, 10*time.Second, "the agent running", func() bool {
+		st, err := walkie.LoadState(stateDir(t, file))
+		return err == nil && st.Running != nil && st.Running.SessionPID > 0
+	})
+	before := cpuTime(t)
+	cancel()
+	<-done
+	if used := cpuTime(t) - before; used > 300*time.Millisecond {
+		t.Errorf("the controller used %s of CPU waiting out a 1s kill grace", used)
+	}
+}
+
+func cpuTime(t *testing.T) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
