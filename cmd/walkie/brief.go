@@ -153,7 +153,7 @@ EXAMPLES:
    walkie brief distill api.walkie.md --from ~/.codex/sessions/2026/11/30/rollout-X.jsonl --agent claude
    walkie brief distill api.walkie.md --from chat.jsonl --agent codex --config walkie.yaml`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "from", Usage: "the conversation: text, markdown, or a Claude Code or Codex session log", Required: true},
+			&cli.StringFlag{Name: "from", Usage: "the conversation: text, markdown, or a Claude Code or Codex session log (required)"},
 			&cli.StringFlag{Name: "agent", Usage: "configured agent that distills (default: the first participant's)"},
 			&cli.StringFlag{Name: "config", Usage: "config file (default: ./walkie.yaml, then the user config dir)"},
 			&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "auto (human on a terminal, JSON otherwise), console or json"},
@@ -163,6 +163,9 @@ EXAMPLES:
 			file, err := fileArg(c)
 			if err != nil {
 				return err
+			}
+			if c.String("from") == "" {
+				return withCode(exitBadInput, errors.New("brief distill needs --from CHAT: the conversation to distill"))
 			}
 			cfg, err := config.Load(c.String("config"))
 			if err != nil {

@@ -115,6 +115,7 @@ a person halts it. See docs/ for the file format and configuration.`,
 		ExitErrHandler: func(*cli.Context, error) {},
 		Commands:       commands(),
 	}
+	usageErrorsAreBadInput(app.Commands)
 	return app
 }
 
@@ -125,5 +126,16 @@ func commands() []*cli.Command {
 		haltCommand(), resumeCommand(), extendCommand(), repairCommand(),
 		autoCommand(), turnCommand(), logCommand(), reportCommand(), doctorCommand(),
 		serveCommand(), watchCommand(),
+	}
+}
+
+// usageErrorsAreBadInput makes a flag the command does not know, or a bad
+// flag value, exit with the bad-input code like every other input error.
+func usageErrorsAreBadInput(cmds []*cli.Command) {
+	for _, c := range cmds {
+		if c.OnUsageError == nil {
+			c.OnUsageError = badUsage
+		}
+		usageErrorsAreBadInput(c.Subcommands)
 	}
 }

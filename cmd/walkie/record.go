@@ -69,7 +69,6 @@ EXAMPLES:
 			&cli.IntFlag{Name: "max-rounds", Value: 6, Usage: "round cap; a round is one turn by each participant"},
 			&cli.StringFlag{Name: "briefing", Usage: "file whose text becomes the briefing"},
 		},
-		OnUsageError: badUsage,
 		Action: func(c *cli.Context) error {
 			file, err := fileArg(c)
 			if err != nil {
@@ -125,7 +124,6 @@ EXAMPLES:
 			&cli.StringFlag{Name: "body-file", Value: "-", Usage: "file holding the body, or - for standard input"},
 			&cli.DurationFlag{Name: "wait", Usage: "wait up to this long for NAME's turn instead of being refused"},
 		},
-		OnUsageError: badUsage,
 		Action: func(c *cli.Context) error {
 			file, err := recordArg(c)
 			if err != nil {
@@ -251,7 +249,6 @@ func statusCommand() *cli.Command {
    walkie status api.walkie.md
    walkie status api.walkie.md --json | jq .whose_turn`,
 		Flags:        []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
-		OnUsageError: badUsage,
 		Action: func(c *cli.Context) error {
 			file, err := recordArg(c)
 			if err != nil {
@@ -307,7 +304,6 @@ torn tail (see walkie repair).
 
 EXAMPLES:
    walkie verify api.walkie.md && echo intact`,
-		OnUsageError: badUsage,
 		Action: func(c *cli.Context) error {
 			file, err := recordArg(c)
 			if err != nil {
@@ -344,7 +340,6 @@ func haltCommand() *cli.Command {
 		Description: `EXAMPLES:
    walkie halt api.walkie.md --reason "going in circles on naming"`,
 		Flags:        []cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why, recorded in the state and shown by status"}},
-		OnUsageError: badUsage,
 		Action: func(c *cli.Context) error {
 			file, err := recordArg(c)
 			if err != nil {
@@ -366,7 +361,6 @@ func resumeCommand() *cli.Command {
 		ArgsUsage: "FILE",
 		Description: `EXAMPLES:
    walkie resume api.walkie.md && walkie auto api.walkie.md`,
-		OnUsageError: badUsage,
 		Action: func(c *cli.Context) error {
 			file, err := recordArg(c)
 			if err != nil {
@@ -393,7 +387,6 @@ controller or daemon picks it up at once.
 EXAMPLES:
    walkie extend api.walkie.md --rounds 2`,
 		Flags:        []cli.Flag{&cli.IntFlag{Name: "rounds", Usage: "rounds to add (required)"}},
-		OnUsageError: badUsage,
 		Action: func(c *cli.Context) error {
 			file, err := recordArg(c)
 			if err != nil {
@@ -424,7 +417,6 @@ controller runs the debate (its agent may be writing).
 
 EXAMPLES:
    walkie verify api.walkie.md || walkie repair api.walkie.md`,
-		OnUsageError: badUsage,
 		Action: func(c *cli.Context) error {
 			file, err := recordArg(c)
 			if err != nil {
