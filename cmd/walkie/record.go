@@ -248,7 +248,7 @@ func statusCommand() *cli.Command {
 		Description: `EXAMPLES:
    walkie status api.walkie.md
    walkie status api.walkie.md --json | jq .whose_turn`,
-		Flags:        []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
 		Action: func(c *cli.Context) error {
 			file, err := recordArg(c)
 			if err != nil {
@@ -339,7 +339,7 @@ func haltCommand() *cli.Command {
 		ArgsUsage: "FILE",
 		Description: `EXAMPLES:
    walkie halt api.walkie.md --reason "going in circles on naming"`,
-		Flags:        []cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why, recorded in the state and shown by status"}},
+		Flags: []cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why, recorded in the state and shown by status"}},
 		Action: func(c *cli.Context) error {
 			file, err := recordArg(c)
 			if err != nil {
@@ -386,7 +386,7 @@ controller or daemon picks it up at once.
 
 EXAMPLES:
    walkie extend api.walkie.md --rounds 2`,
-		Flags:        []cli.Flag{&cli.IntFlag{Name: "rounds", Usage: "rounds to add (required)"}},
+		Flags: []cli.Flag{&cli.IntFlag{Name: "rounds", Usage: "rounds to add (required)"}},
 		Action: func(c *cli.Context) error {
 			file, err := recordArg(c)
 			if err != nil {
