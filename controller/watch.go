@@ -186,6 +186,11 @@ func watchOne(ctx context.Context, o WatchOptions, file string) WatchResult {
 	case d.Meta.BriefingSHA256 == "":
 		r.Action, r.Detail = WatchSkipped, "the briefing is not approved"
 		return r
+	case d.Meta.IsRoundtable():
+		// A round is one implementer turn and parallel reviews judged
+		// together; one party at a time would break its sealing.
+		r.Action, r.Detail = WatchSkipped, "a round table runs whole rounds: use walkie auto or walkie serve"
+		return r
 	}
 	agent, err := o.Config.Agent(p.NextAgent)
 	if err != nil {

@@ -271,3 +271,26 @@ func turnLogOf(t *testing.T, file string) []controller.TurnRecord {
 	}
 	return recs
 }
+
+// A round table is never stepped one party at a time by the cron tick.
+func TestWatchOnceSkipsRoundTable(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "rt.walkie.md")
+	rt := "---\nwalkie: 1\nid: rt\nmode: roundtable\nimplementer: fa\nreviewers: [fb]\ngrader: [\"true\"]\nworkspace: w\nmax_rounds: 2\n---\n# Briefing\nBuild it.\n"
+	if err := os.WriteFile(file, []byte(rt), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := walkie.Approve(file); err != nil {
+		t.Fatal(err)
+	}
+	res, err := controller.WatchOnce(context.Background(), controller.WatchOptions{Path: file, Config: watchConfig(t, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 || res[0].Action != controller.WatchSkipped || !strings.Contains(res[0].Detail, "round table") {
+		t.Fatalf("watch --once on a round table: %+v", res)
+	}
+	if recs := turnLogOf(t, file); len(recs) != 0 {
+		t.Fatalf("a party was invoked: %+v", recs)
+	}
+}
