@@ -250,11 +250,23 @@ func (c *controller) flush() error {
 	return err
 }
 
+// setStatus ends the debate with status, in one write with the pending
+// outcome: the state it returns (and the summary made from it) then holds
+// the last attempt's cost too.
 func (c *controller) setStatus(status, reason string) (*walkie.State, error) {
+	o := c.pending
 	st, _, err := walkie.UpdateState(c.file, func(_ *walkie.Meta, _ walkie.Progress, s *walkie.State) error {
+		if o != nil {
+			o.applyTo(s)
+		}
 		s.Status, s.Reason = status, reason
 		return nil
 	})
+	if err != nil || o == nil {
+		return st, err
+	}
+	c.pending = nil
+	_, err = walkie.FlushInbox(c.file)
 	return st, err
 }
 
