@@ -71,7 +71,7 @@ func (c *controller) attempt(ctx context.Context, t *plan) (TurnRecord, error) {
 	if err != nil {
 		return rec, fmt.Errorf("settle: %w", err)
 	}
-	rec.Outcome, rec.Detail = classify(res, settled, how, expect)
+	rec.Outcome, rec.Detail = classify(res, settled, how)
 	rec.Signed = rec.Outcome == OutcomeAccepted && settled.Signed
 	rec.Kept = rel(c.dir, settled.Kept)
 	if settled.Entry != nil {
@@ -158,15 +158,11 @@ func (c *controller) sessionSpec(t *plan, started time.Time) (session.Spec, func
 	if err != nil {
 		return session.Spec{}, nil, badInput(err)
 	}
-	cleanup := func() {}
-	if a.Home != config.HomeInherit {
-		home, err := privateHome(a.HomeFiles)
-		if err != nil {
-			return session.Spec{}, nil, err
-		}
-		env = append(env, "HOME="+home)
-		cleanup = func() { os.RemoveAll(home) }
+	dirs, cleanup, err := sessionDirs(a)
+	if err != nil {
+		return session.Spec{}, nil, err
 	}
+	env = append(env, dirs...)
 	rules, err := sessionRules(a.Rules)
 	if err != nil {
 		cleanup()
@@ -184,19 +180,6 @@ func (c *controller) sessionSpec(t *plan, started time.Time) (session.Spec, func
 		}
 	}
 	return spec, cleanup, nil
-}
-
-// lastLine returns the last non-blank line of text, or prev if it has
-// none. prev must not share memory with text; lineTracker, which also
-// follows a line across chunks, is the better tool for a live display.
-func lastLine(text, prev []byte) []byte {
-	lines := bytes.Split(text, []byte("\n"))
-	for i := len(lines) - 1; i >= 0; i-- {
-		if t := bytes.TrimSpace(lines[i]); len(t) > 0 {
-			return append(prev[:0], t...)
-		}
-	}
-	return prev
 }
 
 // maxLine bounds the line a lineTracker keeps; a progress display shows
@@ -237,6 +220,42 @@ func (l *lineTracker) feed(chunk []byte) (string, bool) {
 	}
 	l.shown = string(line)
 	return l.shown, true
+}
+
+// sessionDirs makes the directories a session gets of its own: a private
+// HOME holding the agent's home_files (unless home: inherit), and with
+// tmpdir: private a TMPDIR inside it (or on its own), so what a CLI leaves
+// in its temp dir (gemini's error reports) goes with the session. It
+// returns the variables that point there and a cleanup that removes them.
+func sessionDirs(a config.Agent) ([]string, func(), error) {
+	var env, made []string
+	cleanup := func() {
+		for _, d := range made {
+			os.RemoveAll(d)
+		}
+	}
+	tmp := ""
+	if a.Home != config.HomeInherit {
+		home, err := privateHome(a.HomeFiles)
+		if err != nil {
+			return nil, nil, err
+		}
+		made, env, tmp = append(made, home), append(env, "HOME="+home), filepath.Join(home, ".tmp")
+	}
+	if a.TmpDir == config.TmpDirPrivate {
+		var err error
+		if tmp != "" {
+			err = os.MkdirAll(tmp, 0o700)
+		} else if tmp, err = os.MkdirTemp("", "walkie-tmp-"); err == nil {
+			made = append(made, tmp)
+		}
+		if err != nil {
+			cleanup()
+			return nil, nil, fmt.Errorf("private TMPDIR: %w", err)
+		}
+		env = append(env, "TMPDIR="+tmp)
+	}
+	return env, cleanup, nil
 }
 
 func privateHome(files map[string]string) (string, error) {
@@ -429,7 +448,7 @@ func (c *controller) fillFromSession(rec *TurnRecord, res session.Result) {
 // classify names the attempt's outcome from what the session did and what
 // the judge found in the file. A valid turn counts whatever the exit code;
 // tampering is reported before anything else, since the file was restored.
-func classify(res session.Result, s walkie.Settled, how string, want walkie.Expect) (string, string) {
+func classify(res session.Result, s walkie.Settled, how string) (string, string) {
 	v := s.Verdict
 	switch {
 	case how == OutcomeHalted:
@@ -454,11 +473,6 @@ func classify(res session.Result, s walkie.Settled, how string, want walkie.Expe
 		return OutcomeCrashed, firstNonEmpty(res.Detail, fmt.Sprintf("exited with code %d", res.ExitCode)) + " without a valid turn"
 	case v.Outcome == walkie.VerdictMalformed:
 		return OutcomeMalformed, v.Detail
-	case s.Kept != "":
-		// The judge saw no turn, yet the file changed: text that is not a
-		// turn (a first turn under a wrong heading reads as part of the
-		// briefing to the parser). It was written, so it is malformed.
-		return OutcomeMalformed, fmt.Sprintf("text was added without the heading %q; the file was restored", fmt.Sprintf("## Turn %d · %s", want.Turn, want.Agent))
 	}
 	return OutcomeNoTurn, firstNonEmpty(v.Detail, "no new turn was written")
 }

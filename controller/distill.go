@@ -203,28 +203,23 @@ func distillOnce(ctx context.Context, o DistillOptions, a config.Agent, file, di
 	if err != nil {
 		return att, nil, badInput(err)
 	}
-	if a.Home != config.HomeInherit {
-		home, err := privateHome(a.HomeFiles)
-		if err != nil {
-			return att, nil, err
-		}
-		defer os.RemoveAll(home)
-		env = append(env, "HOME="+home)
+	dirs, cleanup, err := sessionDirs(a)
+	if err != nil {
+		return att, nil, err
 	}
+	defer cleanup()
+	env = append(env, dirs...)
 	rules, err := sessionRules(a.Rules)
 	if err != nil {
 		return att, nil, badInput(err)
 	}
-	var plain session.PlainText
-	var line []byte
 	spec := session.Spec{Argv: argv, Dir: wd, Env: env, Timeout: a.Timeout, Stall: a.Stall, Grace: a.KillGrace,
 		RawPath: att.Transcript.Raw, TextPath: att.Transcript.Text, Rules: rules}
 	if o.Output != nil {
+		var lt lineTracker
 		spec.Observer = func(chunk []byte) {
-			prev := string(line)
-			line = lastLine(plain.Append(line[:0], chunk), line)
-			if len(line) > 0 && string(line) != prev {
-				o.Output(string(line))
+			if line, changed := lt.feed(chunk); changed {
+				o.Output(line)
 			}
 		}
 	}

@@ -27,12 +27,3 @@ func TestLineTracker(t *testing.T) {
 		}
 	}
 }
-
-func TestLastLine(t *testing.T) {
-	if got := string(lastLine([]byte("one\ntwo\n  \n"), nil)); got != "two" {
-		t.Errorf("got %q", got)
-	}
-	if got := string(lastLine([]byte(" \n"), []byte("prev"))); got != "prev" {
-		t.Errorf("got %q", got)
-	}
-}

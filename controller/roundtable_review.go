@@ -307,31 +307,25 @@ func (c *controller) reviewerSpec(job *reviewJob, a config.Agent, name string, t
 		return session.Spec{}, nil, badInput(err)
 	}
 	env = append(env, "WALKIE_ROLE=reviewer", "WALKIE_VERDICT="+verdictPath, "WALKIE_WORKSPACE="+copyDir, "WALKIE_ROUND="+strconv.Itoa(t.round))
-	cleanup := func() {}
-	if a.Home != config.HomeInherit {
-		home, err := privateHome(a.HomeFiles)
-		if err != nil {
-			return session.Spec{}, nil, err
-		}
-		env = append(env, "HOME="+home)
-		cleanup = func() { os.RemoveAll(home) }
+	dirs, cleanup, err := sessionDirs(a)
+	if err != nil {
+		return session.Spec{}, nil, err
 	}
+	env = append(env, dirs...)
 	rules, err := sessionRules(a.Rules)
 	if err != nil {
 		cleanup()
 		return session.Spec{}, nil, badInput(err)
 	}
 	base := filepath.Join(c.dir, "turns", fmt.Sprintf("%04d-%s-%d", turn, name, attempt))
-	var plain session.PlainText
-	var line []byte
+	var lt lineTracker
 	// The sandbox is the working directory whatever the agent's dir: says:
 	// a reviewer must not start in the real workspace.
 	spec := session.Spec{Argv: argv, Dir: sandbox, Env: env, Timeout: a.Timeout, Stall: a.Stall, Grace: a.KillGrace,
 		RawPath: base + ".log", TextPath: base + ".txt", Rules: rules,
 		Observer: func(chunk []byte) {
-			line = lastLine(plain.Append(line[:0], chunk), line)
-			if len(line) > 0 && c.opts.Observe != nil {
-				c.emit(Event{Kind: EventOutput, Turn: turn, Round: t.round, Agent: name, Attempt: attempt, Started: started, Line: string(line)})
+			if line, changed := lt.feed(chunk); changed && c.opts.Observe != nil {
+				c.emit(Event{Kind: EventOutput, Turn: turn, Round: t.round, Agent: name, Attempt: attempt, Started: started, Line: line})
 			}
 		}}
 	return spec, cleanup, nil
@@ -390,6 +384,9 @@ func (c *controller) superviseReview(ctx context.Context, spec session.Spec, nam
 			s.End("halted by walkie halt")
 		}
 	}
+	// ctx stays done once cancelled, and a closed channel is always ready:
+	// stop selecting on it after the first time, or the loop spins.
+	cancelled := ctx.Done()
 	for {
 		select {
 		case res := <-done:
@@ -414,7 +411,8 @@ func (c *controller) superviseReview(ctx context.Context, spec session.Spec, nam
 			if how == "" && valid() {
 				s.End("the verdict is in")
 			}
-		case <-ctx.Done():
+		case <-cancelled:
+			cancelled = nil
 			if how == "" {
 				how = OutcomeInterrupted
 				s.End("the controller was interrupted")

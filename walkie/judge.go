@@ -70,6 +70,13 @@ func Judge(file string, before, after []byte, want Expect) (Verdict, *Doc) {
 		return Verdict{Outcome: VerdictAccepted, Stamped: true, Signed: e.Signed(), Detail: "posted with walkie post"}, ad
 	case n != 0:
 		return Verdict{Outcome: VerdictMalformed, Detail: fmt.Sprintf("%d new recorded entries where one turn was expected", n)}, nil
+	case ad.TailOffset != bd.TailOffset:
+		// Before the first entry the parser counts every line up to an
+		// entry heading as the briefing: text added under a wrong heading
+		// (or none) lands there, not in the tail.
+		line := bytes.Count(after[:bd.TailOffset], []byte("\n")) + 1
+		return Verdict{Outcome: VerdictMalformed, Line: line,
+			Detail: fmt.Sprintf("text was added without the heading %q", fmt.Sprintf("## Turn %d · %s", want.Turn, want.Agent))}, nil
 	}
 	v := judgeTail(ad, want)
 	return v, ad

@@ -232,3 +232,23 @@ func TestSettleChecksExpect(t *testing.T) {
 		t.Error("a refused settle changed the file")
 	}
 }
+
+// Before the first entry, text under a wrong heading (or none) reads as
+// part of the briefing to the parser; the judge must still call it
+// malformed, not "no turn", since something was written.
+func TestJudgeFirstTurnWithoutHeading(t *testing.T) {
+	file := newDebate(t, 3, "claude", "codex")
+	before := readFile(t, file)
+	want := Expect{Turn: 1, Agent: "claude"}
+	for name, added := range map[string]string{
+		"dash heading": "\n## Turn 1 - claude\n\nI propose X.\n",
+		"no heading":   "\nI propose X.\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			v, _ := Judge(file, before, append(append([]byte(nil), before...), added...), want)
+			if v.Outcome != VerdictMalformed || !strings.Contains(v.Detail, `without the heading "## Turn 1 · claude"`) {
+				t.Errorf("verdict %+v, want malformed naming the heading", v)
+			}
+		})
+	}
+}
