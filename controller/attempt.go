@@ -46,16 +46,19 @@ func (c *controller) attempt(ctx context.Context, t *plan) (TurnRecord, error) {
 		return TurnRecord{}, err
 	}
 	rec := TurnRecord{Turn: t.turn, Round: t.round, Agent: t.participant, Role: firstNonEmpty(t.role, "participant"), Attempt: t.attempt, Started: started}
-	c.emit(Event{Kind: EventTurnStarted, Turn: t.turn, Round: t.round, Agent: t.participant, Attempt: t.attempt, Started: started})
-	c.log.Info("turn started", zap.Int("turn", t.turn), zap.Int("round", t.round), zap.String("agent", t.participant), zap.Int("attempt", t.attempt))
-
+	// Announced once the agent is running: a command that cannot start is
+	// a configuration error, not a turn that started and never ended.
+	announce := func() {
+		c.emit(Event{Kind: EventTurnStarted, Turn: t.turn, Round: t.round, Agent: t.participant, Attempt: t.attempt, Started: started})
+		c.log.Info("turn started", zap.Int("turn", t.turn), zap.Int("round", t.round), zap.String("agent", t.participant), zap.Int("attempt", t.attempt))
+	}
 	spec, cleanup, err := c.sessionSpec(t, started)
 	if err != nil {
 		return rec, c.abandon(t, snapshot, err)
 	}
 	defer cleanup()
 	rec.Transcript = Transcript{Raw: rel(c.dir, spec.RawPath), Text: rel(c.dir, spec.TextPath)}
-	res, how, err := c.supervise(ctx, t, spec, snapshot)
+	res, how, err := c.supervise(ctx, t, spec, snapshot, announce)
 	if err != nil {
 		return rec, c.abandon(t, snapshot, err)
 	}
@@ -297,7 +300,7 @@ func sessionRules(rules []config.Rule) ([]session.Rule, error) {
 // runs. It ends the session as soon as a valid turn has been on disk and
 // quiet for the grace, when the debate is halted, or when ctx is done.
 // how is "" for a normal end, or OutcomeHalted / OutcomeInterrupted.
-func (c *controller) supervise(ctx context.Context, t *plan, spec session.Spec, snapshot []byte) (session.Result, string, error) {
+func (c *controller) supervise(ctx context.Context, t *plan, spec session.Spec, snapshot []byte, started func()) (session.Result, string, error) {
 	w, err := c.watcher()
 	if err != nil {
 		return session.Result{}, "", err
@@ -313,6 +316,7 @@ func (c *controller) supervise(ctx context.Context, t *plan, spec session.Spec, 
 		}
 		return session.Result{}, "", err
 	}
+	started()
 	c.noteSession(s)
 	done := make(chan session.Result, 1)
 	go func() { done <- s.Wait() }()

@@ -103,15 +103,23 @@ func TestRunCancelled(t *testing.T) {
 	}
 }
 
-// A command that does not exist is bad input, and leaves nothing running.
+// A command that does not exist is bad input, leaves nothing running and
+// announces no turn.
 func TestRunCommandNotFound(t *testing.T) {
 	file, cfg := testDebate(t, 2, map[string]string{"a": "[no-such-walkie-agent]", "b": shAgent("")}, "a", "b")
-	_, err := Run(context.Background(), Options{File: file, Config: cfg})
+	var events []Event
+	_, err := Run(context.Background(), Options{File: file, Config: cfg, Observe: func(e Event) { events = append(events, e) }})
 	if !errors.Is(err, ErrBadInput) {
 		t.Fatalf("err %v, want bad input", err)
 	}
 	if st := loadState(t, file); st.Running != nil {
 		t.Errorf("running attempt left: %+v", st.Running)
+	}
+	// Notifiers must not see a turn that started and never ended.
+	for _, e := range events {
+		if e.Kind == EventTurnStarted {
+			t.Errorf("turn-started announced for a command that never ran: %+v", e)
+		}
 	}
 }
 
