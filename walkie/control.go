@@ -19,6 +19,12 @@ type InitOptions struct {
 	MaxRounds    int
 	Briefing     []byte // text under `# Briefing`; empty gives a placeholder
 	Mode         string
+	// Round-table keys (Mode "roundtable"); Participants is then derived.
+	Implementer string
+	Reviewers   []string
+	Quorum      int
+	Grader      Command
+	Workspace   string
 }
 
 // Init creates a new walkie file; it never overwrites one, nor takes over
@@ -31,7 +37,8 @@ func Init(file string, o InitOptions) error {
 	if o.MaxRounds == 0 {
 		o.MaxRounds = 6
 	}
-	m := Meta{Walkie: FormatVersion, ID: o.ID, Mode: o.Mode, Participants: o.Participants, MaxRounds: o.MaxRounds}
+	m := Meta{Walkie: FormatVersion, ID: o.ID, Mode: o.Mode, Participants: o.Participants, MaxRounds: o.MaxRounds,
+		Implementer: o.Implementer, Reviewers: o.Reviewers, Quorum: o.Quorum, Grader: o.Grader, Workspace: o.Workspace}
 	if err := m.validate(file, 0, nil); err != nil {
 		var ie *InputError
 		if errors.As(err, &ie) {

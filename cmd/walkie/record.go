@@ -60,19 +60,34 @@ func initCommand() *cli.Command {
 turns in the order given. The briefing must be approved (walkie brief approve)
 before agents run.
 
+A round table (docs/roundtable.md) is created with --implementer and
+--reviewers instead of --agents: the implementer changes the workspace, the
+reviewers judge a frozen copy in parallel, and the grader command (run by
+/bin/sh -c on the same copy, never shown to the agents) must pass.
+
 EXAMPLES:
    walkie init api.walkie.md --agents claude,codex
-   walkie init review.walkie.md --agents claude,codex,gemini --max-rounds 4 --briefing brief.md`,
+   walkie init review.walkie.md --agents claude,codex,gemini --max-rounds 4 --briefing brief.md
+   walkie init fix.walkie.md --implementer claude --reviewers codex,gemini --quorum 1 \
+       --grader "go test ./..." --workspace . --max-rounds 4`,
 		Flags: []cli.Flag{
-			&cli.StringSliceFlag{Name: "agents", Usage: "participants in turn order, comma separated (at least two; required)"},
+			&cli.StringSliceFlag{Name: "agents", Usage: "participants in turn order, comma separated (at least two; required for a debate)"},
 			&cli.StringFlag{Name: "id", Usage: "debate id (default: the file name without .walkie.md)"},
 			&cli.IntFlag{Name: "max-rounds", Value: 6, Usage: "round cap; a round is one turn by each participant"},
 			&cli.StringFlag{Name: "briefing", Usage: "file whose text becomes the briefing"},
+			&cli.StringFlag{Name: "implementer", Category: "round table", Usage: "the agent that changes the workspace (makes a round table)"},
+			&cli.StringSliceFlag{Name: "reviewers", Category: "round table", Usage: "agents that review the frozen work, comma separated"},
+			&cli.IntFlag{Name: "quorum", Category: "round table", Usage: "approvals needed (default: every reviewer)"},
+			&cli.StringFlag{Name: "grader", Category: "round table", Usage: "hidden test command, run by /bin/sh -c on the frozen copy"},
+			&cli.StringFlag{Name: "workspace", Category: "round table", Usage: "directory the implementer changes, relative to FILE"},
 		},
 		Action: func(c *cli.Context) error {
 			file, err := fileArg(c)
 			if err != nil {
 				return err
+			}
+			if c.IsSet("implementer") {
+				return initRoundtable(c, file)
 			}
 			if err := requiredFlag(c, "agents"); err != nil {
 				return err
@@ -95,6 +110,37 @@ EXAMPLES:
 			return nil
 		},
 	}
+}
+
+// initRoundtable creates a round-table file from init's flags.
+func initRoundtable(c *cli.Context, file string) error {
+	if c.IsSet("agents") {
+		return withCode(exitBadInput, errors.New("a round table takes --implementer and --reviewers, not --agents"))
+	}
+	for _, f := range []string{"reviewers", "grader", "workspace"} {
+		if err := requiredFlag(c, f); err != nil {
+			return err
+		}
+	}
+	var brief []byte
+	if p := c.String("briefing"); p != "" {
+		var err error
+		if brief, err = os.ReadFile(p); err != nil {
+			return withCode(exitBadInput, fmt.Errorf("read briefing: %w", err))
+		}
+	}
+	var reviewers []string
+	for _, r := range c.StringSlice("reviewers") {
+		reviewers = append(reviewers, strings.TrimSpace(r))
+	}
+	err := walkie.Init(file, walkie.InitOptions{ID: c.String("id"), Mode: walkie.ModeRoundtable, MaxRounds: c.Int("max-rounds"), Briefing: brief,
+		Implementer: strings.TrimSpace(c.String("implementer")), Reviewers: reviewers, Quorum: c.Int("quorum"),
+		Grader: walkie.Command{Shell: c.String("grader")}, Workspace: c.String("workspace")})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.Writer, "created round table %s (implementer %s; reviewers: %s)\n", file, c.String("implementer"), strings.Join(reviewers, ", "))
+	return nil
 }
 
 func postCommand() *cli.Command {
