@@ -52,12 +52,14 @@ type AgentDefaults struct {
 type Agent struct {
 	Name      string
 	Preset    string            // "claude" | "codex" | "gemini" | ""
+	Mode      string            // a preset's ModeWrite or ModeReadOnly; "" without a preset
 	Command   []string          // argv; placeholders {prompt} {file} {agent} {turn} {round} {dir} {model}
 	Env       map[string]string // set in the session's environment (values may hold placeholders)
 	EnvAllow  []string          // parent variables passed through; a trailing * matches a prefix
 	Dir       string            // working directory, placeholders allowed; default "{dir}"
 	Home      string            // HomePrivate (default) or HomeInherit
 	HomeFiles map[string]string // files written into a private HOME before start (path relative to HOME → content)
+	TmpDir    string            // TmpDirPrivate or TmpDirInherit (default)
 	Timeout   time.Duration
 	Stall     time.Duration
 	Grace     time.Duration

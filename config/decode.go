@@ -55,7 +55,7 @@ const maxNodes = 100_000
 var (
 	topKeys      = []string{"defaults", "agents", "prompts", "pricing", "limits", "notify", "budget_usd"}
 	defaultsKeys = []string{"timeout", "stall", "grace", "kill_grace", "retries", "debounce", "env_allow", "home"}
-	agentKeys    = []string{"preset", "command", "env", "env_allow", "dir", "home", "home_files",
+	agentKeys    = []string{"preset", "mode", "command", "env", "env_allow", "dir", "home", "home_files", "tmpdir",
 		"timeout", "stall", "grace", "kill_grace", "retries", "debounce", "rules", "usage", "model", "prompt"}
 	ruleKeys     = []string{"match", "reply", "outcome", "detail"}
 	pricingKeys  = []string{"as_of", "models"}
@@ -66,6 +66,7 @@ var (
 	telegramKeys = []string{"chat_id", "token_env", "api_url"}
 	usageKinds   = []string{UsageClaudeJSON, UsageCodexJSONL, UsageGeminiJSON, UsageNone}
 	homeModes    = []string{HomePrivate, HomeInherit}
+	tmpDirModes  = []string{TmpDirPrivate, TmpDirInherit}
 
 	agentNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
 	envNameRE   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -477,9 +478,9 @@ func (d *decoder) prompts(n *yaml.Node, ps Prompts) {
 }
 
 // base returns an agent with the defaults applied and, if presetName is
-// set, the preset's fields.
-func base(name, presetName string, def AgentDefaults) Agent {
-	a, _ := preset(presetName)
+// set, the preset's fields in the given mode.
+func base(name, presetName, mode string, def AgentDefaults) Agent {
+	a, _ := preset(presetName, mode)
 	a.Name = name
 	a.Timeout, a.Stall, a.Grace, a.KillGrace = def.Timeout, def.Stall, def.Grace, def.KillGrace
 	a.Retries, a.Debounce = def.Retries, def.Debounce
@@ -490,13 +491,16 @@ func base(name, presetName string, def AgentDefaults) Agent {
 	if a.Usage == "" {
 		a.Usage = UsageNone
 	}
+	if a.TmpDir == "" {
+		a.TmpDir = TmpDirInherit
+	}
 	return a
 }
 
 func (d *decoder) agents(n *yaml.Node, c *Config) map[string]Agent {
 	agents := map[string]Agent{}
 	for _, name := range PresetNames {
-		agents[name] = base(name, name, c.Defaults)
+		agents[name] = base(name, name, "", c.Defaults)
 	}
 	d.mapping(n, "agents", nil, func(name string, k, v *yaml.Node) {
 		p := join("agents", name)
@@ -508,38 +512,65 @@ func (d *decoder) agents(n *yaml.Node, c *Config) map[string]Agent {
 		if v == nil {
 			return
 		}
-		// The preset decides the base, wherever the key sits in the entry.
+		// The preset and its mode decide the base, wherever the keys sit
+		// in the entry.
 		presetName := ""
 		if IsPreset(name) {
 			presetName = name
 		}
+		var modeNode, commandNode *yaml.Node
+		mode := ""
 		if v.Kind == yaml.MappingNode {
 			for i := 0; i+1 < len(v.Content); i += 2 {
-				if v.Content[i].Value != "preset" {
-					continue
-				}
-				pn := v.Content[i+1]
-				s, ok := d.scalar(pn, p+".preset")
-				if !ok {
-					break
-				}
-				if s != "" && !IsPreset(s) {
-					msg := fmt.Sprintf("unknown preset %q; presets: %s", s, strings.Join(PresetNames, ", "))
-					if sug := suggest(s, PresetNames); sug != "" {
-						msg = fmt.Sprintf("unknown preset %q (did you mean %q?)", s, sug)
+				switch v.Content[i].Value {
+				case "preset":
+					pn := v.Content[i+1]
+					s, ok := d.scalar(pn, p+".preset")
+					if !ok {
+						continue
 					}
-					d.errorf(pn, p+".preset", "%s", msg)
-					return
+					if s != "" && !IsPreset(s) {
+						msg := fmt.Sprintf("unknown preset %q; presets: %s", s, strings.Join(PresetNames, ", "))
+						if sug := suggest(s, PresetNames); sug != "" {
+							msg = fmt.Sprintf("unknown preset %q (did you mean %q?)", s, sug)
+						}
+						d.errorf(pn, p+".preset", "%s", msg)
+						return
+					}
+					presetName = s
+				case "mode":
+					modeNode = v.Content[i+1]
+				case "command":
+					commandNode = v.Content[i+1]
 				}
-				presetName = s
-				break
 			}
 		}
-		a := base(name, presetName, c.Defaults)
+		if modeNode != nil {
+			errs := len(d.errs)
+			d.oneOf(modeNode, p+".mode", Modes, &mode)
+			switch {
+			case len(d.errs) > errs:
+				return
+			case presetName == "":
+				d.errorf(modeNode, p+".mode", "needs a preset (%s): it picks that CLI's permission flags", strings.Join(PresetNames, ", "))
+				return
+			case commandNode != nil && !isNull(commandNode):
+				d.errorf(modeNode, p+".mode", "has no effect on your own command:; write the CLI's flags into it (docs/agents.md), or drop command: to use the preset's")
+				return
+			}
+		}
+		a := base(name, presetName, mode, c.Defaults)
 		errs := len(d.errs)
 		d.agentFields(v, p, &a, c.Prompts)
-		if len(a.Command) == 0 && len(d.errs) == errs {
+		if len(d.errs) > errs {
+			return
+		}
+		if len(a.Command) == 0 {
 			d.errorf(k, p, "no command: set command: [program, args…] or preset: one of %s", strings.Join(PresetNames, ", "))
+			return
+		}
+		if a.Model == "" && slices.ContainsFunc(a.Command, func(s string) bool { return strings.Contains(s, "{model}") }) {
+			d.errorf(k, p, "the command passes {model}, but model: is empty")
 			return
 		}
 		agents[name] = a
@@ -552,7 +583,7 @@ func (d *decoder) agentFields(n *yaml.Node, ap string, a *Agent, prompts Prompts
 	d.mapping(n, ap, agentKeys, func(key string, _, v *yaml.Node) {
 		p := ap + "." + key
 		switch key {
-		case "preset":
+		case "preset", "mode":
 			// Read before the other keys; see agents.
 		case "command":
 			if vv := d.resolve(v); vv != nil && vv.Kind == yaml.ScalarNode && !isNull(vv) {
@@ -583,6 +614,8 @@ func (d *decoder) agentFields(n *yaml.Node, ap string, a *Agent, prompts Prompts
 			}
 		case "home":
 			d.oneOf(v, p, homeModes, &a.Home)
+		case "tmpdir":
+			d.oneOf(v, p, tmpDirModes, &a.TmpDir)
 		case "home_files":
 			d.strMap(v, p, func(k *yaml.Node, p, key string) bool {
 				if key == "" || path.IsAbs(key) || strings.HasPrefix(key, "~") ||

@@ -20,7 +20,7 @@ type Price struct {
 }
 
 // PricingAsOf is the date of the built-in table.
-const PricingAsOf = "2026-11-01"
+const PricingAsOf = "2026-11-30"
 
 // defaultPricing returns the built-in table. ESTIMATES: list prices as
 // published by the vendors for standard (non-batch, short-context) use,
@@ -29,6 +29,14 @@ func defaultPricing() Pricing {
 	return Pricing{
 		AsOf: PricingAsOf,
 		Models: map[string]Price{
+			// The models the pinned CLIs run by default (checked 2026-11-30):
+			// codex-cli 0.171.0's gpt-6.2-sol; gemini 0.61.0 routes each turn
+			// through gemini-3.5-flash-lite to gemini-3.8-flash, whose launch
+			// price runs to 2026-12-31. claude states its own cost.
+			"gpt-6.2-sol":           {Input: 2, Output: 10},
+			"gemini-3.8-flash":      {Input: 0.75, Output: 3.75},
+			"gemini-3.5-flash-lite": {Input: 0.30, Output: 2.50},
+			// Checked 2026-11-01.
 			"claude-opus-4-5":       {Input: 5, Output: 25},
 			"claude-sonnet-4-5":     {Input: 3, Output: 15},
 			"claude-haiku-4-5":      {Input: 1, Output: 5},

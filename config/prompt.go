@@ -39,7 +39,7 @@ You are writing turn {{.Turn}}{{if .MaxRounds}} (round {{.Round}} of at most {{.
 
 1. Read the whole file first, from the top: the briefing at the top states the question, the constraints and what a sign-off means; then read every turn so far, in order.
 2. Decide what you think of the proposal as it stands now: what you agree with, what you object to and why, and what you propose instead. Be concrete.
-3. Append exactly one turn at the very end of the file, and nothing else. Start it, after a blank line, with this heading line exactly as written (the separator is "·", U+00B7 MIDDLE DOT):
+3. Append exactly one turn at the very end of the file, and nothing else: with your file-editing tool, or a shell append whose heredoc delimiter is quoted (<<'EOF'). Start it, after a blank line, with this heading line exactly as written (the separator is "·", U+00B7 MIDDLE DOT):
 
 {{.Heading}}
 
