@@ -317,10 +317,14 @@ func save(t *testing.T, cli, kase string, args []string, res cliResult, note str
 	if res.killed {
 		s.KilledAt = res.dur.Round(time.Second).String()
 	}
+	// The CLIs print absolute paths (stack traces from .cache/clis); the
+	// samples are committed, so the checkout's location is scrubbed.
+	root, _ := filepath.Abs(filepath.Join(testdataDir, "..", "..", ".."))
 	write := func(rel, content string) string {
 		if content == "" {
 			return ""
 		}
+		content = strings.ReplaceAll(content, root+"/", "<repo>/")
 		p := filepath.Join(testdataDir, rel)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
