@@ -1,0 +1,67 @@
+//go:build linux
+
+package realcli
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/walkie-sh/walkie/cmd/fakemodel/modelserver"
+)
+
+// walkie doctor with the real binaries: each found on PATH, its version
+// as the CLI prints it, and the login judged from the agent's settings
+// (codex's from its model provider's key), with no model call; without
+// the keys, a problem per agent in use and exit 1.
+func TestDoctor(t *testing.T) {
+	t.Parallel()
+	all := []string{"claude", "codex", "gemini"}
+	versions := map[string]string{"claude": "2.1.197", "codex": "0.171.0", "gemini": "0.61.0"}
+	for _, keys := range []bool{true, false} {
+		f := newFixture(t, fixed(modelserver.Script{}), setup{participants: all, agents: func(url string) map[string]string {
+			m := map[string]string{}
+			for _, cli := range all {
+				m[cli] = agentFor(cli, url, keys)
+			}
+			return m
+		}})
+		code := 0
+		if !keys {
+			code = 1
+		}
+		r := f.mustRun(code, "doctor", "d.walkie.md", "--config", "walkie.yaml", "--json")
+		var checks []struct {
+			Name     string   `json:"name"`
+			InUse    bool     `json:"in_use"`
+			Binary   string   `json:"binary"`
+			Version  string   `json:"version"`
+			LoggedIn string   `json:"logged_in"`
+			Problems []string `json:"problems"`
+			Notes    []string `json:"notes"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &checks); err != nil {
+			t.Fatalf("%v\n%s", err, r.stdout)
+		}
+		if len(checks) != 3 {
+			t.Fatalf("checks %+v", checks)
+		}
+		for _, ck := range checks {
+			if !ck.InUse || ck.Binary != filepath.Join(clis, ck.Name) || ck.Version != versions[ck.Name] {
+				t.Errorf("%s: in use %v, binary %q, version %q (want %s)", ck.Name, ck.InUse, ck.Binary, ck.Version, versions[ck.Name])
+			}
+			switch {
+			case keys && (ck.LoggedIn != "yes" || len(ck.Problems) > 0):
+				t.Errorf("%s with its key: logged in %q, problems %q, notes %q", ck.Name, ck.LoggedIn, ck.Problems, ck.Notes)
+			case !keys && (ck.LoggedIn != "no" || len(ck.Problems) == 0 || !strings.Contains(ck.Problems[0], "_KEY")):
+				t.Errorf("%s without its key: logged in %q, problems %q: want one naming the variable", ck.Name, ck.LoggedIn, ck.Problems)
+			}
+			t.Logf("keys %v: %s %s %s logged in %s %q %q", keys, ck.Name, ck.Binary, ck.Version, ck.LoggedIn, ck.Problems, ck.Notes)
+		}
+		if n := len(f.srv.Requests()); n != 0 {
+			t.Errorf("doctor made %d requests to the model API", n)
+		}
+		f.noneLeft()
+	}
+}

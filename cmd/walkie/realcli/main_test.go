@@ -1,0 +1,120 @@
+//go:build linux
+
+// Package realcli runs the built walkie with the real claude, codex and
+// gemini CLIs as its agents: whole debates, every failure class the
+// presets classify, the budget stop, walkie doctor, and no process left
+// behind. Each CLI runs exactly as its built-in preset starts it, pointed
+// at the fake model server (cmd/fakemodel) only through settings the CLI
+// supports and a user could write into walkie.yaml: env: and home_files:.
+// No CLI is patched. The "model" answers each request from what the CLI
+// sent: the prompt names the turn, and the turn is appended by the CLI's
+// own tool (claude's and codex's shell, gemini's edit tool). Only the
+// untrusted-folder tests change a preset's command: they drop the flag a
+// user might forget.
+//
+// The CLIs are the pinned versions scripts/install-clis.sh puts in
+// .cache/clis; without them every test here skips and says so (make test
+// runs the script first). REALCLI_KEEP=1 keeps each debate's directory
+// (its transcripts, turns.jsonl) in $TMPDIR for a look afterwards.
+package realcli
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+var (
+	// clis is the folder holding the real CLIs; skip, when set, is why
+	// the tests cannot run.
+	clis, skip string
+	// bin holds the walkie binary built for this run.
+	bin string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	clis = filepath.Join(root, ".cache", "clis", "node_modules", ".bin")
+	for _, name := range []string{"claude", "codex", "gemini"} {
+		if _, err := os.Stat(filepath.Join(clis, name)); err != nil {
+			skip = fmt.Sprintf("the real agent CLIs are not installed (%s missing): run scripts/install-clis.sh, which puts the pinned claude, codex and gemini into .cache/clis (make test runs it first)", filepath.Join(clis, name))
+			return m.Run()
+		}
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		skip = "node is not on PATH: the codex and gemini CLIs need Node.js 20 or later"
+		return m.Run()
+	}
+	dir, err := os.MkdirTemp("", "walkie-realcli-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	bin = filepath.Join(dir, "walkie")
+	// Built with the race detector when the tests run with it, so a race
+	// in the controller fails a test.
+	args := append([]string{"build", "-o", bin}, append(raceFlags, "github.com/walkie-sh/walkie/cmd/walkie")...)
+	cmd := exec.Command("go", args...)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "go", strings.Join(args, " "), ":", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// need skips the test when the CLIs cannot run, saying why and how to fix
+// it, and otherwise makes go test's cache depend on walkie's sources and
+// the CLIs: walkie is built in TestMain, which the cache does not see.
+func need(t *testing.T) {
+	t.Helper()
+	if skip != "" {
+		t.Skip(skip)
+	}
+	sourcesOnce.Do(func() { sourcesErr = readSources(filepath.Join("..", "..", "..")) })
+	if sourcesErr != nil {
+		t.Fatal(sourcesErr)
+	}
+}
+
+var (
+	sourcesOnce sync.Once
+	sourcesErr  error
+)
+
+// readSources reads the module's Go sources and the CLIs' package files,
+// the inputs of what these tests run.
+func readSources(root string) error {
+	for _, pkg := range []string{"@anthropic-ai/claude-code", "@openai/codex", "@google/gemini-cli"} {
+		if _, err := os.ReadFile(filepath.Join(root, ".cache", "clis", "node_modules", pkg, "package.json")); err != nil {
+			return err
+		}
+	}
+	return filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := e.Name()
+		if e.IsDir() && path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules") {
+			return filepath.SkipDir
+		}
+		if !e.IsDir() && (strings.HasSuffix(name, ".go") || name == "go.mod" || name == "go.sum") && !strings.HasSuffix(name, "_test.go") {
+			_, err = os.ReadFile(path)
+		}
+		return err
+	})
+}
