@@ -266,7 +266,7 @@ func geminiRules() []Rule {
 			Detail:  "gemini does not trust the folder: keep --skip-trust (or GEMINI_CLI_TRUST_WORKSPACE=true)",
 		},
 		{
-			Match:   geminiFailed + `\\"code\\":429,`,
+			Match:   geminiFailed + `(?:\\"code\\":429,|Resource has been exhausted)`,
 			Outcome: "crashed",
 			Detail:  "the model API is rate-limiting gemini or its quota is spent (HTTP 429)",
 		},
