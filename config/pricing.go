@@ -32,10 +32,14 @@ func defaultPricing() Pricing {
 			// The models the pinned CLIs run by default (checked 2026-11-30):
 			// codex-cli 0.171.0's gpt-6.2-sol; gemini 0.61.0 routes each turn
 			// through gemini-3.5-flash-lite to gemini-3.8-flash, whose launch
-			// price runs to 2026-12-31. claude states its own cost.
-			"gpt-6.2-sol":           {Input: 2, Output: 10},
-			"gemini-3.8-flash":      {Input: 0.75, Output: 3.75},
-			"gemini-3.5-flash-lite": {Input: 0.30, Output: 2.50},
+			// price runs to 2026-12-31, and falls back to (or plans with)
+			// gemini-3.1-pro-preview, whose -customtools endpoint is the same
+			// model. claude states its own cost.
+			"gpt-6.2-sol":                        {Input: 2, Output: 10},
+			"gemini-3.8-flash":                   {Input: 0.75, Output: 3.75},
+			"gemini-3.5-flash-lite":              {Input: 0.30, Output: 2.50},
+			"gemini-3.1-pro-preview":             {Input: 2, Output: 12},
+			"gemini-3.1-pro-preview-customtools": {Input: 2, Output: 12},
 			// Checked 2026-11-01.
 			"claude-opus-4-5":       {Input: 5, Output: 25},
 			"claude-sonnet-4-5":     {Input: 3, Output: 15},
