@@ -35,6 +35,9 @@ func (c *controller) usage(a config.Agent, textPath string) *Usage {
 	}
 	var total float64
 	for _, m := range models {
+		if m.InputTokens == 0 && m.OutputTokens == 0 && len(models) > 1 {
+			continue // a model whose calls all failed costs nothing, priced or not
+		}
 		cost, ok := c.opts.Config.Pricing.Cost(m.Name, m.InputTokens, m.OutputTokens)
 		if !ok {
 			u.CostSource = "unknown (model " + firstNonEmpty(m.Name, "unnamed") + " not in the pricing table)"

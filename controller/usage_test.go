@@ -31,6 +31,7 @@ func TestUsage(t *testing.T) {
 		{"model not in the table", config.UsageCodexJSONL, "no-such-model", codex, &Usage{InputTokens: 1000000, OutputTokens: 100000}, "unknown (model no-such-model"},
 		{"unnamed model", config.UsageCodexJSONL, "", codex, &Usage{InputTokens: 1000000, OutputTokens: 100000}, "unknown (model unnamed"},
 		{"each model at its price", config.UsageGeminiJSON, "", gemini, &Usage{InputTokens: 2000000, OutputTokens: 100000, CostUSD: 0.10 + 1.25 + 1.0}, "estimated (pricing as of "},
+		{"a model with no tokens needs no price", config.UsageGeminiJSON, "", strings.Replace(gemini, `"gemini-2.5-pro"`, `"unpriced-model":{"input_tokens":0,"output_tokens":0},"gemini-2.5-pro"`, 1), &Usage{InputTokens: 2000000, OutputTokens: 100000, CostUSD: 0.10 + 1.25 + 1.0}, "estimated (pricing as of "},
 		{"the config's model prices all", config.UsageGeminiJSON, "gemini-2.5-pro", gemini, &Usage{InputTokens: 2000000, OutputTokens: 100000, CostUSD: 2.5 + 1.0}, "estimated (pricing as of "},
 		{"no report in the output", config.UsageClaudeJSON, "", "just text\n", &Usage{}, "unknown"},
 	} {
