@@ -2,6 +2,8 @@ package usage
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 )
@@ -13,6 +15,13 @@ import (
 func fuzzParse(f *testing.F, format string, seeds ...string) {
 	for _, s := range seeds {
 		f.Add(sample(f, s))
+	}
+	for _, name := range []string{"claude", "codex", "gemini"} {
+		for _, kind := range []string{"turn", "500"} {
+			if b, err := os.ReadFile(filepath.Join("testdata", name+"-"+kind+".txt")); err == nil {
+				f.Add(b)
+			}
+		}
 	}
 	f.Add([]byte("{\n\"stats\": {\"models\": {\"m\": {\"tokens\": {\"prompt\": 1}}}}\n}\n"))
 	f.Add([]byte("{\"a\":1} trailing\r\n{"))

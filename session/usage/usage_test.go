@@ -78,6 +78,46 @@ func TestParseSamples(t *testing.T) {
 	}
 }
 
+// Whole transcripts of real sessions through walkie (testdata/README.md).
+func TestParseTranscripts(t *testing.T) {
+	read := func(name string) []byte {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	lite := ModelUsage{Name: "gemini-3.5-flash-lite", InputTokens: 1200, OutputTokens: 34}
+	tests := []struct {
+		name, format string
+		ok           bool
+		want         Report
+	}{
+		{"claude-turn.txt", ClaudeJSON, true, Report{InputTokens: 2400, OutputTokens: 68, CostUSD: 0.0137, HasCost: true, Model: "claude-opus-4-8",
+			Models: []ModelUsage{{Name: "claude-opus-4-8", InputTokens: 2400, OutputTokens: 68}}}},
+		{"codex-turn.txt", CodexJSONL, true, Report{InputTokens: 2400, OutputTokens: 68}},
+		{"gemini-turn.txt", GeminiJSON, true, Report{InputTokens: 3600, OutputTokens: 102, Model: "gemini-3.8-flash",
+			Models: []ModelUsage{lite, {Name: "gemini-3.8-flash", InputTokens: 2400, OutputTokens: 68}}}},
+		{"claude-500.txt", ClaudeJSON, true, Report{HasCost: true, IsError: true}},
+		{"codex-500.txt", CodexJSONL, false, Report{}},
+		// The router's call went through before the turn's calls failed.
+		{"gemini-500.txt", GeminiJSON, true, Report{InputTokens: 1200, OutputTokens: 34, IsError: true, Model: lite.Name,
+			Models: []ModelUsage{lite, {Name: "gemini-3.8-flash"}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := Parse(tt.format, read(tt.name))
+			if ok != tt.ok || math.Abs(got.CostUSD-tt.want.CostUSD) > 1e-9 {
+				t.Fatalf("%+v, %v", got, ok)
+			}
+			got.CostUSD = tt.want.CostUSD
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got  %+v\nwant %+v", got, tt.want)
+			}
+		})
+	}
+}
+
 // TestParseRuns reads every recorded run, success or failure, as a pty
 // shows it (stderr and stdout mixed, in either order): a run that exited 0
 // with machine output yields the two calls' tokens; one that failed yields
