@@ -1,7 +1,9 @@
 package controller
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -73,6 +75,13 @@ func doctorOne(ctx context.Context, cfg *config.Config, name string, inUse bool)
 	if a.Preset != "" {
 		ck.Version = versionOf(ctx, bin, env)
 		ck.LoggedIn, ck.Notes = loginState(a, env)
+		if a.Preset == "claude" {
+			// claude can say itself, without a model call: a login in
+			// the system keychain or a cloud provider's credentials too.
+			if yes, notes, ok := claudeAuthStatus(ctx, bin, env, a.Home != config.HomeInherit); ok {
+				ck.LoggedIn, ck.Notes = yes, notes
+			}
+		}
 		if ck.LoggedIn == "no" {
 			ck.Problems = append(ck.Problems, "does not appear logged in: "+strings.Join(ck.Notes, "; "))
 			ck.Notes = nil
@@ -107,6 +116,47 @@ func lookPath(cmd, path string) (string, error) {
 }
 
 var versionRe = regexp.MustCompile(`\d+\.\d+\.\d+\S*`)
+
+// claudeAuthStatus runs BINARY auth status, which reports whether claude
+// has a credential without calling the model: "yes" or "no", and how. ok is
+// false when it printed no such report (another CLI, an older claude).
+func claudeAuthStatus(ctx context.Context, bin string, env []string, privateHome bool) (loggedIn string, notes []string, ok bool) {
+	var out []byte
+	var plain session.PlainText
+	_, err := session.Run(ctx, session.Spec{Argv: []string{bin, "auth", "status"}, Env: env, PrivateHome: privateHome,
+		Timeout: 20 * time.Second, Grace: time.Second,
+		Observer: func(b []byte) {
+			if len(out) < 16<<10 {
+				out = plain.Append(out, b)
+			}
+		}})
+	start := bytes.IndexByte(out, '{')
+	if err != nil || start < 0 {
+		return "", nil, false
+	}
+	var st struct {
+		LoggedIn     *bool  `json:"loggedIn"`
+		AuthMethod   string `json:"authMethod"`
+		APIKeySource string `json:"apiKeySource"`
+	}
+	if json.NewDecoder(bytes.NewReader(out[start:])).Decode(&st) != nil || st.LoggedIn == nil {
+		return "", nil, false
+	}
+	if !*st.LoggedIn {
+		note := "claude auth status: not logged in; set ANTHROPIC_API_KEY"
+		if privateHome {
+			note += " (the session gets a private HOME, so your own login is not used: set home: inherit to use it)"
+		} else {
+			note += ", or log in with `claude /login`"
+		}
+		return "no", []string{note}, true
+	}
+	how := "claude auth status: " + st.AuthMethod
+	if st.APIKeySource != "" {
+		how += " from " + st.APIKeySource
+	}
+	return "yes", []string{how}, true
+}
 
 // versionOf runs BINARY --version in a session with a throwaway HOME (the
 // CLIs write to HOME even for --version) and returns the version it prints.

@@ -4,6 +4,7 @@ package realcli
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -59,9 +60,30 @@ func TestDoctor(t *testing.T) {
 			}
 			t.Logf("keys %v: %s %s %s logged in %s %q %q", keys, ck.Name, ck.Binary, ck.Version, ck.LoggedIn, ck.Problems, ck.Notes)
 		}
-		if n := len(f.srv.Requests()); n != 0 {
-			t.Errorf("doctor made %d requests to the model API", n)
+		// No model call, so no token spent (claude auth status may HEAD
+		// the API's root).
+		for _, r := range f.srv.Requests() {
+			if r.Vendor != "" {
+				t.Errorf("doctor called the model: %s %s", r.Method, r.Path)
+			}
 		}
 		f.noneLeft()
 	}
+}
+
+// With home: inherit, doctor asks claude itself (claude auth status): a
+// ~/.claude.json, which any run of claude leaves, is not a login.
+func TestDoctorClaudeOwnHome(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, fixed(modelserver.Script{}), setup{participants: []string{"claude", "codex"}, agents: func(url string) map[string]string {
+		return map[string]string{"claude": claudeAgent(url, false) + "    home: inherit\n"}
+	}})
+	if err := os.WriteFile(filepath.Join(f.home, ".claude.json"), []byte(`{"numStartups":3}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := f.mustRun(1, "doctor", "d.walkie.md", "--config", "walkie.yaml", "--agents", "claude,codex")
+	if !strings.Contains(r.stdout, "claude auth status: not logged in") || !strings.Contains(r.stdout, "claude /login") {
+		t.Errorf("doctor's table:\n%s", r.stdout)
+	}
+	f.noneLeft()
 }
