@@ -90,4 +90,11 @@ func TestOutcomeApply(t *testing.T) {
 			t.Errorf("%+v", s)
 		}
 	})
+	t.Run("a blocking prompt is never retried", func(t *testing.T) {
+		s := &walkie.State{}
+		(&outcome{retries: 5, rec: rec(OutcomeBlockedPrompt, 0)}).applyTo(s)
+		if s.Status != walkie.StatusFailed || !strings.Contains(s.Reason, "never retried") {
+			t.Errorf("%+v", s)
+		}
+	})
 }

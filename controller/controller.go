@@ -226,9 +226,14 @@ func (o *outcome) applyTo(s *walkie.State) {
 			s.Attempts = map[string]int{}
 		}
 		s.Attempts[key]++
-		if rec.Outcome == OutcomeAuth {
+		switch {
+		case rec.Outcome == OutcomeAuth:
 			s.Status, s.Reason = walkie.StatusFailed, fmt.Sprintf("turn %d: %s is not logged in (%s); auth is never retried", rec.Turn, rec.Agent, rec.Detail)
-		} else if s.Attempts[key] > o.retries {
+		case rec.Outcome == OutcomeBlockedPrompt:
+			// A trust dialog, a usage limit or a refused flag shows up
+			// again on every retry; only a person can clear it.
+			s.Status, s.Reason = walkie.StatusFailed, fmt.Sprintf("turn %d: %s is blocked (%s); a blocking prompt is never retried", rec.Turn, rec.Agent, rec.Detail)
+		case s.Attempts[key] > o.retries:
 			s.Status, s.Reason = walkie.StatusFailed, fmt.Sprintf("turn %d: %s: %s after %d attempts (%s)", rec.Turn, rec.Agent, rec.Outcome, s.Attempts[key], rec.Detail)
 		}
 	}
