@@ -168,7 +168,7 @@ func watchOne(ctx context.Context, o WatchOptions, file string) WatchResult {
 			o.Observe(e)
 		}
 	}
-	if o.CopyEntries && o.Observe != nil {
+	if o.Observe != nil && CopyWanted(file, o.CopyEntries) {
 		if _, err := CopyEntries(file, emit); err != nil {
 			o.Log.Warn("copy of new entries for the supervisor failed", zap.String("file", file), zap.Error(err))
 		}
@@ -308,6 +308,21 @@ func lastEntryTime(file string, d *walkie.Doc) time.Time {
 		return fi.ModTime()
 	}
 	return time.Time{}
+}
+
+// CopyWanted reports whether the supervisor gets a copy of file's entries:
+// the debate's own switch (walkie notify --copy) if it has one, else dflt,
+// the config's notify.copy_supervisor.
+func CopyWanted(file string, dflt bool) bool {
+	meta, err := walkie.ReadMeta(file)
+	if err != nil {
+		return dflt
+	}
+	st, err := walkie.LoadState(walkie.StateDir(file, meta.ID))
+	if err != nil || st.CopySupervisor == nil {
+		return dflt
+	}
+	return *st.CopySupervisor
 }
 
 // copyBacklog bounds how many entries one call copies: switching the copy

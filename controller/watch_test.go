@@ -294,3 +294,66 @@ func TestWatchOnceSkipsRoundTable(t *testing.T) {
 		t.Fatalf("a party was invoked: %+v", recs)
 	}
 }
+
+// The debate's own switch wins over the config's default, both ways, and
+// a watch tick copies entries only when the switch says so.
+func TestCopyWantedPerDebate(t *testing.T) {
+	dir := t.TempDir()
+	file := approvedDebate(t, dir, "switch", "fa", "fb")
+	set := func(v *bool) {
+		t.Helper()
+		if _, _, err := walkie.UpdateState(file, func(_ *walkie.Meta, _ walkie.Progress, s *walkie.State) error {
+			s.CopySupervisor = v
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	on, off := true, false
+	for _, c := range []struct {
+		name       string
+		sw         *bool
+		dflt, want bool
+	}{
+		{"no switch follows the config (on)", nil, true, true},
+		{"no switch follows the config (off)", nil, false, false},
+		{"on beats a config that is off", &on, false, true},
+		{"off beats a config that is on", &off, true, false},
+	} {
+		set(c.sw)
+		if got := controller.CopyWanted(file, c.dflt); got != c.want {
+			t.Errorf("%s: CopyWanted = %v", c.name, got)
+		}
+	}
+
+	if _, err := walkie.Append(file, walkie.Post{From: "fa", Body: []byte("One.\n")}); err != nil {
+		t.Fatal(err)
+	}
+	var copies int
+	observe := func(e controller.Event) {
+		if e.Kind == controller.EventEntry {
+			copies++
+		}
+	}
+	tick := func(dflt bool) {
+		t.Helper()
+		// A config whose agents do not exist: the tick only copies, waits.
+		cfg, err := config.Parse("", []byte("agents: {}\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := controller.WatchOnce(context.Background(), controller.WatchOptions{Path: file, Config: cfg, Observe: observe, CopyEntries: dflt}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set(&off)
+	tick(true)
+	if copies != 0 {
+		t.Fatalf("copied with the debate's switch off: %d", copies)
+	}
+	set(&on)
+	tick(false)
+	if copies != 1 {
+		t.Fatalf("copies with the debate's switch on: %d, want 1", copies)
+	}
+}

@@ -38,10 +38,13 @@ type State struct {
 	LastSeq     int            `json:"last_seq"`           // the record as walkie last wrote it: a shorter file was truncated
 	LastHash    string         `json:"last_hash,omitempty"`
 	HandledSeq  int            `json:"handled_seq,omitempty"` // last sequence a watcher or daemon has acted on
-	CostUSD     float64        `json:"cost_usd,omitempty"`
-	Running     *Attempt       `json:"running,omitempty"` // a controller's attempt in progress
-	Watch       *WatchMemory   `json:"watch,omitempty"`
-	UpdatedAt   time.Time      `json:"updated_at"`
+	// CopySupervisor switches the supervisor's copy of every entry on or
+	// off for this debate; nil follows the config's notify.copy_supervisor.
+	CopySupervisor *bool        `json:"copy_supervisor,omitempty"`
+	CostUSD        float64      `json:"cost_usd,omitempty"`
+	Running        *Attempt     `json:"running,omitempty"` // a controller's attempt in progress
+	Watch          *WatchMemory `json:"watch,omitempty"`
+	UpdatedAt      time.Time    `json:"updated_at"`
 }
 
 // Attempt is a turn attempt a controller has started and not yet recorded.

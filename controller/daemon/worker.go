@@ -273,9 +273,9 @@ func (w *worker) check(lockDelay *time.Duration) (action, time.Duration) {
 }
 
 // copyNew sends the supervisor a copy of every turn recorded since the
-// last copy, when the config asks for it.
+// last copy, when the debate (walkie notify --copy) or the config asks.
 func (w *worker) copyNew() {
-	if n := w.d.notif.Load(); n.CopySupervisor() {
+	if n := w.d.notif.Load(); n.Enabled() && controller.CopyWanted(w.file, n.CopySupervisor()) {
 		if _, err := controller.CopyEntries(w.file, w.observe); err != nil {
 			w.log.Warn("copy of new entries for the supervisor failed", zap.Error(err))
 		}
