@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
 	"go.uber.org/zap"
 
 	"github.com/walkie-sh/walkie/config"
@@ -318,26 +319,34 @@ func (c *controller) supervise(ctx context.Context, t *plan, spec session.Spec, 
 	}
 	started()
 	c.noteSession(s)
+	expect := walkie.Expect{Turn: t.turn, Agent: t.participant}
+	res, how := c.watchSession(ctx, s, w, c.file, t.agent.Grace, func() bool { return c.turnIsIn(snapshot, expect) }, "the turn is in")
+	return res, how, nil
+}
+
+// watchSession waits for s to end while watching path (the record, or a
+// reviewer's verdict file) and the debate's state through w, which must
+// watch both directories. A change to path is progress (it restarts the
+// stall window) and restarts a quiet period; once path has been quiet for
+// grace and ready() holds, the session is ended with doneReason: the
+// result is judged once it is still, not on every write, and an agent
+// that exits by itself, as most do, is judged only afterwards. A halt or
+// the end of ctx ends the session too; how says which ("" otherwise).
+func (c *controller) watchSession(ctx context.Context, s *session.Session, w *fsnotify.Watcher, path string, grace time.Duration, ready func() bool, doneReason string) (session.Result, string) {
 	done := make(chan session.Result, 1)
 	go func() { done <- s.Wait() }()
-
 	tick := time.NewTicker(watchTick)
 	defer tick.Stop()
 	quiet := time.NewTimer(time.Hour)
 	quiet.Stop()
 	defer quiet.Stop()
-	expect := walkie.Expect{Turn: t.turn, Agent: t.participant}
 	how := ""
-	lastSize, lastMod := fileStamp(c.file)
+	lastSize, lastMod := fileStamp(path)
 	statePath := filepath.Join(c.dir, "state.json")
-	// A change to the file is progress (it restarts the stall window) and
-	// restarts the quiet period; the turn is judged once the file has been
-	// quiet for the grace, not on every write. An agent that exits by
-	// itself, as most do, is judged only once, by Settle.
-	onFile := func() {
+	onChange := func() {
 		s.Progress()
 		if how == "" {
-			quiet.Reset(t.agent.Grace)
+			quiet.Reset(grace)
 		}
 	}
 	checkHalt := func() {
@@ -353,26 +362,26 @@ func (c *controller) supervise(ctx context.Context, t *plan, spec session.Spec, 
 	for {
 		select {
 		case res := <-done:
-			return res, how, nil
+			return res, how
 		case ev := <-w.Events:
 			switch ev.Name {
-			case c.file:
-				lastSize, lastMod = fileStamp(c.file)
-				onFile()
+			case path:
+				lastSize, lastMod = fileStamp(path)
+				onChange()
 			case statePath:
 				checkHalt()
 			}
 		case err := <-w.Errors:
 			c.log.Warn("file watch error; falling back to the tick", zap.Error(err))
 		case <-tick.C:
-			if sz, mt := fileStamp(c.file); sz != lastSize || !mt.Equal(lastMod) {
+			if sz, mt := fileStamp(path); sz != lastSize || !mt.Equal(lastMod) {
 				lastSize, lastMod = sz, mt
-				onFile()
+				onChange()
 			}
 			checkHalt()
 		case <-quiet.C:
-			if how == "" && c.turnIsIn(snapshot, expect) {
-				s.End("the turn is in")
+			if how == "" && ready() {
+				s.End(doneReason)
 			}
 		case <-cancelled:
 			cancelled = nil

@@ -351,17 +351,6 @@ func (c *controller) superviseReview(ctx context.Context, spec session.Spec, nam
 	}
 	c.noteRunning(name, s.Pid(), filepath.Dir(verdictPath))
 	defer c.forgetRunning(name)
-	done := make(chan session.Result, 1)
-	go func() { done <- s.Wait() }()
-
-	tick := time.NewTicker(watchTick)
-	defer tick.Stop()
-	quiet := time.NewTimer(time.Hour)
-	quiet.Stop()
-	defer quiet.Stop()
-	how := ""
-	statePath := filepath.Join(c.dir, "state.json")
-	lastSize, lastMod := fileStamp(verdictPath)
 	valid := func() bool {
 		b, err := os.ReadFile(verdictPath)
 		if err != nil {
@@ -370,55 +359,8 @@ func (c *controller) superviseReview(ctx context.Context, spec session.Spec, nam
 		_, err = parseVerdict(b)
 		return err == nil
 	}
-	onVerdict := func() {
-		s.Progress()
-		if how == "" && valid() {
-			quiet.Reset(grace)
-		} else {
-			quiet.Stop()
-		}
-	}
-	checkHalt := func() {
-		if how == "" && c.halted() {
-			how = OutcomeHalted
-			s.End("halted by walkie halt")
-		}
-	}
-	// ctx stays done once cancelled, and a closed channel is always ready:
-	// stop selecting on it after the first time, or the loop spins.
-	cancelled := ctx.Done()
-	for {
-		select {
-		case res := <-done:
-			return res, how, nil
-		case ev := <-w.Events:
-			switch ev.Name {
-			case verdictPath:
-				lastSize, lastMod = fileStamp(verdictPath)
-				onVerdict()
-			case statePath:
-				checkHalt()
-			}
-		case err := <-w.Errors:
-			c.log.Warn("file watch error; falling back to the tick", zap.Error(err))
-		case <-tick.C:
-			if sz, mt := fileStamp(verdictPath); sz != lastSize || !mt.Equal(lastMod) {
-				lastSize, lastMod = sz, mt
-				onVerdict()
-			}
-			checkHalt()
-		case <-quiet.C:
-			if how == "" && valid() {
-				s.End("the verdict is in")
-			}
-		case <-cancelled:
-			cancelled = nil
-			if how == "" {
-				how = OutcomeInterrupted
-				s.End("the controller was interrupted")
-			}
-		}
-	}
+	res, how := c.watchSession(ctx, s, w, verdictPath, grace, valid, "the verdict is in")
+	return res, how, nil
 }
 
 // Running reviewers (and the grader) are remembered in
