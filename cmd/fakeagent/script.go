@@ -119,7 +119,14 @@ func nextInvocation(path string) (int, error) {
 	case !errors.Is(err, os.ErrNotExist):
 		return 0, fmt.Errorf("state file: %w", err)
 	}
-	if err := os.WriteFile(path, []byte(strconv.Itoa(k+1)+"\n"), 0o644); err != nil {
+	// Replaced, not rewritten in place: a session ended (SIGTERM, SIGKILL)
+	// between truncating and writing would leave an empty count, and
+	// every later run would fail on it.
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(strconv.Itoa(k+1)+"\n"), 0o644); err != nil {
+		return 0, fmt.Errorf("state file: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
 		return 0, fmt.Errorf("state file: %w", err)
 	}
 	return k, nil
