@@ -472,22 +472,36 @@ func classify(res session.Result, s walkie.Settled, how string) (string, string)
 		return OutcomeAccepted, acceptedDetail(res, v)
 	case v.Outcome == walkie.VerdictTampered:
 		return OutcomeTampered, v.Detail + "; the file was restored"
+	}
+	if out, detail, ok := sessionFailure(res, "turn"); ok {
+		return out, detail
+	}
+	if v.Outcome == walkie.VerdictMalformed {
+		return OutcomeMalformed, v.Detail
+	}
+	return OutcomeNoTurn, firstNonEmpty(v.Detail, "no new turn was written")
+}
+
+// sessionFailure names the outcome of a session that left no valid result
+// (a turn, a verdict) when its ending says more than the file does: a
+// prompt rule, the timeout, a stall, a crash. ok is false for a clean exit,
+// where the file alone tells what went wrong.
+func sessionFailure(res session.Result, what string) (outcome, detail string, ok bool) {
+	switch {
 	case res.Ending == session.EndBlocked:
 		out := res.RuleOutcome
 		if out == "" {
 			out = OutcomeBlockedPrompt
 		}
-		return out, firstNonEmpty(res.Detail, "blocked on: "+res.Matched)
+		return out, firstNonEmpty(res.Detail, "blocked on: "+res.Matched), true
 	case res.Ending == session.EndTimeout:
-		return OutcomeTimeout, res.Detail
+		return OutcomeTimeout, res.Detail, true
 	case res.Ending == session.EndStalled:
-		return OutcomeStalled, res.Detail
+		return OutcomeStalled, res.Detail, true
 	case res.Ending == session.EndExited && (res.ExitCode != 0 || res.Signal != ""):
-		return OutcomeCrashed, firstNonEmpty(res.Detail, fmt.Sprintf("exited with code %d", res.ExitCode)) + " without a valid turn"
-	case v.Outcome == walkie.VerdictMalformed:
-		return OutcomeMalformed, v.Detail
+		return OutcomeCrashed, firstNonEmpty(res.Detail, fmt.Sprintf("exited with code %d", res.ExitCode)) + " without a valid " + what, true
 	}
-	return OutcomeNoTurn, firstNonEmpty(v.Detail, "no new turn was written")
+	return "", "", false
 }
 
 func acceptedDetail(res session.Result, v walkie.Verdict) string {

@@ -270,19 +270,11 @@ func classifyReview(res session.Result, how string, wrote bool, parseErr error) 
 			d += "; the reviewer was ended after the grace period"
 		}
 		return OutcomeAccepted, d
-	case res.Ending == session.EndBlocked:
-		out := res.RuleOutcome
-		if out == "" {
-			out = OutcomeBlockedPrompt
-		}
-		return out, firstNonEmpty(res.Detail, "blocked on: "+res.Matched)
-	case res.Ending == session.EndTimeout:
-		return OutcomeTimeout, res.Detail
-	case res.Ending == session.EndStalled:
-		return OutcomeStalled, res.Detail
-	case res.Ending == session.EndExited && (res.ExitCode != 0 || res.Signal != ""):
-		return OutcomeCrashed, firstNonEmpty(res.Detail, fmt.Sprintf("exited with code %d", res.ExitCode)) + " without a valid verdict"
-	case parseErr != nil:
+	}
+	if out, detail, ok := sessionFailure(res, "verdict"); ok {
+		return out, detail
+	}
+	if parseErr != nil {
 		return OutcomeMalformed, parseErr.Error()
 	}
 	return OutcomeNoTurn, "no verdict file was written"
