@@ -98,3 +98,18 @@ func TestOutcomeApply(t *testing.T) {
 		}
 	})
 }
+
+// The one list of outcomes a retry cannot change, shared by debate turns
+// and round-table reviewers.
+func TestRetryable(t *testing.T) {
+	for _, o := range []string{OutcomeNoTurn, OutcomeTimeout, OutcomeStalled, OutcomeMalformed, OutcomeTampered, OutcomeCrashed} {
+		if !retryable(o) {
+			t.Errorf("%s is not retried", o)
+		}
+	}
+	for _, o := range []string{OutcomeAuth, OutcomeBlockedPrompt} {
+		if retryable(o) {
+			t.Errorf("%s is retried", o)
+		}
+	}
+}

@@ -229,14 +229,19 @@ func (o *outcome) applyTo(s *walkie.State) {
 		switch {
 		case rec.Outcome == OutcomeAuth:
 			s.Status, s.Reason = walkie.StatusFailed, fmt.Sprintf("turn %d: %s is not logged in (%s); auth is never retried", rec.Turn, rec.Agent, rec.Detail)
-		case rec.Outcome == OutcomeBlockedPrompt:
-			// A trust dialog, a usage limit or a refused flag shows up
-			// again on every retry; only a person can clear it.
+		case !retryable(rec.Outcome):
 			s.Status, s.Reason = walkie.StatusFailed, fmt.Sprintf("turn %d: %s is blocked (%s); a blocking prompt is never retried", rec.Turn, rec.Agent, rec.Detail)
 		case s.Attempts[key] > o.retries:
 			s.Status, s.Reason = walkie.StatusFailed, fmt.Sprintf("turn %d: %s: %s after %d attempts (%s)", rec.Turn, rec.Agent, rec.Outcome, s.Attempts[key], rec.Detail)
 		}
 	}
+}
+
+// retryable reports whether another attempt could end differently. Not
+// for auth (no retry logs the CLI in) nor a blocking prompt (a trust
+// dialog or a usage limit comes back every time): only a person can help.
+func retryable(outcome string) bool {
+	return outcome != OutcomeAuth && outcome != OutcomeBlockedPrompt
 }
 
 // flush writes the pending outcome, if any. With the attempt no longer

@@ -155,7 +155,7 @@ func (c *controller) review(ctx context.Context, job *reviewJob, name string, tu
 			res.Verdict = verdict
 			break
 		}
-		if rec.Outcome == OutcomeAuth || try > agent.Retries {
+		if !retryable(rec.Outcome) || try > agent.Retries {
 			break
 		}
 		c.log.Info("reviewer gave no valid verdict; retrying", zap.String("reviewer", name), zap.Int("round", t.round),
