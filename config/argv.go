@@ -53,54 +53,20 @@ func (a Agent) WorkDir(v Vars) (string, error) {
 	return s, nil
 }
 
-// Environ builds the session's environment from the parent's (as from
-// os.Environ): only the variables EnvAllow names pass through, then Env is
-// laid over them with placeholders substituted. HOME passes through only
-// when Home is "inherit"; for a private HOME the caller adds its own.
-// The result is sorted, so it is stable in logs and tests.
-func (a Agent) Environ(parent []string, v Vars) ([]string, error) {
-	allow := a.EnvAllow
-	if a.Home == HomeInherit {
-		allow = append(slices.Clone(allow), "HOME")
-	}
-	env := map[string]string{}
-	for _, kv := range parent {
-		k, val, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			continue
-		}
-		if envAllowed(k, allow) {
-			env[k] = val
-		}
-	}
+// EnvVars returns the agent's own environment entries ("K=V", sorted) with
+// placeholders substituted. Which of the caller's variables pass through
+// (EnvAllow), HOME and TMPDIR are the session's business, not config's.
+func (a Agent) EnvVars(v Vars) ([]string, error) {
+	out := make([]string, 0, len(a.Env))
 	for k, val := range a.Env {
 		s, err := a.expand(val, v)
 		if err != nil {
 			return nil, fmt.Errorf("config: agent %q: env.%s: %w", a.Name, k, err)
 		}
-		env[k] = s
-	}
-	out := make([]string, 0, len(env))
-	for k, val := range env {
-		out = append(out, k+"="+val)
+		out = append(out, k+"="+s)
 	}
 	slices.Sort(out)
 	return out, nil
-}
-
-// envAllowed reports whether name matches one of the patterns: an exact
-// name, or a prefix followed by "*" (LC_*, CLAUDE_CODE_*).
-func envAllowed(name string, patterns []string) bool {
-	for _, p := range patterns {
-		if prefix, ok := strings.CutSuffix(p, "*"); ok {
-			if strings.HasPrefix(name, prefix) {
-				return true
-			}
-		} else if p == name {
-			return true
-		}
-	}
-	return false
 }
 
 func (a Agent) expand(s string, v Vars) (string, error) {

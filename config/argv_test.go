@@ -86,37 +86,17 @@ func TestWorkDir(t *testing.T) {
 	}
 }
 
-func TestEnviron(t *testing.T) {
-	parent := []string{
-		"PATH=/bin", "HOME=/root", "LC_ALL=C", "LANG=en", "SECRET=s", "ANTHROPIC_API_KEY=k",
-		"CLAUDE_CODE_MAX_RETRIES=0", "CLAUDE_CODEX=no", "=weird", "NOEQUALS", "TERM=xterm",
-	}
-	a := Agent{
-		Name:     "c",
-		EnvAllow: append(slices.Clone(DefaultEnvAllow), "ANTHROPIC_API_KEY", "CLAUDE_CODE_*"),
-		Env:      map[string]string{"WALKIE_TURN": "{turn}", "LANG": "C.UTF-8"},
-		Home:     HomePrivate,
-	}
-	got, err := a.Environ(parent, Vars{Turn: 5})
+func TestEnvVars(t *testing.T) {
+	a := Agent{Name: "c", Env: map[string]string{"WALKIE_TURN": "{turn}", "LANG": "C.UTF-8", "M": "{model}"}, Model: "m1"}
+	got, err := a.EnvVars(Vars{Turn: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"ANTHROPIC_API_KEY=k", "CLAUDE_CODE_MAX_RETRIES=0", "LANG=C.UTF-8", "LC_ALL=C", "PATH=/bin", "TERM=xterm", "WALKIE_TURN=5"}
-	if !slices.Equal(got, want) {
-		t.Errorf("private:\n got %q\nwant %q", got, want)
+	if want := []string{"LANG=C.UTF-8", "M=m1", "WALKIE_TURN=5"}; !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
 	}
-
-	a.Home = HomeInherit
-	got, _ = a.Environ(parent, Vars{Turn: 5})
-	if !slices.Contains(got, "HOME=/root") {
-		t.Errorf("inherit should pass HOME: %q", got)
-	}
-	if slices.Contains(a.EnvAllow, "HOME") {
-		t.Error("Environ changed EnvAllow")
-	}
-
 	a.Env["BAD"] = "{x}"
-	if _, err := a.Environ(parent, Vars{}); err == nil || !strings.Contains(err.Error(), "env.BAD: unknown placeholder {x}") {
+	if _, err := a.EnvVars(Vars{}); err == nil || !strings.Contains(err.Error(), "env.BAD: unknown placeholder {x}") {
 		t.Errorf("err %v", err)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/walkie-sh/walkie/session"
 )
 
 // TestParseErrors has one case per class of mistake. Each wants the whole
@@ -205,7 +207,7 @@ notify:
 		t.Errorf("codex did not take the defaults: %+v", a)
 	}
 	for _, v := range []string{"PATH", "HTTPS_PROXY", "NO_PROXY", "OPENAI_API_KEY"} {
-		if !envAllowed(v, a.EnvAllow) {
+		if !session.Allowed(v, a.EnvAllow) {
 			t.Errorf("codex env_allow %v lacks %s", a.EnvAllow, v)
 		}
 	}

@@ -39,8 +39,8 @@ func FuzzParse(f *testing.F) {
 			if _, err := a.WorkDir(Vars{}); err != nil {
 				t.Fatalf("agent %s parsed but WorkDir fails: %v", name, err)
 			}
-			if _, err := a.Environ(nil, Vars{}); err != nil {
-				t.Fatalf("agent %s parsed but Environ fails: %v", name, err)
+			if _, err := a.EnvVars(Vars{}); err != nil {
+				t.Fatalf("agent %s parsed but EnvVars fails: %v", name, err)
 			}
 			if _, err := c.RenderPrompt(a.Prompt, PromptData{Agent: name}); err != nil {
 				t.Fatalf("agent %s parsed but its prompt fails: %v", name, err)

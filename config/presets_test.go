@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/walkie-sh/walkie/session"
 )
 
 func TestPresets(t *testing.T) {
@@ -63,13 +65,13 @@ func TestPresets(t *testing.T) {
 				t.Errorf("Usage %q", a.Usage)
 			}
 			for _, e := range tt.envAllow {
-				if !envAllowed(e, a.EnvAllow) {
+				if !session.Allowed(e, a.EnvAllow) {
 					t.Errorf("%s not passed through (env_allow %v)", e, a.EnvAllow)
 				}
 			}
 			// Nothing that reaches into the user's own setup by default.
 			for _, e := range []string{"HOME", "AWS_SECRET_ACCESS_KEY", "SSH_AUTH_SOCK", "CODEX_HOME", "XDG_CONFIG_HOME"} {
-				if envAllowed(e, a.EnvAllow) {
+				if session.Allowed(e, a.EnvAllow) {
 					t.Errorf("%s passed through by default", e)
 				}
 			}
@@ -189,7 +191,7 @@ agents:
 	if a.Env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] != "1" || a.Env["CLAUDE_CODE_MAX_RETRIES"] != "0" {
 		t.Errorf("env not merged: %v", a.Env)
 	}
-	if !envAllowed("HTTPS_PROXY", a.EnvAllow) || !envAllowed("ANTHROPIC_API_KEY", a.EnvAllow) || !envAllowed("PATH", a.EnvAllow) {
+	if !session.Allowed("HTTPS_PROXY", a.EnvAllow) || !session.Allowed("ANTHROPIC_API_KEY", a.EnvAllow) || !session.Allowed("PATH", a.EnvAllow) {
 		t.Errorf("env_allow not merged: %v", a.EnvAllow)
 	}
 	if len(a.Rules) != 1+len(claudeRules()) || a.Rules[0].Reply != "1\r" || a.Rules[1].Outcome != "auth" {
@@ -247,7 +249,7 @@ func TestPresetEmptyDropsPreset(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, _ := c.Agent("claude")
-	if a.Preset != "" || a.Usage != UsageNone || len(a.Rules) != 0 || len(a.Env) != 0 || envAllowed("ANTHROPIC_API_KEY", a.EnvAllow) {
+	if a.Preset != "" || a.Usage != UsageNone || len(a.Rules) != 0 || len(a.Env) != 0 || session.Allowed("ANTHROPIC_API_KEY", a.EnvAllow) {
 		t.Errorf("%+v", a)
 	}
 }

@@ -49,7 +49,7 @@ func BenchmarkTurnGap(b *testing.B) {
 			b.Fatalf("the debate ended %s after %d turns", sum.Status, sum.Turns)
 		}
 		for _, a := range sum.Attempts {
-			if a.Outcome != OutcomeAccepted {
+			if a.Outcome != walkie.OutcomeAccepted {
 				b.Fatalf("turn %d: %s (%s)", a.Turn, a.Outcome, a.Detail)
 			}
 		}

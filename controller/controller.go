@@ -2,15 +2,15 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
-	"strconv"
+	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"go.uber.org/zap"
 
 	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/controller/engine"
+	"github.com/walkie-sh/walkie/controller/roundtable"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -37,6 +37,9 @@ type Options struct {
 	// the attempt is recorded. An error ends the run before anything of
 	// the attempt is written.
 	Acquire func(ctx context.Context, agent string) (release func(), err error)
+	// Engine runs the sessions; a daemon shares one across its runs. Nil:
+	// the run makes its own and closes it at the end.
+	Engine *engine.Engine
 }
 
 // Summary is how a run ended.
@@ -49,12 +52,11 @@ type Summary struct {
 	CostUSD     float64      // the debate's cost so far
 }
 
-// ErrBadInput marks errors in the debate or its configuration that no retry
-// can fix: the record does not verify, an agent is not configured.
-var ErrBadInput = errors.New("bad input")
-
-// Run drives a debate until it ends (or one turn, with Once). Only one
-// controller may run a debate at a time.
+// Run drives a debate until it ends (or one turn, with Once): the loop of
+// the architecture page. Each pass re-reads and verifies the record and the
+// state, asks Next what should happen, and takes that one step: a turn, or
+// for a round table the reviews of a round. Only one controller may run a
+// debate at a time.
 func Run(ctx context.Context, o Options) (sum Summary, err error) {
 	c, err := newController(o)
 	if err != nil {
@@ -73,233 +75,170 @@ func Run(ctx context.Context, o Options) (sum Summary, err error) {
 			err = ferr
 		}
 	}()
-	if err := c.recoverInterrupted(); err != nil {
-		return Summary{}, fmt.Errorf("recover interrupted attempt: %w", err)
-	}
-	c.countTries()
-	if _, err := walkie.FlushInbox(c.file); err != nil {
-		return Summary{}, fmt.Errorf("record queued supervisor notes: %w", err)
-	}
-	if IsRoundtable(c.file) {
-		return c.runRoundtable(ctx) // docs/roundtable.md
+	if err := c.recover(); err != nil {
+		return Summary{}, err
 	}
 	startTurns := -1
 	for {
-		next, st, err := c.decide()
+		if c.table != nil {
+			if err := c.table.Settle(); err != nil {
+				return sum, err
+			}
+		}
+		t, err := c.decide()
 		if err != nil {
 			return sum, err
 		}
-		sum.Status, sum.Reason, sum.Turns, sum.CostUSD = st.status, st.reason, st.turns, st.cost
+		sum.Status, sum.Reason, sum.Turns, sum.CostUSD = t.Status, t.reason, t.turns, t.cost
 		if startTurns < 0 {
-			startTurns = st.turns
+			startTurns = t.turns
 		}
-		if next == nil || ctx.Err() != nil || (o.Once && st.turns > startTurns) {
+		if t.Action != ActRun || ctx.Err() != nil || (o.Once && t.turns > startTurns) {
 			sum.Interrupted = ctx.Err() != nil
-			if next == nil {
-				c.emit(Event{Kind: EventDebateEnded, Status: st.status, Line: st.reason})
+			if t.Action == ActEnd {
+				c.emit(Event{Kind: EventDebateEnded, Status: t.Status, Line: t.reason})
 			}
 			return sum, nil
 		}
-		rec, err := c.attempt(ctx, next)
+		recs, err := c.step(ctx, t)
+		sum.Attempts = append(sum.Attempts, recs...)
 		if err != nil {
-			return sum, fmt.Errorf("turn %d (%s): %w", next.turn, next.participant, err)
+			return sum, err
 		}
-		sum.Attempts = append(sum.Attempts, rec)
+	}
+}
+
+// recover makes the debate whole after a controller that died mid-turn,
+// and reads what earlier runs did.
+func (c *controller) recover() error {
+	if err := c.recoverInterrupted(); err != nil {
+		return fmt.Errorf("recover interrupted attempt: %w", err)
+	}
+	if c.table != nil {
+		if err := c.table.Recover(); err != nil {
+			return fmt.Errorf("recover interrupted reviewers: %w", err)
+		}
+	}
+	c.countTries()
+	if _, err := walkie.FlushInbox(c.file); err != nil {
+		return fmt.Errorf("record queued supervisor notes: %w", err)
+	}
+	return nil
+}
+
+// step runs what Next decided: one turn (with the round table's
+// implementer prompt when it is the implementer's), or a round table's
+// reviews.
+func (c *controller) step(ctx context.Context, t *plan) ([]TurnRecord, error) {
+	if c.table == nil {
+		rec, err := c.turn(ctx, t)
+		if err != nil {
+			return nil, fmt.Errorf("turn %d (%s): %w", t.Turn, t.Participant, err)
+		}
 		// The outcome goes into state.json with the next write: the next
 		// attempt's start, or the flush when the run stops. That is one
 		// synced write between two agents instead of two; decide sees the
 		// outcome meanwhile, and a controller killed before the write
 		// finds the attempt logged and applies it (recoverInterrupted).
-		c.pending = &outcome{retries: next.agent.Retries, rec: rec}
+		c.pending = &outcome{retries: t.Agent.Retries, rec: rec}
+		return []TurnRecord{rec}, nil
 	}
+	rt := roundtable.Turn{Turn: t.Turn, Round: t.Round, RoundCap: t.RoundCap, Participant: t.Participant, Meta: t.meta}
+	if err := c.table.CheckWorkspace(&t.meta); err != nil {
+		return nil, err
+	}
+	if t.Participant != t.meta.Implementer {
+		recs, err := c.table.Review(ctx, rt)
+		if err != nil {
+			return recs, fmt.Errorf("round %d review: %w", t.Round, err)
+		}
+		return recs, nil
+	}
+	prompt, err := c.table.ImplementerPrompt(rt)
+	if err != nil {
+		return nil, err
+	}
+	t.role, t.prompt = "implementer", prompt
+	rec, err := c.turn(ctx, t)
+	if err != nil {
+		return nil, fmt.Errorf("turn %d (%s): %w", t.Turn, t.Participant, err)
+	}
+	// At once: the reviews that follow read the state.
+	return []TurnRecord{rec}, c.applyOutcome(t.Agent.Retries, rec)
 }
 
-// plan is the next turn to run.
+// plan is the next turn to run: Next's decision, with what the loop adds.
 type plan struct {
-	turn, round, attempt int
-	participant          string
-	agent                config.Agent
-	roundCap             int
-	meta                 walkie.Meta
+	Decision
+	attempt int
+	meta    walkie.Meta
 	// role and prompt, when set, replace "participant" and the agent's
 	// prompt template (the round table's implementer).
 	role, prompt string
+	// Where the debate stands before the turn.
+	reason string
+	turns  int
+	cost   float64
 }
 
-// standing is where the debate stands before a turn.
-type standing struct {
-	status, reason string
-	turns          int
-	cost           float64
-}
-
-// decide reads the record and the state and returns the next turn to
-// run, or nil when the debate has ended.
-func (c *controller) decide() (*plan, standing, error) {
+// decide reads and checks the record and the state, and asks Next what to
+// do. A debate that cannot go on without a change of its record or its
+// configuration is bad input.
+func (c *controller) decide() (*plan, error) {
 	d, _, err := c.load()
 	if err != nil {
-		return nil, standing{}, badInput(err)
+		return nil, badInput(err)
 	}
 	if err := d.Verify(); err != nil {
-		return nil, standing{}, badInput(err)
+		return nil, badInput(err)
 	}
 	st, err := walkie.LoadState(c.dir)
 	if err != nil {
-		return nil, standing{}, err
+		return nil, err
 	}
 	if c.pending != nil {
 		c.pending.applyTo(st)
 	}
 	p := d.Progress()
 	if err := walkie.CheckAgainstState(c.file, p, st); err != nil {
-		return nil, standing{}, badInput(err)
+		return nil, badInput(err)
 	}
-	if err := c.checkBriefing(d); err != nil {
-		return nil, standing{}, err
+	if d.Meta.BriefingSHA256 == "" {
+		// Pinned now (--approve) or refused: either way the record to
+		// decide on is the one on disk after it.
+		if err := c.checkBriefing(d); err != nil {
+			return nil, err
+		}
+		if d, _, err = c.load(); err != nil {
+			return nil, badInput(err)
+		}
 	}
-	m := d.Meta
+	dec := Next(Look{Doc: d, State: st, Config: c.opts.Config, Cast: c.opts.Cast, MaxRounds: c.opts.MaxRounds, Now: time.Now()})
+	if dec.Record {
+		if st, err = c.setStatus(dec.Status, dec.Why); err != nil {
+			return nil, err
+		}
+	}
+	t := &plan{Decision: dec, attempt: c.tries[dec.Turn] + 1, meta: d.Meta, reason: st.Reason, turns: p.Turns, cost: st.CostUSD}
 	if c.opts.MaxRounds > 0 {
-		m.MaxRounds = c.opts.MaxRounds
+		t.meta.MaxRounds = c.opts.MaxRounds
 	}
-	if budget := c.budget(&m); budget > 0 && st.CostUSD >= budget && st.Status == "" && !p.Converged {
-		if st, err = c.setStatus(walkie.StatusOverBudget, fmt.Sprintf("spent $%.4f of a $%.2f budget", st.CostUSD, budget)); err != nil {
-			return nil, standing{}, err
+	switch dec.Action {
+	case ActEnd:
+		t.reason = dec.Why
+	case ActWait:
+		// Only an unconfigured participant makes the loop wait here (the
+		// briefing was checked above): no agent, no turn.
+		if _, err := c.agentFor(dec.Participant); err != nil {
+			return nil, err
 		}
 	}
-	s := standing{status: walkie.DebateStatus(&m, p, st), reason: st.Reason, turns: p.Turns, cost: st.CostUSD}
-	if s.status == walkie.StatusMaxRounds {
-		s.reason = fmt.Sprintf("reached the cap of %d rounds", walkie.RoundCap(&m, st))
-	}
-	if s.status != walkie.StatusOpen {
-		return nil, s, nil
-	}
-	agent, err := c.agentFor(p.NextAgent)
-	if err != nil {
-		return nil, s, err
-	}
-	return &plan{turn: p.NextTurn, round: p.NextRound, attempt: c.tries[p.NextTurn] + 1,
-		participant: p.NextAgent, agent: agent, roundCap: walkie.RoundCap(&m, st), meta: m}, s, nil
-}
-
-// applyPolicy updates the control state after t's attempt rec has been
-// logged.
-func (c *controller) applyPolicy(t *plan, rec TurnRecord) error {
-	return c.applyOutcome(t.agent.Retries, rec)
-}
-
-// applyOutcome writes an attempt's outcome into the control state.
-func (c *controller) applyOutcome(retries int, rec TurnRecord) error {
-	_, err := c.updateState(func(_ *walkie.Doc, _ []byte, s *walkie.State) error {
-		(&outcome{retries: retries, rec: rec}).applyTo(s)
-		if s.Status == walkie.StatusFailed {
-			c.log.Warn("debate failed; the supervisor must look", zap.String("reason", s.Reason))
-		}
-		return nil
-	})
-	return err
-}
-
-// outcome is a logged attempt whose effect on the control state is still
-// to be written.
-type outcome struct {
-	retries int // the agent's retry budget
-	rec     TurnRecord
-}
-
-// applyTo clears the running attempt, adds the attempt's cost, and counts
-// a failure against the turn's retries, setting the failed status once
-// they are spent (at once for auth). Halted and interrupted attempts were
-// nobody's failure and do not count.
-func (o *outcome) applyTo(s *walkie.State) {
-	rec := o.rec
-	s.Running = nil
-	if rec.Usage != nil {
-		s.CostUSD += rec.Usage.CostUSD
-	}
-	key := strconv.Itoa(rec.Turn)
-	switch rec.Outcome {
-	case OutcomeAccepted:
-		delete(s.Attempts, key)
-	case OutcomeHalted, OutcomeInterrupted:
-	default:
-		if s.Attempts == nil {
-			s.Attempts = map[string]int{}
-		}
-		s.Attempts[key]++
-		switch {
-		case rec.Outcome == OutcomeAuth:
-			s.Status, s.Reason = walkie.StatusFailed, fmt.Sprintf("turn %d: %s is not logged in (%s); auth is never retried", rec.Turn, rec.Agent, rec.Detail)
-		case !retryable(rec.Outcome):
-			s.Status, s.Reason = walkie.StatusFailed, fmt.Sprintf("turn %d: %s is blocked (%s); a blocking prompt is never retried", rec.Turn, rec.Agent, rec.Detail)
-		case s.Attempts[key] > o.retries:
-			s.Status, s.Reason = walkie.StatusFailed, fmt.Sprintf("turn %d: %s: %s after %d attempts (%s)", rec.Turn, rec.Agent, rec.Outcome, s.Attempts[key], rec.Detail)
-		}
-	}
-}
-
-// retryable reports whether another attempt could end differently. Not
-// for auth (no retry logs the CLI in) nor a blocking prompt (a trust
-// dialog or a usage limit comes back every time): only a person can help.
-func retryable(outcome string) bool {
-	return outcome != OutcomeAuth && outcome != OutcomeBlockedPrompt
-}
-
-// flush writes the pending outcome, if any. With the attempt no longer
-// running, supervisor notes posted meanwhile are no longer queued; those
-// already queued are appended now rather than at the next run.
-func (c *controller) flush() error {
-	o := c.pending
-	if o == nil {
-		return nil
-	}
-	c.pending = nil
-	if err := c.applyOutcome(o.retries, o.rec); err != nil {
-		return err
-	}
-	_, err := walkie.FlushInbox(c.file)
-	return err
-}
-
-// setStatus ends the debate with status, in one write with the pending
-// outcome: the state it returns (and the summary made from it) then holds
-// the last attempt's cost too.
-func (c *controller) setStatus(status, reason string) (*walkie.State, error) {
-	o := c.pending
-	st, _, err := walkie.UpdateState(c.file, func(_ *walkie.Meta, _ walkie.Progress, s *walkie.State) error {
-		if o != nil {
-			o.applyTo(s)
-		}
-		s.Status, s.Reason = status, reason
-		return nil
-	})
-	if err != nil || o == nil {
-		return st, err
-	}
-	c.pending = nil
-	_, err = walkie.FlushInbox(c.file)
-	return st, err
-}
-
-func (c *controller) budget(m *walkie.Meta) float64 {
-	if m.BudgetUSD > 0 {
-		return m.BudgetUSD
-	}
-	return c.opts.Config.BudgetUSD
+	return t, nil
 }
 
 func (c *controller) agentFor(participant string) (config.Agent, error) {
-	name := participant
-	if n, ok := c.opts.Cast[participant]; ok {
-		name = n
-	}
-	a, err := c.opts.Config.Agent(name)
-	if err != nil {
-		return a, badInput(fmt.Errorf("participant %s: %w", participant, err))
-	}
-	return a, nil
+	return agentFor(c.opts.Config, c.opts.Cast, participant)
 }
-
-func badInput(err error) error { return fmt.Errorf("%w: %w", ErrBadInput, err) }
 
 // controller is one run's context.
 type controller struct {
@@ -307,14 +246,18 @@ type controller struct {
 	file string // absolute
 	dir  string // the debate's state directory
 	log  *zap.Logger
+	eng  *engine.Engine
+	// ownEngine: eng was made for this run and is closed with it.
+	ownEngine bool
+	// table runs the round table's own steps; nil for a debate.
+	table *roundtable.Table
 	// tries is the highest attempt number logged per turn. Every attempt
 	// gets a number of its own, and with it its own transcript and kept
 	// file, even though halted and interrupted attempts do not count
 	// against the retries (state.json counts those).
 	tries map[int]int
-	watch *fsnotify.Watcher // see watcher
 	// pending is the last attempt's outcome until it is in state.json
-	// (see Run).
+	// (see step).
 	pending *outcome
 	// parsed is the record as last parsed from parsedRaw (see load).
 	parsed    *walkie.Doc
@@ -349,9 +292,24 @@ func newController(o Options) (*controller, error) {
 	if err != nil {
 		return nil, badInput(err)
 	}
-	c := &controller{opts: o, file: file, dir: walkie.StateDir(file, meta.ID)}
+	c := &controller{opts: o, file: file, dir: walkie.StateDir(file, meta.ID), eng: o.Engine}
 	c.log = o.Log.With(zap.String("debate", meta.ID))
+	if c.eng == nil {
+		c.eng, c.ownEngine = engine.New(o.Config, o.Log), true
+	}
+	if meta.IsRoundtable() {
+		c.table = roundtable.New(roundtable.Host{File: file, Dir: c.dir, Engine: c.eng, Log: c.log, Emit: c.emit,
+			Agent: c.agentFor, Acquire: o.Acquire, Halted: c.halted,
+			SetStatus: func(status, reason string) error { _, err := c.setStatus(status, reason); return err }})
+	}
 	return c, nil
+}
+
+// close releases what the run holds.
+func (c *controller) close() {
+	if c.ownEngine {
+		c.eng.Close()
+	}
 }
 
 func (c *controller) emit(e Event) {
@@ -365,4 +323,9 @@ func (c *controller) emit(e Event) {
 		e.Debate = filepath.Base(c.dir)
 	}
 	c.opts.Observe(e)
+}
+
+func (c *controller) halted() bool {
+	st, err := walkie.LoadState(c.dir)
+	return err == nil && st.Status == walkie.StatusHalted
 }

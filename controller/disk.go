@@ -6,8 +6,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/fsnotify/fsnotify"
-
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -71,44 +69,6 @@ func (c *controller) load() (*walkie.Doc, []byte, error) {
 	}
 	c.parsed, c.parsedRaw = d, raw
 	return d, raw, nil
-}
-
-// watcher returns the run's file watcher, on the walkie file's directory
-// and the state directory, made on first use and kept until Run returns:
-// closing an inotify watcher waits for the kernel (a grace period of
-// several milliseconds), which is too slow to pay between every two turns.
-// Events from before the call (the controller's own writes between turns)
-// are dropped.
-func (c *controller) watcher() (*fsnotify.Watcher, error) {
-	if c.watch == nil {
-		w, err := fsnotify.NewWatcher()
-		if err != nil {
-			return nil, fmt.Errorf("watch: %w", err)
-		}
-		for _, dir := range []string{filepath.Dir(c.file), c.dir} {
-			if err := w.Add(dir); err != nil {
-				w.Close()
-				return nil, fmt.Errorf("watch %s: %w", dir, err)
-			}
-		}
-		c.watch = w
-	}
-	for {
-		select {
-		case <-c.watch.Events:
-		case <-c.watch.Errors:
-		default:
-			return c.watch, nil
-		}
-	}
-}
-
-// close releases what the run holds.
-func (c *controller) close() {
-	if c.watch != nil {
-		c.watch.Close()
-		c.watch = nil
-	}
 }
 
 // writeUnsynced replaces path with data through a rename, without fsync:

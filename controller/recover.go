@@ -7,6 +7,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/walkie-sh/walkie/controller/engine"
 	"github.com/walkie-sh/walkie/session"
 	"github.com/walkie-sh/walkie/walkie"
 )
@@ -33,21 +34,21 @@ func (c *controller) recoverInterrupted() error {
 	if agentErr == nil {
 		retries = agent.Retries
 	}
-	if rec, ok := loggedAttempt(c.dir, a.Turn, a.Number, a.Started); ok {
+	if rec, ok := engine.LoggedAttempt(c.dir, a.Turn, a.Number, a.Started); ok {
 		// It died after logging the attempt, before applying its policy.
 		c.log.Warn("finishing an attempt logged just before the controller stopped", zap.Int("turn", a.Turn),
-			zap.String("agent", a.Agent), zap.Int("attempt", a.Number), zap.String("outcome", rec.Outcome))
+			zap.String("agent", a.Agent), zap.Int("attempt", a.Number), zap.String("outcome", string(rec.Outcome)))
 		return c.applyOutcome(retries, rec)
 	}
 	rec := TurnRecord{Turn: a.Turn, Agent: a.Agent, Role: "participant", Attempt: a.Number, Started: a.Started,
-		Ended: time.Now().UTC(), Outcome: OutcomeInterrupted, EndedBy: session.EndedByController}
+		Ended: time.Now().UTC(), Outcome: walkie.OutcomeInterrupted, EndedBy: session.EndedByController}
 	rec.DurationMS = rec.Ended.Sub(rec.Started).Milliseconds()
-	base := transcriptBase(c.dir, a.Turn, a.Agent, a.Number)
+	base := engine.TranscriptBase(c.dir, a.Turn, a.Agent, a.Number)
 	if fi, err := os.Stat(base + ".log"); err == nil {
-		rec.Transcript = Transcript{Raw: rel(c.dir, base+".log"), Text: rel(c.dir, base+".txt")}
+		rec.Transcript = Transcript{Raw: engine.Rel(c.dir, base+".log"), Text: engine.Rel(c.dir, base+".txt")}
 		rec.Bytes = fi.Size()
 		if agentErr == nil {
-			rec.Usage = c.usage(agent, base+".txt")
+			rec.Usage = c.eng.Usage(agent, base+".txt")
 		}
 	}
 	d, err := walkie.Load(c.file)
@@ -60,7 +61,7 @@ func (c *controller) recoverInterrupted() error {
 	}
 	if p := d.Progress(); p.Turns >= a.Turn {
 		// The turn was stamped before the controller died.
-		rec.Outcome, rec.Detail, rec.Seq = OutcomeAccepted, "recorded before the controller stopped; found on restart", p.Seq
+		rec.Outcome, rec.Detail, rec.Seq = walkie.OutcomeAccepted, "recorded before the controller stopped; found on restart", p.Seq
 	} else {
 		snapshot, err := readSnapshot(c.file, a, st)
 		if err != nil {
@@ -70,13 +71,13 @@ func (c *controller) recoverInterrupted() error {
 		if err != nil {
 			return err
 		}
-		rec.Kept = rel(c.dir, s.Kept)
+		rec.Kept = engine.Rel(c.dir, s.Kept)
 		rec.Detail = "the controller stopped mid-turn; the partial turn was discarded and the turn will run again"
 	}
-	if err := appendTurnLog(c.dir, rec); err != nil {
+	if err := engine.AppendTurnLog(c.dir, rec); err != nil {
 		return err
 	}
 	c.log.Warn("recovered an interrupted attempt", zap.Int("turn", a.Turn), zap.String("agent", a.Agent),
-		zap.Int("attempt", a.Number), zap.String("outcome", rec.Outcome))
+		zap.Int("attempt", a.Number), zap.String("outcome", string(rec.Outcome)))
 	return c.applyOutcome(retries, rec)
 }

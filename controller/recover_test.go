@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/controller/engine"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -35,7 +36,7 @@ func crashedDebate(t *testing.T) (file string, cfg *config.Config, c *controller
 	if err != nil {
 		t.Fatal(err)
 	}
-	p = &plan{turn: 2, round: 1, attempt: 1, participant: "b", agent: agent}
+	p = &plan{Decision: Decision{Turn: 2, Round: 1, Participant: "b", Agent: agent}, attempt: 1}
 	if _, _, err := c.begin(p); err != nil {
 		t.Fatal(err)
 	}
@@ -54,8 +55,8 @@ func appendText(t *testing.T, file, text string) {
 	}
 }
 
-func outcomesOf(recs []TurnRecord) []string {
-	var out []string
+func outcomesOf(recs []TurnRecord) []walkie.Outcome {
+	var out []walkie.Outcome
 	for _, r := range recs {
 		out = append(out, r.Outcome)
 	}
@@ -90,7 +91,7 @@ func TestRecoverHalfWrittenTurn(t *testing.T) {
 	appendText(t, file, "\n## Turn 2 · b\nhalf a tho")
 	sum := runAgain(t, file, cfg)
 	recs := turnLog(t, file)
-	if got := outcomesOf(recs); !slices.Equal(got, []string{OutcomeInterrupted, OutcomeAccepted}) {
+	if got := outcomesOf(recs); !slices.Equal(got, []walkie.Outcome{walkie.OutcomeInterrupted, walkie.OutcomeAccepted}) {
 		t.Fatalf("outcomes %v", got)
 	}
 	if r := recs[0]; r.Turn != 2 || r.Attempt != 1 || r.Kept == "" || r.Round != 1 {
@@ -113,14 +114,14 @@ func TestRecoverLoggedNotApplied(t *testing.T) {
 	st := loadState(t, file)
 	code := 3
 	rec := TurnRecord{Turn: 2, Round: 1, Agent: "b", Role: "participant", Attempt: 1, Started: st.Running.Started,
-		Ended: time.Now(), ExitCode: &code, Outcome: OutcomeCrashed, Detail: "exit code 3 without a valid turn"}
-	if err := appendTurnLog(c.dir, rec); err != nil {
+		Ended: time.Now(), ExitCode: &code, Outcome: walkie.OutcomeCrashed, Detail: "exit code 3 without a valid turn"}
+	if err := engine.AppendTurnLog(c.dir, rec); err != nil {
 		t.Fatal(err)
 	}
 	_ = p
 	runAgain(t, file, cfg)
 	recs := turnLog(t, file)
-	if got := outcomesOf(recs); !slices.Equal(got, []string{OutcomeCrashed, OutcomeAccepted}) {
+	if got := outcomesOf(recs); !slices.Equal(got, []walkie.Outcome{walkie.OutcomeCrashed, walkie.OutcomeAccepted}) {
 		t.Fatalf("outcomes %v", got)
 	}
 	if recs[1].Attempt != 2 {
@@ -134,14 +135,14 @@ func TestRecoverStampedNotLogged(t *testing.T) {
 	file, cfg, c, p := crashedDebate(t)
 	snapshot := readFile(t, file)
 	appendText(t, file, "\n## Turn 2 · b\nA whole turn.\n")
-	s, err := walkie.Settle(file, snapshot, walkie.Expect{Turn: p.turn, Agent: p.participant}, "")
+	s, err := walkie.Settle(file, snapshot, walkie.Expect{Turn: p.Turn, Agent: p.Participant}, "")
 	if err != nil || s.Outcome != walkie.VerdictAccepted {
 		t.Fatalf("settle: %v %+v", err, s.Verdict)
 	}
 	_ = c
 	sum := runAgain(t, file, cfg)
 	recs := turnLog(t, file)
-	if got := outcomesOf(recs); !slices.Equal(got, []string{OutcomeAccepted}) {
+	if got := outcomesOf(recs); !slices.Equal(got, []walkie.Outcome{walkie.OutcomeAccepted}) {
 		t.Fatalf("outcomes %v", got)
 	}
 	if r := recs[0]; r.Turn != 2 || r.Seq != 2 || !strings.Contains(r.Detail, "found on restart") {
@@ -162,7 +163,7 @@ func TestRecoverDamagedSnapshot(t *testing.T) {
 	}
 	appendText(t, file, "\n## Turn 2 · b\nhalf")
 	runAgain(t, file, cfg)
-	if got := outcomesOf(turnLog(t, file)); !slices.Equal(got, []string{OutcomeInterrupted, OutcomeAccepted}) {
+	if got := outcomesOf(turnLog(t, file)); !slices.Equal(got, []walkie.Outcome{walkie.OutcomeInterrupted, walkie.OutcomeAccepted}) {
 		t.Fatalf("outcomes %v", got)
 	}
 }

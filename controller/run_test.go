@@ -41,7 +41,7 @@ func TestRunEvents(t *testing.T) {
 		t.Errorf("state after the run: running %+v attempts %v", st.Running, st.Attempts)
 	}
 	for i, r := range turnLog(t, file) {
-		if r.Outcome != OutcomeAccepted || r.Attempt != 1 || r.Seq != i+1 {
+		if r.Outcome != walkie.OutcomeAccepted || r.Attempt != 1 || r.Seq != i+1 {
 			t.Errorf("attempt %d: %+v", i, r)
 		}
 	}
@@ -59,7 +59,7 @@ func TestRunRetriesThenFails(t *testing.T) {
 		t.Fatalf("summary %+v", sum)
 	}
 	for i, r := range sum.Attempts {
-		if r.Outcome != OutcomeCrashed || r.Attempt != i+1 || r.ExitCode == nil || *r.ExitCode != 3 {
+		if r.Outcome != walkie.OutcomeCrashed || r.Attempt != i+1 || r.ExitCode == nil || *r.ExitCode != 3 {
 			t.Errorf("attempt %d: %+v", i, r)
 		}
 	}
@@ -95,7 +95,7 @@ func TestRunCancelled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !sum.Interrupted || len(sum.Attempts) != 1 || sum.Attempts[0].Outcome != OutcomeInterrupted {
+	if !sum.Interrupted || len(sum.Attempts) != 1 || sum.Attempts[0].Outcome != walkie.OutcomeInterrupted {
 		t.Fatalf("summary %+v", sum)
 	}
 	if st := loadState(t, file); st.Running != nil || len(st.Attempts) != 0 || st.Status != "" {

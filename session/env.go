@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -8,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // Variables a session gets even when the caller did not list them. Every
@@ -29,9 +31,10 @@ func homeVar(k string) bool {
 }
 
 // buildEnv makes the session's environment: the allowed parent variables,
-// then the session's own (which win), then HOME when private, PATH and TERM
-// defaults. parent is os.Environ() in production; tests pass their own.
-func buildEnv(parent []string, spec Spec, home string) []string {
+// then the session's own (which win), then HOME and TMPDIR when private,
+// PATH and TERM defaults. parent is os.Environ() in production; tests pass
+// their own.
+func buildEnv(parent []string, spec Spec, made madeDirs) []string {
 	vals := map[string]string{}
 	var order []string
 	set := func(k, v string) {
@@ -42,10 +45,10 @@ func buildEnv(parent []string, spec Spec, home string) []string {
 	}
 	for _, kv := range parent {
 		k, v, ok := strings.Cut(kv, "=")
-		if !ok || !allowed(k, spec.EnvAllow) {
+		if !ok || !Allowed(k, spec.EnvAllow) {
 			continue
 		}
-		if home != "" && homeVar(k) {
+		if made.home != "" && homeVar(k) {
 			continue
 		}
 		set(k, v)
@@ -56,8 +59,11 @@ func buildEnv(parent []string, spec Spec, home string) []string {
 			set(k, v)
 		}
 	}
-	if home != "" {
-		set("HOME", home)
+	if made.home != "" {
+		set("HOME", made.home)
+	}
+	if made.tmp != "" {
+		set("TMPDIR", made.tmp)
 	}
 	if _, ok := vals["PATH"]; !ok {
 		for _, kv := range parent {
@@ -76,9 +82,122 @@ func buildEnv(parent []string, spec Spec, home string) []string {
 	return env
 }
 
-// allowed reports whether the parent variable name is on the allow-list.
-// An entry ending in "*" allows every name with that prefix ("LC_*").
-func allowed(name string, allow []string) bool {
+// Environ is the environment a session of spec would get from parent, with
+// placeholder paths for a private HOME and TMPDIR: for checks such as
+// `walkie doctor` that must see what an agent sees without starting it.
+func Environ(spec Spec, parent []string) []string {
+	var made madeDirs
+	if spec.PrivateHome {
+		made.home = filepath.Join(os.TempDir(), "walkie-home-XXXX")
+	}
+	if spec.PrivateTmp {
+		made.tmp = filepath.Join(cmp.Or(made.home, os.TempDir()), ".tmp")
+	}
+	return buildEnv(parent, spec, made)
+}
+
+// LookPath resolves spec's command as the session would: in the session's
+// own PATH, relative to its working directory.
+func LookPath(spec Spec) (string, error) {
+	if len(spec.Argv) == 0 {
+		return "", errors.New("empty argv")
+	}
+	return lookPath(spec.Argv[0], envValue(Environ(spec, os.Environ()), "PATH"), spec.Dir)
+}
+
+// madeDirs are the directories a session made for itself.
+type madeDirs struct {
+	home, tmp string
+	roots     []string // what remove takes away
+}
+
+// remove takes the made directories away; it may be called again.
+func (m *madeDirs) remove() error {
+	var errs []error
+	for _, d := range m.roots {
+		if err := os.RemoveAll(d); err != nil {
+			errs = append(errs, fmt.Errorf("remove private dir: %w", err))
+		}
+	}
+	m.roots = nil
+	return errors.Join(errs...)
+}
+
+// privateDirs makes the private HOME (with its files) and TMPDIR that spec
+// asks for. On an error nothing is left behind.
+func privateDirs(spec Spec) (made madeDirs, err error) {
+	defer func() {
+		if err != nil {
+			_ = made.remove()
+		}
+	}()
+	if spec.PrivateHome {
+		home, err := os.MkdirTemp("", "walkie-home-")
+		if err != nil {
+			return made, fmt.Errorf("private HOME: %w", err)
+		}
+		made.roots, made.home = append(made.roots, home), home
+		if err := writeHomeFiles(home, spec.HomeFiles); err != nil {
+			return made, err
+		}
+	}
+	if !spec.PrivateTmp {
+		return made, nil
+	}
+	if made.home != "" {
+		made.tmp = filepath.Join(made.home, ".tmp")
+		if err := os.Mkdir(made.tmp, 0o700); err != nil {
+			return made, fmt.Errorf("private TMPDIR: %w", err)
+		}
+		return made, nil
+	}
+	tmp, err := os.MkdirTemp("", "walkie-tmp-")
+	if err != nil {
+		return made, fmt.Errorf("private TMPDIR: %w", err)
+	}
+	made.roots, made.tmp = append(made.roots, tmp), tmp
+	return made, nil
+}
+
+// ErrHomeEscape refuses a home file whose path leaves the private HOME.
+var ErrHomeEscape = errors.New("leaves the private HOME")
+
+func writeHomeFiles(home string, files map[string]string) error {
+	for name, content := range files {
+		p := filepath.Join(home, filepath.FromSlash(name))
+		if !strings.HasPrefix(p, home+string(filepath.Separator)) {
+			return fmt.Errorf("home file %q: %w", name, ErrHomeEscape)
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			return fmt.Errorf("home file %q: %w", name, err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			return fmt.Errorf("home file %q: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// checkDir refuses a working directory that is not one, before the fork:
+// exec would otherwise report it as the command missing.
+func checkDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("working directory: %w", err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("working directory %s: %w", dir, syscall.ENOTDIR)
+	}
+	return nil
+}
+
+// Allowed reports whether the parent variable name is on the allow-list.
+// An entry ending in "*" allows every name with that prefix
+// ("CLAUDE_CODE_*").
+func Allowed(name string, allow []string) bool {
 	for _, a := range allow {
 		if p, ok := strings.CutSuffix(a, "*"); ok {
 			if strings.HasPrefix(name, p) {
@@ -131,8 +250,18 @@ func lookPath(name, path, dir string) (string, error) {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("command %q not found in PATH %q: %w", name, path, exec.ErrNotFound)
+	return "", &notFoundError{name, path}
 }
+
+// notFoundError is exec.ErrNotFound, saying where the command was looked
+// for.
+type notFoundError struct{ name, path string }
+
+func (e *notFoundError) Error() string {
+	return fmt.Sprintf("command %q not found in PATH %q", e.name, e.path)
+}
+
+func (e *notFoundError) Unwrap() error { return exec.ErrNotFound }
 
 func executable(p string) error {
 	fi, err := os.Stat(p)

@@ -36,10 +36,20 @@ type Spec struct {
 	// inherited when neither Env nor EnvAllow provides it, and TERM
 	// defaults to xterm-256color.
 	EnvAllow []string
-	// PrivateHome gives the session a fresh, empty HOME that is removed
-	// when the session ends. Inherited XDG_*_HOME variables are dropped
-	// with it, since they would point back into the real home.
+	// PrivateHome gives the session a fresh HOME that is removed when the
+	// session ends. Inherited XDG_*_HOME variables are dropped with it,
+	// whatever EnvAllow says, since they would point back into the real
+	// home; only the session's own Env may set them. Without PrivateHome,
+	// HOME passes only if EnvAllow or Env names it.
 	PrivateHome bool
+	// HomeFiles are written into the private HOME before the start: a
+	// path relative to HOME, slash-separated, to its content (mode 0600).
+	// A path that leaves HOME is refused.
+	HomeFiles map[string]string
+	// PrivateTmp gives the session a TMPDIR of its own, removed with the
+	// session: inside the private HOME when there is one, so what a CLI
+	// leaves there goes with it.
+	PrivateTmp bool
 	// Rows and Cols size the terminal (default 40x120).
 	Rows, Cols uint16
 	// Input is written to the terminal right after the start, as if typed.
@@ -143,7 +153,7 @@ type Session struct {
 	cmd     *exec.Cmd
 	pty     *os.File // non-blocking dup of the master: deadlines and Close work on it
 	pid     int
-	home    string
+	made    madeDirs // private HOME and TMPDIR, removed at the end
 	started time.Time
 
 	raw, text   *os.File
@@ -225,14 +235,15 @@ func Start(ctx context.Context, spec Spec) (*Session, error) {
 // start prepares HOME and the transcripts and starts the process.
 func (s *Session) start() error {
 	var err error
-	if s.spec.PrivateHome {
-		if s.home, err = os.MkdirTemp("", "walkie-home-"); err != nil {
-			return fmt.Errorf("private home: %w", err)
-		}
+	if s.made, err = privateDirs(s.spec); err != nil {
+		return err
 	}
-	env := buildEnv(os.Environ(), s.spec, s.home)
+	env := buildEnv(os.Environ(), s.spec, s.made)
 	path, err := lookPath(s.spec.Argv[0], envValue(env, "PATH"), s.spec.Dir)
 	if err != nil {
+		return err
+	}
+	if err := checkDir(s.spec.Dir); err != nil {
 		return err
 	}
 	if s.raw, s.rawW, err = createTranscript(s.spec.RawPath); err != nil {
@@ -322,9 +333,7 @@ func (s *Session) cleanup() {
 			f.Close()
 		}
 	}
-	if s.home != "" {
-		os.RemoveAll(s.home)
-	}
+	s.made.remove()
 }
 
 // Pid returns the leader's pid, which is also the process group id.
@@ -582,10 +591,8 @@ func (s *Session) finish(ending Ending, detail, endedBy string) Result {
 	s.fold.close()
 	problems = append(problems, closeTranscript("raw transcript", s.raw, s.rawW))
 	problems = append(problems, closeTranscript("text transcript", s.text, s.textW))
-	if s.home != "" {
-		if err := os.RemoveAll(s.home); err != nil {
-			problems = append(problems, fmt.Errorf("remove private home: %w", err))
-		}
+	if err := s.made.remove(); err != nil {
+		problems = append(problems, err)
 	}
 	if err := errors.Join(problems...); err != nil {
 		if r.Detail != "" {

@@ -425,7 +425,7 @@ func TestBuildEnv(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := buildEnv(parent, tc.spec, tc.home)
+			got := buildEnv(parent, tc.spec, madeDirs{home: tc.home})
 			if strings.Join(got, " ") != strings.Join(tc.wants, " ") {
 				t.Errorf("buildEnv = %q, want %q", got, tc.wants)
 			}

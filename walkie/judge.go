@@ -12,19 +12,19 @@ import (
 	"unicode/utf8"
 )
 
-// Verdicts on an agent's turn.
+// Verdicts on an agent's turn: the outcomes the judge gives.
 const (
-	VerdictAccepted  = "accepted"
-	VerdictNoTurn    = "no-turn"
-	VerdictMalformed = "malformed"
-	VerdictTampered  = "tampered"
+	VerdictAccepted  = OutcomeAccepted
+	VerdictNoTurn    = OutcomeNoTurn
+	VerdictMalformed = OutcomeMalformed
+	VerdictTampered  = OutcomeTampered
 )
 
 // Verdict is the judgement of what an agent left in the file.
 type Verdict struct {
-	Outcome string // one of the Verdict* constants
-	Detail  string // one line a person understands
-	Stamped bool   // the turn came through the enforced writer and is already stamped
+	Outcome Outcome // one of the Verdict* constants
+	Detail  string  // one line a person understands
+	Stamped bool    // the turn came through the enforced writer and is already stamped
 	Signed  bool
 	Line    int // where the problem is, when there is one
 }

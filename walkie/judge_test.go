@@ -22,7 +22,7 @@ func TestJudge(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		after   string
-		outcome string
+		outcome Outcome
 		signed  bool
 		detail  string
 		line    int
@@ -156,7 +156,7 @@ func TestSettleRejects(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		write   func(t *testing.T, file string, before []byte)
-		outcome string
+		outcome Outcome
 		kept    bool
 	}{
 		{"tampered", func(t *testing.T, f string, b []byte) {

@@ -371,10 +371,14 @@ func (d *Doc) Render() []byte {
 	return b.Bytes()
 }
 
-func clip(b []byte) string {
-	s := string(b)
-	if len(s) > 60 {
-		s = s[:60] + "…"
+func clip(b []byte) string { return Clip(string(b), 61) }
+
+// Clip shortens s to at most n runes, the last of them "…" when it was
+// cut: for a line of agent text in a message, a log or a status line.
+func Clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
 	}
-	return s
+	r := []rune(s)
+	return string(r[:max(n-1, 0)]) + "…"
 }

@@ -1,15 +1,13 @@
 package walkie
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
-	"syscall"
 	"time"
 )
 
@@ -210,79 +208,27 @@ func syncDir(dir string) error {
 	return d.Sync()
 }
 
-// Lock is an exclusive advisory lock (flock) on a file in the state
-// directory. The kernel drops it when the holder dies, so a crash never
-// leaves a debate locked.
-type Lock struct{ f *os.File }
-
 // LockRecord takes the record lock, waiting for it. Every write to the
 // walkie file and to state.json happens under it, and it is held only
 // for the length of one write, never for a whole agent session.
 func LockRecord(dir string) (*Lock, error) {
-	return lockFile(filepath.Join(dir, "lock"), syscall.LOCK_EX)
+	return LockFile(context.Background(), filepath.Join(dir, "lock"))
 }
+
+// runLockPatience lets a prober (ControllerRunning) that holds the run lock
+// for a moment let go before a controller is refused.
+const runLockPatience = 200 * time.Millisecond
 
 // TryRunLock takes the controller lock without waiting: one controller per
 // debate. When another process holds it the error wraps ErrLocked and
 // names its pid.
 func TryRunLock(dir string) (*Lock, error) {
-	path := filepath.Join(dir, "run.lock")
-	l, err := lockFile(path, syscall.LOCK_EX|syscall.LOCK_NB)
-	// ControllerRunning probes by taking this lock for a moment; a probe
-	// is not a controller, so give it a few moments to let go.
-	for try := 0; errors.Is(err, syscall.EWOULDBLOCK) && try < 10; try++ {
-		time.Sleep(20 * time.Millisecond)
-		l, err = lockFile(path, syscall.LOCK_EX|syscall.LOCK_NB)
-	}
-	if errors.Is(err, syscall.EWOULDBLOCK) {
-		b, _ := os.ReadFile(path)
-		return nil, fmt.Errorf("controller lock %s is held by pid %s: %w", path, strings.TrimSpace(string(b)), ErrLocked)
-	}
+	l, err := TryLockFile(filepath.Join(dir, "run.lock"), runLockPatience)
 	if err != nil {
-		return nil, err
-	}
-	if err := l.f.Truncate(0); err == nil {
-		_, _ = l.f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+		return nil, fmt.Errorf("controller lock: %w", err)
 	}
 	return l, nil
 }
 
 // ControllerRunning reports whether some process holds the controller lock.
-func ControllerRunning(dir string) bool {
-	l, err := lockFile(filepath.Join(dir, "run.lock"), syscall.LOCK_EX|syscall.LOCK_NB)
-	if err != nil {
-		return errors.Is(err, syscall.EWOULDBLOCK)
-	}
-	l.Unlock()
-	return false
-}
-
-func lockFile(path string, how int) (*Lock, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	for {
-		err = syscall.Flock(int(f.Fd()), how)
-		if !errors.Is(err, syscall.EINTR) {
-			break
-		}
-	}
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return &Lock{f: f}, nil
-}
-
-// Unlock releases the lock.
-func (l *Lock) Unlock() {
-	if l != nil && l.f != nil {
-		_ = syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
-		l.f.Close()
-		l.f = nil
-	}
-}
+func ControllerRunning(dir string) bool { return Held(filepath.Join(dir, "run.lock")) }

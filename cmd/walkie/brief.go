@@ -18,6 +18,7 @@ import (
 	"github.com/walkie-sh/walkie/briefing"
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller"
+	"github.com/walkie-sh/walkie/controller/distill"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -179,9 +180,9 @@ EXAMPLES:
 			defer func() { _ = log.Sync() }()
 			ctx, stop := interruptible(c.Context, stderr)
 			defer stop()
-			res, err := controller.Distill(ctx, controller.DistillOptions{File: file, Chat: c.String("from"), Agent: c.String("agent"), Config: cfg, Log: log})
+			res, err := distill.Run(ctx, distill.Options{File: file, Chat: c.String("from"), Agent: c.String("agent"), Config: cfg, Log: log})
 			switch {
-			case errors.Is(err, controller.ErrBriefingFixed), errors.Is(err, walkie.ErrLocked):
+			case errors.Is(err, distill.ErrBriefingFixed), errors.Is(err, walkie.ErrLocked):
 				return withCode(exitRefused, err)
 			case errors.Is(err, controller.ErrBadInput):
 				return withCode(exitBadInput, err)

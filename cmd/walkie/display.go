@@ -7,13 +7,13 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"golang.org/x/term"
 
 	"github.com/walkie-sh/walkie/controller"
+	"github.com/walkie-sh/walkie/walkie"
 )
 
 func isTerminal(w io.Writer) bool {
@@ -139,13 +139,5 @@ func (d *display) redraw() {
 	// One column short of the width: writing the last column wraps the
 	// cursor on some terminals, and the next \r would then redraw a line
 	// too low.
-	fmt.Fprint(d.w, "\r\x1b[K"+clipRunes(strings.ReplaceAll(s, "\t", " "), d.width-1))
-}
-
-func clipRunes(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
+	fmt.Fprint(d.w, "\r\x1b[K"+walkie.Clip(strings.ReplaceAll(s, "\t", " "), d.width-1))
 }

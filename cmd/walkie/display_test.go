@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/walkie-sh/walkie/controller"
+	"github.com/walkie-sh/walkie/walkie"
 )
 
 func TestDisplay(t *testing.T) {
@@ -17,7 +18,7 @@ func TestDisplay(t *testing.T) {
 	d.observe(controller.Event{Kind: controller.EventOutput, Turn: 3, Agent: "codex", Line: "Reading\tthe file"})
 	d.observe(controller.Event{Kind: controller.EventOutput, Turn: 3, Agent: "codex", Line: strings.Repeat("x", 500)})
 	d.observe(controller.Event{Kind: controller.EventTurnRecorded, Turn: 3, Agent: "codex",
-		Record: &controller.TurnRecord{Turn: 3, Agent: "codex", Outcome: controller.OutcomeAccepted, DurationMS: 1500, Signed: true, Detail: "turn recorded"}})
+		Record: &controller.TurnRecord{Turn: 3, Agent: "codex", Outcome: walkie.OutcomeAccepted, DurationMS: 1500, Signed: true, Detail: "turn recorded"}})
 	d.observe(controller.Event{Kind: controller.EventDebateEnded, Status: "converged"})
 	d.stop()
 	out := buf.String()

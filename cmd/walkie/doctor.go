@@ -10,7 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/walkie-sh/walkie/config"
-	"github.com/walkie-sh/walkie/controller"
+	"github.com/walkie-sh/walkie/controller/doctor"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -44,7 +44,7 @@ EXAMPLES:
 			if err != nil {
 				return err
 			}
-			checks := controller.Doctor(c.Context, cfg, names, inUse)
+			checks := doctor.Check(c.Context, cfg, names, inUse)
 			if c.Bool("json") {
 				enc := json.NewEncoder(c.App.Writer)
 				enc.SetIndent("", "  ")
@@ -103,7 +103,7 @@ func doctorAgents(c *cli.Context, cfg *config.Config) ([]string, map[string]bool
 	return names, inUse, nil
 }
 
-func printChecks(c *cli.Context, checks []controller.AgentCheck) {
+func printChecks(c *cli.Context, checks []doctor.AgentCheck) {
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "AGENT\tIN USE\tBINARY\tVERSION\tLOGGED IN\tSTATUS")
 	for _, ck := range checks {

@@ -84,7 +84,7 @@ func writeLogTable(w io.Writer, recs []controller.TurnRecord) {
 			outcome += " ✓"
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", r.Turn, r.Agent, r.Attempt, r.Started.Local().Format("15:04:05"),
-			(time.Duration(r.DurationMS) * time.Millisecond).Round(100*time.Millisecond), outcome, exit, r.Bytes, cost, clipRunes(r.Detail, 60))
+			(time.Duration(r.DurationMS) * time.Millisecond).Round(100*time.Millisecond), outcome, exit, r.Bytes, cost, walkie.Clip(r.Detail, 60))
 	}
 	tw.Flush()
 	if total > 0 {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/walkie-sh/walkie/controller"
+	"github.com/walkie-sh/walkie/controller/roundtable"
 )
 
 func reportCommand() *cli.Command {
@@ -41,7 +41,7 @@ EXAMPLES:
 			if format != "markdown" && format != "json" {
 				return withCode(exitBadInput, fmt.Errorf("--format %q: use markdown or json", format))
 			}
-			r, err := controller.LoadReport(file)
+			r, err := roundtable.LoadReport(file)
 			if err != nil {
 				return err
 			}
@@ -58,7 +58,7 @@ EXAMPLES:
 
 // writeReport prints a report as markdown: readable as it is in a
 // terminal, and renders as tables where markdown is shown.
-func writeReport(w io.Writer, r *controller.Report) {
+func writeReport(w io.Writer, r *roundtable.Report) {
 	what := "Debate"
 	if r.Mode == "roundtable" {
 		what = "Round table"
@@ -122,7 +122,7 @@ func money(usd float64, estimated bool) string {
 	return s
 }
 
-func estimatedAny(as []controller.AgentCost) bool {
+func estimatedAny(as []roundtable.AgentCost) bool {
 	for _, a := range as {
 		if a.Estimated > 0 {
 			return true

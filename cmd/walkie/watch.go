@@ -10,8 +10,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/walkie-sh/walkie/config"
-	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/controller/notify"
+	"github.com/walkie-sh/walkie/controller/watch"
 )
 
 func watchCommand() *cli.Command {
@@ -77,11 +77,11 @@ func runWatch(c *cli.Context) error {
 	}()
 	ctx, stop := interruptible(c.Context, stderr)
 	defer stop()
-	results, err := controller.WatchOnce(ctx, controller.WatchOptions{Path: c.Args().First(), Config: cfg, Log: log,
+	results, err := watch.Once(ctx, watch.Options{Path: c.Args().First(), Config: cfg, Log: log,
 		Observe: notify.Observer(n), CopyEntries: n.CopySupervisor(), RetryAfter: c.Duration("retry-after")})
 	failed := 0
 	for _, r := range results {
-		if r.Action == controller.WatchError {
+		if r.Action == watch.Error {
 			failed++
 		}
 		if c.Bool("json") {

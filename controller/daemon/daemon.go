@@ -75,7 +75,7 @@ type Daemon struct {
 	o       Options
 	dir     string
 	log     *zap.Logger
-	lock    *os.File
+	lock    *walkie.Lock
 	cfg     atomic.Pointer[config.Config]
 	notif   atomic.Pointer[notify.Notifier]
 	limits  *Limiter
@@ -404,7 +404,7 @@ func (d *Daemon) route(ev fsnotify.Event) {
 	name := ev.Name
 	base := filepath.Base(name)
 	switch {
-	case strings.HasSuffix(base, controller.FileSuffix) && !d.inStateDir(name):
+	case strings.HasSuffix(base, walkie.FileSuffix) && !d.inStateDir(name):
 		if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
 			d.mu.Lock()
 			if w, ok := d.workers[name]; ok {
@@ -454,7 +454,7 @@ func (d *Daemon) watchTree(root string) []string {
 			}
 			return nil
 		}
-		if strings.HasSuffix(e.Name(), controller.FileSuffix) && e.Type().IsRegular() && !d.inStateDir(p) {
+		if strings.HasSuffix(e.Name(), walkie.FileSuffix) && e.Type().IsRegular() && !d.inStateDir(p) {
 			files = append(files, p)
 		}
 		return nil
@@ -489,56 +489,30 @@ func (d *Daemon) inStateDir(p string) bool {
 	return slices.Contains(strings.Split(filepath.ToSlash(p), "/"), ".walkie")
 }
 
-// lockDir takes the directory's daemon lock: an flock the kernel drops
-// when the process dies, with the holder's pid inside for the message a
-// second daemon prints.
-func lockDir(dir string) (*os.File, error) {
+// lockDir takes the directory's daemon lock, with the holder's pid inside
+// for the message a second daemon prints.
+func lockDir(dir string) (*walkie.Lock, error) {
 	path := filepath.Join(dir, LockName)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("daemon lock: %w", err)
-	}
 	// A daemon killed while it was starting a session leaves the lock to
 	// that child until its exec closes the descriptor: moments, but a
 	// restart can come sooner. So while the recorded holder is dead, wait
 	// a little; while it lives, refuse at once.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if errors.Is(err, syscall.EINTR) {
-			continue
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) || alive(lockHolder(path)) || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
+	patience := time.Duration(0)
+	if !alive(walkie.Holder(path)) {
+		patience = 5 * time.Second
 	}
-	if errors.Is(err, syscall.EWOULDBLOCK) {
-		f.Close()
+	l, err := walkie.TryLockFile(path, patience)
+	if errors.Is(err, walkie.ErrLocked) {
 		pid := "unknown"
-		if p := lockHolder(path); p > 0 {
+		if p := walkie.Holder(path); p > 0 {
 			pid = strconv.Itoa(p)
 		}
 		return nil, fmt.Errorf("walkie serve is already running for %s (pid %s holds %s): %w", dir, pid, path, walkie.ErrLocked)
 	}
 	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("daemon lock %s: %w", path, err)
+		return nil, fmt.Errorf("daemon lock: %w", err)
 	}
-	if err := f.Truncate(0); err == nil {
-		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	}
-	return f, nil
-}
-
-// lockHolder is the pid written in the lock file, or 0.
-func lockHolder(path string) int {
-	b, _ := os.ReadFile(path)
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		return 0
-	}
-	return pid
+	return l, nil
 }
 
 // alive reports whether a process with this pid exists (or cannot be
@@ -551,11 +525,8 @@ func alive(pid int) bool {
 }
 
 func (d *Daemon) unlock() {
-	if d.lock != nil {
-		_ = syscall.Flock(int(d.lock.Fd()), syscall.LOCK_UN)
-		d.lock.Close()
-		d.lock = nil
-	}
+	d.lock.Unlock()
+	d.lock = nil
 }
 
 // loopback reports whether addr listens on a loopback address only.

@@ -16,7 +16,6 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/controller/notify"
 	"github.com/walkie-sh/walkie/walkie"
 )
@@ -273,7 +272,7 @@ func TestDaemonHaltAndExtendActAtOnce(t *testing.T) {
 	halted := time.Now()
 	waitUntil(t, 3*time.Second, "the halted turn recorded", func() bool {
 		recs := turnLog(t, hung)
-		return len(recs) == 1 && recs[0].Outcome == controller.OutcomeHalted
+		return len(recs) == 1 && recs[0].Outcome == walkie.OutcomeHalted
 	})
 	t.Logf("halt ended the running turn after %v", time.Since(halted).Round(time.Millisecond))
 
@@ -338,11 +337,11 @@ func TestDaemonDrainGrace(t *testing.T) {
 		t.Errorf("the drain took %v; want the 1.5s grace plus the kill", took)
 	}
 	q := turnLog(t, quick)
-	if len(q) != 1 || q[0].Outcome != controller.OutcomeAccepted {
+	if len(q) != 1 || q[0].Outcome != walkie.OutcomeAccepted {
 		t.Errorf("the quick turn: %+v, want one accepted attempt", q)
 	}
 	s := turnLog(t, stuck)
-	if len(s) != 1 || s[0].Outcome != controller.OutcomeInterrupted {
+	if len(s) != 1 || s[0].Outcome != walkie.OutcomeInterrupted {
 		t.Errorf("the stuck turn: %+v, want one interrupted attempt", s)
 	}
 	for _, f := range []string{quick, stuck} {

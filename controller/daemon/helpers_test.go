@@ -197,7 +197,7 @@ func checkRecord(t testing.TB, file string) {
 	}
 	accepted := map[int]int{}
 	for _, r := range turnLog(t, file) {
-		if r.Outcome == controller.OutcomeAccepted {
+		if r.Outcome == walkie.OutcomeAccepted {
 			accepted[r.Turn]++
 		}
 	}
@@ -226,7 +226,7 @@ func settled(t testing.TB, file string) bool {
 	}
 	n := 0
 	for _, r := range turnLog(t, file) {
-		if r.Outcome == controller.OutcomeAccepted {
+		if r.Outcome == walkie.OutcomeAccepted {
 			n++
 		}
 	}

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -41,9 +40,9 @@ func TestServeSurvivesSIGKILL(t *testing.T) {
 		for _, f := range files {
 			for _, r := range turnLog(t, f) {
 				switch r.Outcome {
-				case controller.OutcomeAccepted:
+				case walkie.OutcomeAccepted:
 					accepted++
-				case controller.OutcomeInterrupted:
+				case walkie.OutcomeInterrupted:
 					interrupted++
 				}
 			}

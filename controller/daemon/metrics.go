@@ -47,7 +47,7 @@ func (m *metrics) turnRecorded(r *controller.TurnRecord) {
 	if r == nil {
 		return
 	}
-	m.turns.WithLabelValues(r.Agent, r.Outcome).Inc()
+	m.turns.WithLabelValues(r.Agent, string(r.Outcome)).Inc()
 	m.duration.WithLabelValues(r.Agent).Observe(float64(r.DurationMS) / 1000)
 	if r.Usage != nil && r.Usage.CostUSD > 0 {
 		m.cost.WithLabelValues(r.Agent).Add(r.Usage.CostUSD)

@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"sync"
@@ -210,7 +209,8 @@ func (w *worker) sleep(pause, recheck time.Duration) bool {
 	return true
 }
 
-// check reads the record and the state and says what to do.
+// check reads the record and the state and says what to do: what
+// controller.Next decides, with the daemon's own bookkeeping around it.
 func (w *worker) check(lockDelay *time.Duration) (action, time.Duration) {
 	if _, err := os.Stat(w.file); errors.Is(err, fs.ErrNotExist) {
 		return actGone, 0
@@ -228,55 +228,53 @@ func (w *worker) check(lockDelay *time.Duration) (action, time.Duration) {
 		w.setError(err.Error())
 		return actWait, 0
 	}
+	dec := controller.Next(controller.Look{Doc: doc, State: st, Config: w.d.cfg.Load(), Now: time.Now(), Held: walkie.ControllerRunning(dir)})
 	p := doc.Progress()
-	status := walkie.DebateStatus(&doc.Meta, p, st)
 	w.mu.Lock()
 	v := &w.view
-	v.ID, v.Status, v.Reason, v.Turns, v.Seq, v.CostUSD = doc.Meta.ID, status, st.Reason, p.Turns, p.Seq, st.CostUSD
-	v.NextTurn, v.Next, v.Round, v.MaxRounds = 0, "", 0, walkie.RoundCap(&doc.Meta, st)
-	if status == walkie.StatusOpen {
-		v.NextTurn, v.Next, v.Round = p.NextTurn, p.NextAgent, p.NextRound
+	v.ID, v.Status, v.Reason, v.Turns, v.Seq, v.CostUSD = doc.Meta.ID, dec.Status, st.Reason, p.Turns, p.Seq, st.CostUSD
+	v.NextTurn, v.Next, v.Round, v.MaxRounds = 0, "", 0, dec.RoundCap
+	if dec.Status == walkie.StatusOpen {
+		v.NextTurn, v.Next, v.Round = dec.Turn, dec.Participant, dec.Round
 	}
 	v.Error = ""
-	ended := w.lastStatus == walkie.StatusOpen && status != walkie.StatusOpen
-	w.lastStatus = status
+	ended := w.lastStatus == walkie.StatusOpen && dec.Status != walkie.StatusOpen && !dec.Record
+	w.lastStatus = dec.Status
 	w.mu.Unlock()
 	if ended {
 		// Ended without a controller noticing (halted while waiting,
 		// converged by posts from live parties): say so once.
-		w.observe(controller.Event{Kind: controller.EventDebateEnded, Debate: doc.Meta.ID, File: w.file, Status: status, Line: st.Reason})
+		w.observe(controller.Event{Kind: controller.EventDebateEnded, Debate: doc.Meta.ID, File: w.file, Status: dec.Status, Line: st.Reason})
 	}
 	w.copyNew()
-	wait := func(why string) (action, time.Duration) {
-		w.setWaiting(why)
-		return actWait, 0
-	}
-	switch {
-	case status != walkie.StatusOpen:
-		return wait("")
-	case doc.Meta.BriefingSHA256 == "":
-		return wait("the briefing is not approved (walkie brief approve " + w.file + ")")
-	}
-	if _, err := w.d.cfg.Load().Agent(p.NextAgent); err != nil {
-		return wait(fmt.Sprintf("turn %d is %s's, who has no command in the config; waiting for walkie post", p.NextTurn, p.NextAgent))
-	}
-	if walkie.ControllerRunning(dir) {
+	switch dec.Action {
+	case controller.ActRun:
+		*lockDelay = 0
+		return actRun, 0
+	case controller.ActEnd:
+		if dec.Record {
+			// An end only the loop writes (the budget is spent).
+			return actRun, 0
+		}
+		w.setWaiting("")
+	case controller.ActHeld:
 		// Another controller (walkie auto, turn or watch) runs it now.
 		// Its lock leaves no event when it is released, so look again
 		// after a while.
 		*lockDelay = nextDelay(*lockDelay, maxLockDelay)
-		w.setWaiting("another walkie controller is running this debate")
+		w.setWaiting(dec.Why)
 		return actWait, *lockDelay
+	default:
+		w.setWaiting(dec.Why)
 	}
-	*lockDelay = 0
-	return actRun, 0
+	return actWait, 0
 }
 
 // copyNew sends the supervisor a copy of every turn recorded since the
 // last copy, when the debate (walkie notify --copy) or the config asks.
 func (w *worker) copyNew() {
-	if n := w.d.notif.Load(); n.Enabled() && controller.CopyWanted(w.file, n.CopySupervisor()) {
-		if _, err := controller.CopyEntries(w.file, w.observe); err != nil {
+	if n := w.d.notif.Load(); n.Enabled() && notify.CopyWanted(w.file, n.CopySupervisor()) {
+		if _, err := notify.CopyEntries(w.file, w.observe); err != nil {
 			w.log.Warn("copy of new entries for the supervisor failed", zap.Error(err))
 		}
 	}
@@ -381,7 +379,7 @@ func (w *worker) observe(e controller.Event) {
 		w.view.Waiting = ""
 	case controller.EventOutput:
 		if w.view.Running != nil {
-			w.view.Running.LastLine = clip(e.Line, 200)
+			w.view.Running.LastLine = walkie.Clip(e.Line, 200)
 		}
 	case controller.EventTurnRecorded:
 		w.view.Running = nil
@@ -399,12 +397,4 @@ func (w *worker) observe(e controller.Event) {
 		return
 	}
 	notify.Observer(w.d.notif.Load())(e)
-}
-
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }

@@ -22,7 +22,7 @@ func FromController(e controller.Event) []Event {
 	case controller.EventTurnRecorded:
 		ev.Kind, ev.Status = KindTurnRecorded, e.Status
 		if r := e.Record; r != nil {
-			ev.Outcome, ev.Detail, ev.DurationMS, ev.Signed = r.Outcome, r.Detail, r.DurationMS, r.Signed
+			ev.Outcome, ev.Detail, ev.DurationMS, ev.Signed = string(r.Outcome), r.Detail, r.DurationMS, r.Signed
 			if r.Usage != nil {
 				ev.CostUSD = r.Usage.CostUSD
 			}

@@ -14,9 +14,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
 	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/walkie"
 )
 
 // commandSink runs a command per event with the event JSON on stdin.
@@ -51,7 +51,7 @@ func (s *commandSink) Send(ctx context.Context, e Event) error {
 	case errors.Is(err, exec.ErrNotFound), errors.Is(err, os.ErrNotExist), errors.Is(err, os.ErrPermission):
 		return Permanent(fmt.Errorf("notify command %s: %w", s.argv[0], err))
 	case errors.As(err, &exitErr):
-		return fmt.Errorf("notify command %s: %w: %s", s.argv[0], err, clipText(strings.TrimSpace(out.String()), 300))
+		return fmt.Errorf("notify command %s: %w: %s", s.argv[0], err, walkie.Clip(strings.TrimSpace(out.String()), 300))
 	}
 	return fmt.Errorf("notify command %s: %w", s.argv[0], err)
 }
@@ -94,7 +94,7 @@ func statusError(who string, resp *http.Response, msg []byte) error {
 	if resp.StatusCode/100 == 2 {
 		return nil
 	}
-	err := fmt.Errorf("%s: HTTP %d: %s", who, resp.StatusCode, clipText(strings.TrimSpace(string(msg)), 200))
+	err := fmt.Errorf("%s: HTTP %d: %s", who, resp.StatusCode, walkie.Clip(strings.TrimSpace(string(msg)), 200))
 	if resp.StatusCode/100 == 4 && resp.StatusCode != http.StatusRequestTimeout && resp.StatusCode != http.StatusTooManyRequests {
 		return Permanent(err)
 	}
@@ -137,7 +137,7 @@ const telegramLimit = 4096
 func (s *telegramSink) Send(ctx context.Context, e Event) error {
 	body, _ := json.Marshal(map[string]any{
 		"chat_id":                  s.chatID,
-		"text":                     clipText(e.Summary(), telegramLimit-100),
+		"text":                     walkie.Clip(e.Summary(), telegramLimit-100),
 		"disable_web_page_preview": true,
 	})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.endpoint, bytes.NewReader(body))
@@ -178,13 +178,4 @@ func redact(err error) error {
 		return fmt.Errorf("%s: %w", ue.Op, ue.Err)
 	}
 	return err
-}
-
-// clipText cuts s to at most n runes, marking the cut.
-func clipText(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
 }

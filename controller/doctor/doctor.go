@@ -1,0 +1,266 @@
+package doctor
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/controller/engine"
+	"github.com/walkie-sh/walkie/session"
+)
+
+// AgentCheck is what `walkie doctor` found out about one agent.
+type AgentCheck struct {
+	Name     string   `json:"name"`
+	Preset   string   `json:"preset,omitempty"`
+	InUse    bool     `json:"in_use"`            // a participant of the debate asked about, or configured explicitly
+	Binary   string   `json:"binary,omitempty"`  // resolved path of the command
+	Version  string   `json:"version,omitempty"` // first line of BINARY --version
+	LoggedIn string   `json:"logged_in"`         // "yes", "no", "unknown" or "n/a"
+	Problems []string `json:"problems,omitempty"`
+	Notes    []string `json:"notes,omitempty"`
+}
+
+// CanRun reports whether nothing found stops the agent from taking a turn.
+func (a AgentCheck) CanRun() bool { return len(a.Problems) == 0 }
+
+// Check checks each named agent: is its binary there, which version, does
+// it appear logged in (from its environment and credential files, without
+// spending tokens), and is its configuration sound.
+func Check(ctx context.Context, cfg *config.Config, names []string, inUse map[string]bool) []AgentCheck {
+	eng := engine.New(cfg, nil)
+	defer eng.Close()
+	var out []AgentCheck
+	for _, n := range names {
+		out = append(out, doctorOne(ctx, eng, n, inUse[n]))
+	}
+	return out
+}
+
+func doctorOne(ctx context.Context, eng *engine.Engine, name string, inUse bool) AgentCheck {
+	ck := AgentCheck{Name: name, InUse: inUse, LoggedIn: "n/a"}
+	a, err := eng.Config().Agent(name)
+	if err != nil {
+		ck.Problems = append(ck.Problems, err.Error())
+		return ck
+	}
+	ck.Preset = a.Preset
+	v := config.Vars{Prompt: "doctor", File: "doctor.walkie.md", Agent: name, Dir: ".", Turn: 1, Round: 1}
+	// The session a turn would get, built the way a turn's is: what the
+	// agent finds in its PATH and its environment is what doctor checks.
+	spec, err := eng.Spec(engine.Job{Agent: a, Vars: v})
+	if err != nil {
+		ck.Problems = append(ck.Problems, strings.TrimPrefix(err.Error(), engine.ErrBadInput.Error()+": "))
+		return ck
+	}
+	env := session.Environ(spec, os.Environ())
+	bin, err := session.LookPath(spec)
+	if err != nil {
+		ck.Problems = append(ck.Problems, err.Error())
+		return ck
+	}
+	ck.Binary = bin
+	if a.Preset != "" {
+		ck.Version = versionOf(ctx, eng, a, bin)
+		ck.LoggedIn, ck.Notes = loginState(a, env)
+		if a.Preset == "claude" {
+			// claude can say itself, without a model call: a login in
+			// the system keychain or a cloud provider's credentials too.
+			if yes, notes, ok := claudeAuthStatus(ctx, eng, a, bin); ok {
+				ck.LoggedIn, ck.Notes = yes, notes
+			}
+		}
+		if ck.LoggedIn == "no" {
+			ck.Problems = append(ck.Problems, "does not appear logged in: "+strings.Join(ck.Notes, "; "))
+			ck.Notes = nil
+		}
+	}
+	return ck
+}
+
+func envValue(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+var versionRe = regexp.MustCompile(`\d+\.\d+\.\d+\S*`)
+
+// claudeAuthStatus runs BINARY auth status, which reports whether claude
+// has a credential without calling the model: "yes" or "no", and how. ok is
+// false when it printed no such report (another CLI, an older claude).
+func claudeAuthStatus(ctx context.Context, eng *engine.Engine, a config.Agent, bin string) (loggedIn string, notes []string, ok bool) {
+	privateHome := a.Home != config.HomeInherit
+	text, err := eng.Probe(ctx, a, []string{bin, "auth", "status"}, 16<<10)
+	out := []byte(text)
+	start := bytes.IndexByte(out, '{')
+	if err != nil || start < 0 {
+		return "", nil, false
+	}
+	var st struct {
+		LoggedIn     *bool  `json:"loggedIn"`
+		AuthMethod   string `json:"authMethod"`
+		APIKeySource string `json:"apiKeySource"`
+	}
+	if json.NewDecoder(bytes.NewReader(out[start:])).Decode(&st) != nil || st.LoggedIn == nil {
+		return "", nil, false
+	}
+	if !*st.LoggedIn {
+		note := "claude auth status: not logged in; set ANTHROPIC_API_KEY"
+		if privateHome {
+			note += " (the session gets a private HOME, so your own login is not used: set home: inherit to use it)"
+		} else {
+			note += ", or log in with `claude /login`"
+		}
+		return "no", []string{note}, true
+	}
+	how := "claude auth status: " + st.AuthMethod
+	if st.APIKeySource != "" {
+		how += " from " + st.APIKeySource
+	}
+	return "yes", []string{how}, true
+}
+
+// versionOf runs BINARY --version in a session with a throwaway HOME (the
+// CLIs write to HOME even for --version) and returns the version it prints.
+func versionOf(ctx context.Context, eng *engine.Engine, a config.Agent, bin string) string {
+	a.Home, a.HomeFiles = config.HomePrivate, nil
+	out, err := eng.Probe(ctx, a, []string{bin, "--version"}, 4096)
+	if err != nil {
+		return "unknown (" + err.Error() + ")"
+	}
+	if m := versionRe.FindString(out); m != "" {
+		return m
+	}
+	return firstLine(out)
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// loginState guesses, without a model call, whether the preset's CLI will
+// find credentials: an API key in the session's environment, or (with the
+// user's own HOME) the CLI's credential file.
+func loginState(a config.Agent, env []string) (string, []string) {
+	home := ""
+	if a.Home == config.HomeInherit {
+		home, _ = os.UserHomeDir()
+	}
+	has := func(keys ...string) string {
+		for _, k := range keys {
+			if envValue(env, k) != "" {
+				return k
+			}
+		}
+		return ""
+	}
+	exists := func(rel string) bool {
+		if home == "" {
+			return false
+		}
+		_, err := os.Stat(filepath.Join(home, rel))
+		return err == nil
+	}
+	private := "the session gets a private HOME, so your own login is not used (set home: inherit to use it)"
+	switch a.Preset {
+	case "claude":
+		if k := has("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"); k != "" {
+			return "yes", []string{k + " is set"}
+		}
+		if exists(".claude/.credentials.json") || exists(".claude.json") {
+			return "yes", []string{"credentials in ~/.claude"}
+		}
+		if home == "" {
+			return "no", []string{"ANTHROPIC_API_KEY is not set", private}
+		}
+		return "unknown", []string{"no ANTHROPIC_API_KEY and no ~/.claude/.credentials.json (a login in the system keychain cannot be seen)"}
+	case "codex":
+		if p, k := codexProvider(a, env, home); k != "" {
+			// A provider of the user's own (a gateway, Azure) names the
+			// variable holding its key.
+			if envValue(env, k) != "" {
+				return "yes", []string{k + " is set (model provider " + p + ")"}
+			}
+			return "no", []string{k + " is not set, and model provider " + p + " reads its key from it"}
+		}
+		if k := has("OPENAI_API_KEY", "CODEX_API_KEY"); k != "" {
+			return "yes", []string{k + " is set"}
+		}
+		if ch := envValue(env, "CODEX_HOME"); ch != "" {
+			if _, err := os.Stat(filepath.Join(ch, "auth.json")); err == nil {
+				return "yes", []string{"auth.json in CODEX_HOME"}
+			}
+		}
+		if exists(".codex/auth.json") {
+			return "yes", []string{"~/.codex/auth.json"}
+		}
+		if home == "" {
+			return "no", []string{"OPENAI_API_KEY is not set", private}
+		}
+		return "no", []string{"no OPENAI_API_KEY and no ~/.codex/auth.json: run `codex login`"}
+	case "gemini":
+		if k := has("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"); k != "" {
+			return "yes", []string{k + " is set"}
+		}
+		if exists(".gemini/oauth_creds.json") {
+			return "yes", []string{"~/.gemini/oauth_creds.json"}
+		}
+		if home == "" {
+			return "no", []string{"GEMINI_API_KEY is not set", private}
+		}
+		return "no", []string{"no GEMINI_API_KEY and no ~/.gemini/oauth_creds.json: run gemini once to log in"}
+	}
+	return "n/a", nil
+}
+
+// codexProvider reads the config.toml the session's codex will load (from
+// CODEX_HOME, else the HOME it gets: the agent's home_files or your own)
+// for a model_provider other than the built-in openai, and returns it
+// with the env_key its table names.
+func codexProvider(a config.Agent, env []string, home string) (provider, key string) {
+	var text []byte
+	if ch := envValue(env, "CODEX_HOME"); ch != "" {
+		text, _ = os.ReadFile(filepath.Join(ch, "config.toml"))
+	} else if a.Home != config.HomeInherit {
+		text = []byte(a.HomeFiles[".codex/config.toml"])
+	} else if home != "" {
+		text, _ = os.ReadFile(filepath.Join(home, ".codex", "config.toml"))
+	}
+	table := ""
+	keys := map[string]string{} // provider → env_key
+	for _, line := range strings.Split(string(text), "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "[") {
+			table = strings.Trim(line, "[] ")
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
+		}
+		k, v = strings.TrimSpace(k), strings.Trim(strings.TrimSpace(v), `"'`)
+		switch {
+		case table == "" && k == "model_provider":
+			provider = v
+		case strings.HasPrefix(table, "model_providers.") && k == "env_key":
+			keys[strings.TrimPrefix(table, "model_providers.")] = v
+		}
+	}
+	if provider == "" || provider == "openai" {
+		return "", ""
+	}
+	return provider, keys[provider]
+}

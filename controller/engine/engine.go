@@ -1,0 +1,187 @@
+package engine
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/session"
+	"github.com/walkie-sh/walkie/walkie"
+)
+
+// ErrBadInput marks errors in a debate or its configuration that no retry
+// can fix: the record does not verify, an agent is not configured, its
+// command cannot start.
+var ErrBadInput = errors.New("bad input")
+
+// BadInput marks err as bad input.
+func BadInput(err error) error { return fmt.Errorf("%w: %w", ErrBadInput, err) }
+
+// Engine runs jobs. One engine serves a controller run, or a daemon, and
+// holds the file watcher its jobs share; Close releases it.
+type Engine struct {
+	cfg *config.Config
+	log *zap.Logger
+
+	mu  sync.Mutex
+	hub *hub // made on first use
+}
+
+// New returns an engine that prices usage with cfg and logs to log.
+func New(cfg *config.Config, log *zap.Logger) *Engine {
+	if cfg == nil {
+		cfg = config.Default()
+	}
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return &Engine{cfg: cfg, log: log}
+}
+
+// Close stops the file watcher. Jobs must have returned.
+func (e *Engine) Close() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.hub != nil {
+		e.hub.close()
+		e.hub = nil
+	}
+}
+
+// Config is the configuration the engine was made with.
+func (e *Engine) Config() *config.Config { return e.cfg }
+
+func (e *Engine) watcher() (*hub, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.hub == nil {
+		h, err := newHub(e.log)
+		if err != nil {
+			return nil, err
+		}
+		e.hub = h
+	}
+	return e.hub, nil
+}
+
+// Result is how a job's session went.
+type Result struct {
+	session.Result
+	// Stop is who stopped the session before it ended by itself or had
+	// its result: OutcomeHalted (walkie halt), OutcomeInterrupted (the
+	// context ended), or "" otherwise. Whatever it wrote is void then.
+	Stop  walkie.Outcome
+	Usage *Usage // nil when the agent reports none
+}
+
+// Run runs j's session to its end. The session outlives ctx on purpose:
+// when ctx ends the engine ends the session itself and says so in Stop, so
+// the attempt is recorded as interrupted rather than lost. An error means
+// no session ran (bad input, wrapping ErrBadInput, when no retry can help).
+func (e *Engine) Run(ctx context.Context, j Job) (Result, error) {
+	spec, err := e.Spec(j)
+	if err != nil {
+		return Result{}, err
+	}
+	h, err := e.watcher()
+	if err != nil {
+		return Result{}, err
+	}
+	// Subscribed before the start: a result written at once is not missed.
+	sub, err := h.subscribe(j.Result, j.Control)
+	if err != nil {
+		return Result{}, err
+	}
+	defer h.unsubscribe(sub)
+	s, err := session.Start(context.WithoutCancel(ctx), spec)
+	if err != nil {
+		return Result{}, e.startError(j, err)
+	}
+	if j.Started != nil {
+		j.Started(s)
+	}
+	res, stop := e.supervise(ctx, s, j, sub)
+	return Result{Result: res, Stop: stop, Usage: e.Usage(j.Agent, res.TextPath)}, nil
+}
+
+// startError explains a session that could not start. A command that is
+// missing or cannot run, or a working directory that is not there, is the
+// configuration's fault: no retry will fix it.
+func (e *Engine) startError(j Job, err error) error {
+	err = fmt.Errorf("start %s: %w", j.Agent.Name, err)
+	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) ||
+		errors.Is(err, syscall.ENOTDIR) || errors.Is(err, session.ErrHomeEscape) {
+		where := "its command:"
+		if errors.Is(err, syscall.ENOTDIR) || errors.Is(err, fs.ErrNotExist) && !errors.Is(err, exec.ErrNotFound) && j.Argv == nil {
+			where = "its command: or dir:"
+		}
+		return BadInput(fmt.Errorf("%w (fix %s under agents.%s in %s, or install the CLI; walkie doctor checks)",
+			err, where, j.Agent.Name, cmp.Or(e.cfg.Path, config.FileName)))
+	}
+	return err
+}
+
+// supervise waits for s to end, ending it once the result is in and has
+// been quiet for the agent's grace, on a halt, or when ctx ends. It
+// returns who stopped it ("" when nobody did).
+func (e *Engine) supervise(ctx context.Context, s *session.Session, j Job, sub *subscription) (session.Result, walkie.Outcome) {
+	done := make(chan session.Result, 1)
+	go func() { done <- s.Wait() }()
+	quiet := time.NewTimer(time.Hour)
+	quiet.Stop()
+	defer quiet.Stop()
+	var stop walkie.Outcome
+	halt := func() {
+		if stop == "" && j.Halted != nil && j.Halted() {
+			stop = walkie.OutcomeHalted
+			s.End("halted by walkie halt")
+		}
+	}
+	// A halt that came between the caller's last look and the subscription
+	// left no event.
+	halt()
+	// Done once cancelled, and a closed channel is always ready: it is
+	// taken out of the select after the first time, or the loop would spin
+	// for as long as the session takes to end.
+	cancelled := ctx.Done()
+	for {
+		select {
+		case res := <-done:
+			return res, stop
+		case <-sub.notify:
+			for _, p := range sub.take() {
+				switch p {
+				case j.Result:
+					// Progress for the stall window, and the quiet period
+					// starts again: the result is judged once it is still,
+					// not on every write.
+					s.Progress()
+					if stop == "" {
+						quiet.Reset(j.Agent.Grace)
+					}
+				case j.Control:
+					halt()
+				}
+			}
+		case <-quiet.C:
+			if stop == "" && j.Ready != nil && j.Ready() {
+				s.End(j.Done)
+			}
+		case <-cancelled:
+			cancelled = nil
+			if stop == "" {
+				stop = walkie.OutcomeInterrupted
+				s.End("the controller was interrupted")
+			}
+		}
+	}
+}

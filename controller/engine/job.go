@@ -1,0 +1,141 @@
+package engine
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"slices"
+
+	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/session"
+)
+
+// Job is one agent session to run.
+type Job struct {
+	// Agent is what runs and how: command, timeouts, rules, isolation,
+	// usage parser.
+	Agent config.Agent
+	// Argv, when set, is the command as it is, without placeholders (the
+	// grader's, from the front matter); the agent's command is ignored.
+	Argv []string
+	// Vars fill the placeholders of the agent's command, dir and env;
+	// Vars.Prompt is the rendered prompt.
+	Vars config.Vars
+	// Dir, when set, is the working directory whatever the agent's dir:
+	// says (a reviewer's sandbox).
+	Dir string
+	// Env is set for this job over the agent's own variables
+	// (WALKIE_ROLE=reviewer, …).
+	Env []string
+	// Transcript is the transcripts' path without extension: the raw
+	// output goes to Transcript+".log", the plain text to +".txt". Empty:
+	// none is written.
+	Transcript string
+	// Result is the file the agent is to write (the record, a verdict, a
+	// briefing). A change to it is progress; once it has been quiet for
+	// the agent's grace and Ready holds, the session is ended with Done as
+	// the reason. Empty: the session ends only by itself.
+	Result string
+	Ready  func() bool
+	Done   string
+	// Control is a file whose change may mean a halt (state.json); Halted
+	// is asked then. Empty: nothing halts the job but its context.
+	Control string
+	Halted  func() bool
+	// Started is called as soon as the process runs, before the engine
+	// watches it: the moment to record what crash recovery needs.
+	Started func(*session.Session)
+	// Output sees the agent's latest output line when it changes.
+	Output func(line string)
+}
+
+// Spec turns the job into a session.Spec: the agent's configuration with
+// its placeholders expanded. Everything about the environment, HOME and
+// TMPDIR is passed to the session as the agent's settings say; the session
+// applies it.
+func (e *Engine) Spec(j Job) (session.Spec, error) {
+	a := j.Agent
+	argv := j.Argv
+	if argv == nil {
+		var err error
+		if argv, err = a.Argv(j.Vars); err != nil {
+			return session.Spec{}, BadInput(err)
+		}
+	}
+	dir := j.Dir
+	if dir == "" {
+		var err error
+		if dir, err = a.WorkDir(j.Vars); err != nil {
+			return session.Spec{}, BadInput(err)
+		}
+	}
+	env, err := a.EnvVars(j.Vars)
+	if err != nil {
+		return session.Spec{}, BadInput(err)
+	}
+	rules, err := sessionRules(a.Rules)
+	if err != nil {
+		return session.Spec{}, BadInput(fmt.Errorf("agent %s: %w", a.Name, err))
+	}
+	allow := a.EnvAllow
+	if a.Home == config.HomeInherit {
+		allow = append(slices.Clone(allow), "HOME")
+	}
+	spec := session.Spec{
+		Argv:        argv,
+		Dir:         dir,
+		Env:         append(env, j.Env...),
+		EnvAllow:    allow,
+		PrivateHome: a.Home != config.HomeInherit,
+		HomeFiles:   a.HomeFiles,
+		PrivateTmp:  a.TmpDir == config.TmpDirPrivate,
+		Timeout:     a.Timeout,
+		Stall:       a.Stall,
+		Grace:       a.KillGrace,
+		Rules:       rules,
+	}
+	if j.Transcript != "" {
+		spec.RawPath, spec.TextPath = j.Transcript+".log", j.Transcript+".txt"
+	}
+	if j.Output != nil {
+		var lt lineTracker
+		spec.Observer = func(chunk []byte) {
+			if line, changed := lt.feed(chunk); changed {
+				j.Output(line)
+			}
+		}
+	}
+	return spec, nil
+}
+
+func sessionRules(rules []config.Rule) ([]session.Rule, error) {
+	var out []session.Rule
+	for _, r := range rules {
+		re, err := regexp.Compile(r.Match)
+		if err != nil {
+			return nil, fmt.Errorf("prompt rule %q: %w", r.Match, err)
+		}
+		out = append(out, session.Rule{Pattern: re, Reply: r.Reply, Outcome: r.Outcome, Detail: r.Detail})
+	}
+	return out, nil
+}
+
+// TranscriptBase is where an attempt's transcripts go in a debate's state
+// directory, without extension: turns/NNNN-AGENT-ATTEMPT. Every kind of
+// attempt (turn, review, recovery's look for what an interrupted one left)
+// names them this way.
+func TranscriptBase(stateDir string, turn int, agent string, attempt int) string {
+	return filepath.Join(stateDir, "turns", fmt.Sprintf("%04d-%s-%d", turn, agent, attempt))
+}
+
+// Rel is path relative to dir when it can be, for the records kept in
+// dir; "" stays "".
+func Rel(dir, path string) string {
+	if path == "" {
+		return ""
+	}
+	if r, err := filepath.Rel(dir, path); err == nil {
+		return r
+	}
+	return path
+}

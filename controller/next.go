@@ -1,0 +1,149 @@
+package controller
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/walkie"
+)
+
+// Action is what should happen next in a debate.
+type Action string
+
+// The actions Next decides between.
+const (
+	// ActRun: start the next party's session (its agent is configured).
+	ActRun Action = "run"
+	// ActWait: nothing to run until the record or the state changes: the
+	// next party has no command (a person, a live session that answers
+	// with walkie post), or the briefing awaits approval.
+	ActWait Action = "wait"
+	// ActDebounce: the next party may still answer by itself; invoke it
+	// at Until (the cron tick's rule, with Look.Debounce).
+	ActDebounce Action = "debounce"
+	// ActHeld: another controller is running the debate.
+	ActHeld Action = "held"
+	// ActEnd: the debate has ended; Status says how.
+	ActEnd Action = "end"
+)
+
+// Look is everything Next looks at: the record, the control state and the
+// configuration as read now, and what the caller knows besides.
+type Look struct {
+	Doc    *walkie.Doc
+	State  *walkie.State
+	Config *config.Config
+	// Cast maps a participant to the configured agent that plays it; a
+	// participant not in it is played by the agent of its own name.
+	Cast map[string]string
+	// MaxRounds, when positive, replaces the file's max_rounds.
+	MaxRounds int
+	Now       time.Time
+	// Held: another controller holds the debate's run lock.
+	Held bool
+	// Debounce applies the next agent's debounce after the record last
+	// moved (LastMove): a live party may be about to answer.
+	Debounce bool
+	LastMove time.Time
+}
+
+// Decision is what Next says should happen, and why.
+type Decision struct {
+	Action Action
+	// Why says it in one line a person understands.
+	Why string
+	// Status is the debate's status, with this decision.
+	Status string
+	// Record is set when Status is newly decided here (the budget is
+	// spent) and must be written to the state.
+	Record bool
+	// The next turn, for every action but ActEnd.
+	Turn, Round, RoundCap int
+	Participant           string
+	// Agent plays the next turn (ActRun, ActDebounce, ActHeld).
+	Agent config.Agent
+	// Until is when a debounce ends.
+	Until time.Time
+}
+
+// Next is the one rule for what should happen now in a debate, shared by
+// the loop, the daemon and the cron tick. It is pure: the same look gives
+// the same decision, so a restart or a missed event changes nothing.
+func Next(l Look) Decision {
+	m := l.Doc.Meta
+	if l.MaxRounds > 0 {
+		m.MaxRounds = l.MaxRounds
+	}
+	p := l.Doc.Progress()
+	st := l.State
+	d := Decision{Turn: p.NextTurn, Round: p.NextRound, Participant: p.NextAgent, RoundCap: walkie.RoundCap(&m, st)}
+	if budget := budgetOf(&m, l.Config); budget > 0 && st.CostUSD >= budget && st.Status == "" && !p.Converged {
+		d.Action, d.Status, d.Record = ActEnd, walkie.StatusOverBudget, true
+		d.Why = fmt.Sprintf("spent %s of a %s budget", Money(st.CostUSD), Money(budget))
+		return d
+	}
+	d.Status = walkie.DebateStatus(&m, p, st)
+	switch {
+	case d.Status == walkie.StatusMaxRounds:
+		d.Action, d.Why = ActEnd, fmt.Sprintf("reached the cap of %d rounds", d.RoundCap)
+		return d
+	case d.Status != walkie.StatusOpen:
+		d.Action, d.Why = ActEnd, st.Reason
+		if d.Status == walkie.StatusConverged && d.Why == "" {
+			d.Why = fmt.Sprintf("every participant signed off after turn %d", p.Turns)
+		}
+		return d
+	case m.BriefingSHA256 == "":
+		d.Action, d.Why = ActWait, "the briefing is not approved (walkie brief approve "+l.Doc.File+")"
+		return d
+	}
+	a, err := agentFor(l.Config, l.Cast, p.NextAgent)
+	if err != nil {
+		d.Action = ActWait
+		d.Why = fmt.Sprintf("turn %d is %s's, who has no command here; waiting for walkie post %s --from %s", p.NextTurn, p.NextAgent, l.Doc.File, p.NextAgent)
+		return d
+	}
+	d.Agent = a
+	switch due := l.LastMove.Add(a.Debounce); {
+	case l.Held:
+		d.Action, d.Why = ActHeld, "another walkie controller is running this debate"
+	case l.Debounce && l.Now.Before(due):
+		d.Action, d.Until = ActDebounce, due
+		d.Why = fmt.Sprintf("debounce: %s may still answer by itself; invoking it after %s", p.NextAgent, due.Local().Format(time.TimeOnly))
+	default:
+		d.Action, d.Why = ActRun, fmt.Sprintf("turn %d (round %d of %d) is %s's", p.NextTurn, p.NextRound, d.RoundCap, p.NextAgent)
+	}
+	return d
+}
+
+// budgetOf is the debate's budget: its own, else the config's; 0 = none.
+func budgetOf(m *walkie.Meta, cfg *config.Config) float64 {
+	if m.BudgetUSD > 0 {
+		return m.BudgetUSD
+	}
+	return cfg.BudgetUSD
+}
+
+// agentFor is the configured agent that plays participant.
+func agentFor(cfg *config.Config, cast map[string]string, participant string) (config.Agent, error) {
+	name := participant
+	if n, ok := cast[participant]; ok {
+		name = n
+	}
+	a, err := cfg.Agent(name)
+	if err != nil {
+		return a, badInput(fmt.Errorf("participant %s: %w", participant, err))
+	}
+	return a, nil
+}
+
+// Money writes an amount in US dollars with enough digits to be read: a
+// turn can cost a hundredth of a cent, and "$0.00" of a budget says
+// nothing.
+func Money(usd float64) string {
+	if usd >= 1 || usd == 0 {
+		return fmt.Sprintf("$%.2f", usd)
+	}
+	return fmt.Sprintf("$%.4g", usd)
+}

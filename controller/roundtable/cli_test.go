@@ -1,0 +1,200 @@
+//go:build linux
+
+package roundtable_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/walkie-sh/walkie/cmd/fakemodel/modelserver"
+	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/controller/roundtable"
+	"github.com/walkie-sh/walkie/walkie"
+)
+
+// cliPath returns the real CLI installed by scripts/install-clis.sh, or
+// skips the test saying how to get it.
+func cliPath(t *testing.T, name string) string {
+	t.Helper()
+	bin, err := filepath.Abs(filepath.Join("..", ".cache", "clis", "node_modules", ".bin", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(bin); err != nil {
+		t.Skipf("real %s CLI not installed (%s missing): run scripts/install-clis.sh", name, bin)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skipf("node is not on PATH; the %s CLI needs Node.js 20+", name)
+	}
+	return bin
+}
+
+// toolResults counts the tool results a model request carries: how far
+// into its session the CLI is.
+func toolResults(r *modelserver.Request) int {
+	raw := string(r.Raw)
+	switch r.Vendor {
+	case modelserver.Anthropic:
+		return strings.Count(raw, `"tool_result"`)
+	case modelserver.OpenAI:
+		return strings.Count(raw, `"function_call_output"`)
+	}
+	return strings.Count(raw, `"functionResponse"`)
+}
+
+// The evaluator round table with the real CLIs, each as walkie's preset
+// runs it, talking to the fake model server: claude implements, codex and
+// gemini review. The "model" behind each answers from what the CLI sends
+// (which round its prompt names, how many tool results it has had), so
+// every file change, verdict and turn is made by the CLI's own tools in
+// the sandbox walkie gave it.
+func TestRoundtableWithRealCLIs(t *testing.T) {
+	leakCheck(t)
+	claude, codex, gemini := cliPath(t, "claude"), cliPath(t, "codex"), cliPath(t, "gemini")
+	python := needPython(t)
+	if testing.Short() {
+		t.Skip("slow: six real CLI sessions")
+	}
+
+	blocker := `{"verdict":"request_changes","objections":[{"summary":"floats lose integers above 2**53","rule":"Rule 1: results are exact integers","failing_input":"2 ** 53 + 1","blocking":true}]}`
+	approve := `{"verdict":"approve","objections":[]}`
+	srv := modelserver.Start(t, modelserver.Script{Func: func(r *modelserver.Request) (modelserver.Reply, bool) {
+		n := toolResults(r)
+		round2 := r.HasText("## Turn 4 · claude") || r.HasText("This is round 2 of")
+		switch {
+		case r.Vendor == modelserver.Anthropic && n == 0:
+			code := "def evaluate(expr):\\n    return float(eval(expr, {'__builtins__': {}}))\\n"
+			if round2 {
+				code = "def evaluate(expr):\\n    return int(eval(expr, {'__builtins__': {}}))\\n"
+			}
+			return modelserver.Shell("printf \"" + code + "\" > work/evaluate.py"), true
+		case r.Vendor == modelserver.Anthropic && n == 1:
+			turn, body := 1, "evaluate() computes in floats."
+			if round2 {
+				turn, body = 4, "evaluate() computes in integers now, so 2 ** 53 + 1 is exact."
+			}
+			return modelserver.Shell(fmt.Sprintf("printf '\\n## Turn %d · claude\\n%s\\n' >> rt.walkie.md", turn, body)), true
+		case n == 0: // a reviewer's first call
+			v := approve
+			if r.Vendor == modelserver.OpenAI && !round2 {
+				v = blocker
+			}
+			return modelserver.Shell("printf '%s\\n' '" + v + "' > \"$WALKIE_VERDICT\""), true
+		}
+		return modelserver.Text("Done."), true
+	}})
+
+	dir := t.TempDir()
+	file := filepath.Join(dir, "rt.walkie.md")
+	if err := os.MkdirAll(filepath.Join(dir, "work"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "hidden"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "hidden", "test.py"), []byte("import os, sys\nsys.path.insert(0, os.getcwd())\nfrom evaluate import evaluate\nassert evaluate('6 * 7') == 42\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte(fmt.Sprintf(`---
+walkie: 1
+id: rt
+mode: roundtable
+implementer: claude
+reviewers: [codex, gemini]
+grader: [%s, "{dir}/hidden/test.py"]
+workspace: work
+max_rounds: 3
+---
+# Briefing
+Write evaluate(expr) in work/evaluate.py, evaluating integer arithmetic.
+Rule 1: results are exact integers, however large.
+`, python)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	codexEnv, err := modelserver.WriteCodexHome(t.TempDir(), srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	geminiEnv, err := modelserver.WriteGeminiHome(t.TempDir(), srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	envYAML := func(kvs []string) string {
+		var b strings.Builder
+		for _, kv := range kvs {
+			k, v, _ := strings.Cut(kv, "=")
+			fmt.Fprintf(&b, "      %s: %q\n", k, v)
+		}
+		return b.String()
+	}
+	cfgText := fmt.Sprintf(`defaults:
+  timeout: 2m
+  stall: 90s
+  grace: 1s
+agents:
+  claude:
+    command: [%s, -p, "{prompt}", --output-format, json, --permission-mode, acceptEdits, --allowedTools, "Read,Grep,Glob,Edit,Write,Bash(cat:*),Bash(printf:*)", --no-session-persistence]
+    env:
+%s  codex:
+    command: [%s, exec, --skip-git-repo-check, -s, workspace-write, --json, --ephemeral, -C, "{dir}", "{prompt}"]
+    env:
+%s  gemini:
+    home: inherit
+    command: [%s, -p, "{prompt}", -o, json, --approval-mode, yolo, --skip-trust, -m, %s]
+    env:
+%s`, claude, envYAML(modelserver.ClaudeEnv(srv.URL)), codex, envYAML(codexEnv), gemini, modelserver.GeminiModel, envYAML(append(geminiEnv, "GEMINI_CLI_TRUST_WORKSPACE=true")))
+	cfg, err := config.Parse(filepath.Join(dir, "walkie.yaml"), []byte(cfgText))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, cfgText)
+	}
+	f := &rtFixture{t: t, dir: dir, file: file, work: filepath.Join(dir, "work"), cfg: cfg}
+	sum := f.run()
+	if sum.Status != walkie.StatusConverged || sum.Turns != 6 {
+		for _, rec := range sum.Attempts {
+			t.Logf("turn %d %s attempt %d: %s (%s)", rec.Turn, rec.Agent, rec.Attempt, rec.Outcome, rec.Detail)
+		}
+		t.Fatalf("status %s after %d turns (%s), want converged in round 2\n%s", sum.Status, sum.Turns, sum.Reason, f.record())
+	}
+	for _, rec := range sum.Attempts {
+		if rec.Outcome != walkie.OutcomeAccepted || rec.Attempt != 1 {
+			t.Errorf("turn %d %s attempt %d: %s (%s)", rec.Turn, rec.Agent, rec.Attempt, rec.Outcome, rec.Detail)
+		}
+	}
+	r1 := f.round(1)
+	if r1.Decision != roundtable.DecisionNextRound || !r1.Grader.Passed() || r1.Reviews[0].Verdict.Approves || !r1.Reviews[1].Verdict.Approves {
+		t.Fatalf("round 1: %+v", r1)
+	}
+	if b, _ := os.ReadFile(filepath.Join(f.work, "evaluate.py")); !strings.Contains(string(b), "int(eval") {
+		t.Fatalf("the workspace after round 2: %q", b)
+	}
+	// The implementer's second session was told of codex's objection; no
+	// reviewer request ever carried the grader's verdict.
+	var told bool
+	for _, r := range srv.ModelRequests(modelserver.Anthropic) {
+		told = told || (r.HasText("## Turn 4 · claude") && r.HasText(`failing input "2 ** 53 + 1"`))
+	}
+	if !told {
+		t.Error("claude's round-2 prompt does not carry codex's blocking objection")
+	}
+	for _, v := range []modelserver.Vendor{modelserver.OpenAI, modelserver.Gemini} {
+		for _, r := range srv.ModelRequests(v) {
+			if r.HasText("hidden tests") {
+				t.Errorf("a %s reviewer request mentions the hidden tests", v)
+			}
+		}
+	}
+	rep, err := roundtable.LoadReport(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Scores[0].BlockedGraderPassed != 1 || rep.Scores[0].Agreed != 1 || rep.Scores[1].Agreed != 2 {
+		t.Errorf("reviewer scores %+v", rep.Scores)
+	}
+	for _, a := range rep.Agents {
+		t.Logf("%s (%s): %d sessions, $%.4f (estimated %d, unknown %d)", a.Agent, a.Role, a.Sessions, a.CostUSD, a.Estimated, a.Unknown)
+	}
+}

@@ -1,0 +1,685 @@
+package roundtable_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/controller"
+	"github.com/walkie-sh/walkie/controller/engine"
+	"github.com/walkie-sh/walkie/controller/roundtable"
+	"github.com/walkie-sh/walkie/session"
+	"github.com/walkie-sh/walkie/walkie"
+)
+
+// A round-table fixture: a walkie file in dir, its workspace dir/work, one
+// fake agent per participant scripted by dir/scripts/NAME.yaml, and every
+// prompt an agent is given appended to dir/prompts/NAME-TURN.txt.
+type rtFixture struct {
+	t                  *testing.T
+	dir, file, work    string
+	cfg                *config.Config
+	implementer        string
+	reviewers          []string
+	extraFrontMatter   string
+	briefing           string
+	grader             string // YAML value of grader:
+	quorum, maxRounds  int
+	agentTimeout       string
+	usage              bool
+	scripts            map[string]string
+	workspace          map[string]string
+	extraAgentSettings string
+}
+
+func newRT(t *testing.T) *rtFixture {
+	t.Helper()
+	dir := t.TempDir()
+	return &rtFixture{t: t, dir: dir, file: filepath.Join(dir, "rt.walkie.md"), work: filepath.Join(dir, "work"),
+		implementer: "ada", reviewers: []string{"brook", "cy"}, briefing: "Build it.", grader: "[\"true\"]", maxRounds: 4,
+		agentTimeout: "30s", scripts: map[string]string{}, workspace: map[string]string{}}
+}
+
+// fakeAgentBin builds cmd/fakeagent into the test's temp dir.
+func fakeAgentBin(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "fakeagent")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/fakeagent").CombinedOutput(); err != nil {
+		t.Fatalf("build fakeagent: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func (f *rtFixture) write(rel, content string) {
+	f.t.Helper()
+	p := filepath.Join(f.dir, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// setup writes the file, the workspace, the scripts and the config.
+func (f *rtFixture) setup() {
+	t := f.t
+	t.Helper()
+	bin := fakeAgentBin(t)
+	q := ""
+	if f.quorum > 0 {
+		q = fmt.Sprintf("quorum: %d\n", f.quorum)
+	}
+	f.write("rt.walkie.md", fmt.Sprintf("---\nwalkie: 1\nid: rt\nmode: roundtable\nimplementer: %s\nreviewers: [%s]\n%sgrader: %s\ngrader_timeout: 30s\nworkspace: work\nmax_rounds: %d\n%s---\n# Briefing\n%s\n",
+		f.implementer, strings.Join(f.reviewers, ", "), q, f.grader, f.maxRounds, f.extraFrontMatter, f.briefing))
+	if err := os.MkdirAll(f.work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for p, c := range f.workspace {
+		f.write(filepath.Join("work", p), c)
+	}
+	usage := "none"
+	if f.usage {
+		usage = "claude-json"
+	}
+	var cfg strings.Builder
+	fmt.Fprintf(&cfg, "defaults:\n  timeout: %s\n  stall: 20s\n  grace: 200ms\n  kill_grace: 500ms\nagents:\n", f.agentTimeout)
+	for _, name := range append([]string{f.implementer}, f.reviewers...) {
+		script := f.scripts[name]
+		switch {
+		case script != "":
+		case name == f.implementer:
+			script = "{}\n" // append a turn
+		default:
+			script = "behavior: verdict\n" // approve
+		}
+		f.write(filepath.Join("scripts", name+".yaml"), script)
+		fmt.Fprintf(&cfg, "  %s:\n    command: [sh, -c, 'printf \"%%s\\n=====\\n\" \"$0\" >> %s/prompts/{agent}-{turn}.txt; exec %s --file \"$1\" --agent {agent} --turn {turn} --round {round} --script %s/scripts/{agent}.yaml --state %s/state-{agent}', \"{prompt}\", \"{file}\"]\n    usage: %s\n%s",
+			name, f.dir, bin, f.dir, f.dir, usage, f.extraAgentSettings)
+	}
+	if err := os.MkdirAll(filepath.Join(f.dir, "prompts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c, err := config.Parse(filepath.Join(f.dir, "walkie.yaml"), []byte(cfg.String()))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, cfg.String())
+	}
+	f.cfg = c
+}
+
+func (f *rtFixture) run(opts ...func(*controller.Options)) controller.Summary {
+	f.t.Helper()
+	o := controller.Options{File: f.file, Config: f.cfg, Approve: true}
+	for _, fn := range opts {
+		fn(&o)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	sum, err := controller.Run(ctx, o)
+	if err != nil {
+		f.t.Fatalf("Run: %v", err)
+	}
+	d, err := walkie.Load(f.file)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if err := d.Verify(); err != nil {
+		f.t.Fatalf("the record does not verify after the run: %v", err)
+	}
+	return sum
+}
+
+func (f *rtFixture) record() string {
+	b, err := os.ReadFile(f.file)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return string(b)
+}
+
+func (f *rtFixture) stateDir() string { return filepath.Join(f.dir, ".walkie", "rt") }
+
+func (f *rtFixture) round(n int) roundtable.RoundResult {
+	f.t.Helper()
+	var rr roundtable.RoundResult
+	b, err := os.ReadFile(filepath.Join(f.stateDir(), "roundtable", fmt.Sprintf("round-%d", n), "round.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &rr)
+	}
+	if err != nil {
+		f.t.Fatalf("round %d: no round.json (%v)", n, err)
+	}
+	return rr
+}
+
+func (f *rtFixture) prompts(name string, turn int) string {
+	b, _ := os.ReadFile(filepath.Join(f.dir, "prompts", fmt.Sprintf("%s-%d.txt", name, turn)))
+	return string(b)
+}
+
+func leakCheck(t *testing.T) {
+	t.Helper()
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+}
+
+func needPython(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not installed: the evaluator's hidden tests need it")
+	}
+	return p
+}
+
+// The evaluator: the hidden tests pass in round 1, yet a reviewer blocks
+// with a valid failing input (floats lose 2 ** 53 + 1). The implementer is
+// told, fixes it, and the round table converges in round 2.
+func TestRoundtableEvaluatorCatchesWhatTheGraderMisses(t *testing.T) {
+	leakCheck(t)
+	python := needPython(t)
+	f := newRT(t)
+	f.usage = true
+	f.briefing = "Write evaluate(expr) in work/evaluate.py: it evaluates integer arithmetic (+ - * ** //).\n\nRule 1: results are exact integers, however large.\n"
+	f.grader = fmt.Sprintf("[%s, \"{dir}/hidden/test_evaluate.py\"]", python)
+	f.write("hidden/test_evaluate.py", `import os, sys
+sys.path.insert(0, os.getcwd())
+from evaluate import evaluate
+assert evaluate("1 + 2") == 3
+assert evaluate("6 * 7") == 42
+assert evaluate("2 ** 10") == 1024
+print("HIDDEN-TESTS: 3 passed")
+`)
+	f.scripts["ada"] = `usage: true
+cost_usd: 0.05
+bodies:
+  - "evaluate() parses with Python's own grammar and computes in floats."
+  - "evaluate() now computes in integers: 2 ** 53 + 1 is exact."
+shells:
+  - "printf 'def evaluate(expr):\n    return float(eval(expr, {\"__builtins__\": {}}))\n' > work/evaluate.py"
+  - "printf 'def evaluate(expr):\n    return int(eval(expr, {\"__builtins__\": {}}))\n' > work/evaluate.py"
+`
+	f.scripts["brook"] = `behavior: verdict
+usage: true
+cost_usd: 0.02
+verdicts:
+  - '{"verdict": "request_changes", "objections": [{"summary": "evaluate(\"2 ** 53 + 1\") returns 9007199254740992.0: floats lose integers above 2**53", "rule": "Rule 1: results are exact integers, however large", "failing_input": "2 ** 53 + 1", "blocking": true}]}'
+  - '{"verdict": "approve", "objections": []}'
+`
+	f.scripts["cy"] = `behavior: verdict
+usage: true
+cost_usd: 0.01
+verdict: '{"verdict": "approve", "objections": [{"summary": "a docstring would help", "blocking": false}]}'
+`
+	f.setup()
+	sum := f.run()
+
+	if sum.Status != walkie.StatusConverged || sum.Turns != 6 {
+		t.Fatalf("status %s after %d turns (%s), want converged after 6 (two rounds)", sum.Status, sum.Turns, sum.Reason)
+	}
+	r1, r2 := f.round(1), f.round(2)
+	if r1.Decision != roundtable.DecisionNextRound || !r1.Grader.Passed() || r1.Approvals != 1 {
+		t.Fatalf("round 1: %s (%s), grader %s, %d approvals; want the next round with the grader passing and brook blocking", r1.Decision, r1.Reason, r1.Grader.Status, r1.Approvals)
+	}
+	if r2.Decision != roundtable.DecisionConverged || !r2.Grader.Passed() || r2.Approvals != 2 {
+		t.Fatalf("round 2: %s (%s)", r2.Decision, r2.Reason)
+	}
+	// The catch was real: the round-1 work the grader passed is wrong on
+	// the reviewer's input, and the round-2 work is right.
+	for round, want := range map[int]string{1: "9007199254740992", 2: "9007199254740993"} {
+		snap := filepath.Join(f.stateDir(), "roundtable", fmt.Sprintf("round-%d", round), "snapshot")
+		cmd := exec.Command(python, "-c", "from evaluate import evaluate; print(int(evaluate('2 ** 53 + 1')))")
+		cmd.Dir = snap
+		out, err := cmd.Output()
+		if err != nil || strings.TrimSpace(string(out)) != want {
+			t.Fatalf("round %d snapshot gives %q (%v), want %s", round, out, err, want)
+		}
+	}
+	// The implementer heard the objection in round 2 (and nothing of a
+	// grader that passed); no reviewer ever saw the grader's output.
+	p := f.prompts("ada", 4)
+	if !strings.Contains(p, `failing input "2 ** 53 + 1"`) || !strings.Contains(p, "brook: rule") || strings.Contains(p, "hidden tests did not pass") {
+		t.Fatalf("round-2 implementer prompt:\n%s", p)
+	}
+	for _, name := range []string{"brook", "cy"} {
+		for _, turn := range []int{2, 3, 5, 6} {
+			if strings.Contains(f.prompts(name, turn), "HIDDEN-TESTS") {
+				t.Fatalf("%s's prompt for turn %d shows the grader's output", name, turn)
+			}
+		}
+	}
+	rec := f.record()
+	for _, want := range []string{"## Turn 2 · brook", "**request changes** · 1 blocking, 0 advice", `"failing_input": "2 ** 53 + 1"`,
+		"## Turn 3 · cy", "**approve** · 0 blocking, 1 advice", "## Turn 5 · brook", "**approve** · 0 blocking", "converged in round 2"} {
+		if !strings.Contains(rec, want) {
+			t.Fatalf("the record lacks %q:\n%s", want, rec)
+		}
+	}
+	if strings.Contains(rec, "HIDDEN-TESTS") {
+		t.Fatal("the grader's output reached the record, which reviewers read")
+	}
+	// Cost: implementer 2 × 0.05, brook 2 × 0.02, cy 2 × 0.01.
+	if want := 0.16; sum.CostUSD < want-1e-9 || sum.CostUSD > want+1e-9 {
+		t.Fatalf("cost %.4f, want %.2f", sum.CostUSD, want)
+	}
+}
+
+// The parser: the grader always passes and two reviewers take turns
+// blocking on an edge case the briefing never decided. With a quorum of 2
+// the run stops as deadlocked in round 2 of 6, naming the question; with a
+// quorum of 1 the same scripts converge in round 1.
+func TestRoundtableParserDeadlocksOrConvergesByQuorum(t *testing.T) {
+	leakCheck(t)
+	scripts := map[string]string{
+		"ada": `bodies: ["parse() splits on commas.", "parse('') now raises ValueError.", "parse('') returns [] again."]
+shells:
+  - "printf 'def parse(s):\n    return s.split(\",\")\n' > work/parse.py"
+  - "printf 'def parse(s):\n    if not s: raise ValueError(\"empty\")\n    return s.split(\",\")\n' > work/parse.py"
+  - "printf 'def parse(s):\n    return s.split(\",\") if s else []\n' > work/parse.py"
+`,
+		"brook": `behavior: verdict
+verdicts:
+  - '{"verdict": "request_changes", "objections": [{"summary": "parse(\"\") returns [\"\"] instead of failing", "rule": "input is a list of one or more items, so empty input is invalid", "failing_input": "\"\"", "blocking": true}]}'
+  - '{"verdict": "approve", "objections": []}'
+  - '{"verdict": "request_changes", "objections": [{"summary": "parse(\"\") accepts empty input again", "rule": "input is a list of one or more items, so empty input is invalid", "failing_input": "\"\"", "blocking": true}]}'
+`,
+		"cy": `behavior: verdict
+verdicts:
+  - '{"verdict": "approve", "objections": []}'
+  - '{"verdict": "request_changes", "objections": [{"summary": "parse(\"\") raises; an empty list is a list", "rule": "parse is total: every string parses, the empty one to []", "failing_input": "\"\"", "blocking": true}]}'
+  - '{"verdict": "approve", "objections": []}'
+`,
+	}
+	for _, tc := range []struct {
+		quorum    int
+		status    string
+		turns     int
+		decisions []string
+	}{
+		{2, walkie.StatusDeadlocked, 6, []string{roundtable.DecisionNextRound, roundtable.DecisionDeadlocked}},
+		{1, walkie.StatusConverged, 3, []string{roundtable.DecisionConverged}},
+	} {
+		t.Run(fmt.Sprintf("quorum %d", tc.quorum), func(t *testing.T) {
+			f := newRT(t)
+			f.maxRounds = 6
+			f.quorum = tc.quorum
+			f.briefing = "Write parse(s) in work/parse.py: it splits a comma-separated list into its items."
+			f.grader = `"test -f parse.py && echo graded"`
+			f.scripts = scripts
+			f.setup()
+			sum := f.run()
+			if sum.Status != tc.status || sum.Turns != tc.turns {
+				t.Fatalf("status %s after %d turns (%s), want %s after %d", sum.Status, sum.Turns, sum.Reason, tc.status, tc.turns)
+			}
+			for i, want := range tc.decisions {
+				if got := f.round(i + 1); got.Decision != want {
+					t.Fatalf("round %d decided %s (%s), want %s", i+1, got.Decision, got.Reason, want)
+				}
+			}
+			if tc.status != walkie.StatusDeadlocked {
+				return
+			}
+			if !strings.Contains(sum.Reason, `input "\"\""`) {
+				t.Fatalf("reason %q does not name the contested input", sum.Reason)
+			}
+			dl := f.round(2).Deadlock
+			if dl == nil || dl.Kind != "opposed" || dl.Question != `""` || len(dl.Evidence) != 2 {
+				t.Fatalf("deadlock %+v", dl)
+			}
+			md, err := os.ReadFile(filepath.Join(f.stateDir(), "roundtable", "deadlock.md"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{"What must the work do on the input `\"\"`?", "empty input is invalid", "the empty one to []", "| 1 | brook |", "| 2 | cy |"} {
+				if !strings.Contains(string(md), want) {
+					t.Fatalf("deadlock.md lacks %q:\n%s", want, md)
+				}
+			}
+			rec := f.record()
+			if !strings.Contains(rec, "## Supervisor") || !strings.Contains(rec, "stopped as deadlocked in round 2 of 6") ||
+				!strings.Contains(rec, `**What must the work do on the input "\"\""?**`) {
+				t.Fatalf("the record has no supervisor entry naming the question:\n%s", rec)
+			}
+			// Ended: a second run does nothing and says so.
+			if again := f.run(); again.Status != walkie.StatusDeadlocked || len(again.Attempts) != 0 {
+				t.Fatalf("a second run: %+v", again)
+			}
+		})
+	}
+}
+
+// A reviewer that writes to its copy of the workspace changes nothing of
+// the real one, and the change is recorded; a reviewer that writes to the
+// real workspace by its path is caught, undone and recorded too.
+func TestRoundtableReviewerCannotChangeTheWorkspace(t *testing.T) {
+	leakCheck(t)
+	f := newRT(t)
+	f.maxRounds = 2
+	f.workspace = map[string]string{"README": "read me\n", "evaluate.py": "v0\n"}
+	f.scripts["ada"] = `shell: "echo v1 > work/evaluate.py"`
+	f.scripts["brook"] = `behavior: verdict
+shell: 'echo hacked >> "$WALKIE_WORKSPACE/evaluate.py"; rm "$WALKIE_WORKSPACE/README"; echo new > "$WALKIE_WORKSPACE/new.txt"'
+`
+	f.scripts["cy"] = fmt.Sprintf(`behavior: verdict
+shell: 'echo intruder >> %s/evaluate.py; echo stray > %s/stray.txt'
+`, f.work, f.work)
+	f.setup()
+	sum := f.run()
+	if sum.Status != walkie.StatusConverged {
+		t.Fatalf("status %s (%s)", sum.Status, sum.Reason)
+	}
+	for p, want := range map[string]string{"evaluate.py": "v1\n", "README": "read me\n"} {
+		if b, err := os.ReadFile(filepath.Join(f.work, p)); err != nil || string(b) != want {
+			t.Fatalf("workspace %s = %q (%v), want %q", p, b, err, want)
+		}
+	}
+	for _, p := range []string{"new.txt", "stray.txt"} {
+		if _, err := os.Stat(filepath.Join(f.work, p)); err == nil {
+			t.Fatalf("workspace has %s, written during review", p)
+		}
+	}
+	now, err := roundtable.WorkspaceHash(context.Background(), f.work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr := f.round(1)
+	if now != rr.Workspace {
+		t.Fatal("the workspace is not in its frozen state after the review")
+	}
+	brook := rr.Reviews[0]
+	want := []roundtable.Change{{"README", "removed"}, {"evaluate.py", "modified"}, {"new.txt", "added"}}
+	if !slices.Equal(brook.Discarded, want) {
+		t.Fatalf("brook's discarded changes %v, want %v", brook.Discarded, want)
+	}
+	if !slices.Equal(rr.Intruded, []roundtable.Change{{"evaluate.py", "modified"}, {"stray.txt", "added"}}) {
+		t.Fatalf("intrusions %v", rr.Intruded)
+	}
+	aside, err := os.ReadFile(filepath.Join(f.stateDir(), "roundtable", "round-1", "intruded", "evaluate.py"))
+	if err != nil || string(aside) != "v1\nintruder\n" {
+		t.Fatalf("the intruding version was not kept aside: %q %v", aside, err)
+	}
+	if rec := f.record(); !strings.Contains(rec, `changes brook made in its copy of the workspace were discarded: "README" (removed), "evaluate.py" (modified), "new.txt" (added)`) {
+		t.Fatalf("the record does not say what was discarded:\n%s", rec)
+	}
+}
+
+// Reviewers of one round run at the same time: their recorded sessions
+// overlap, and the round's review span is near the slowest, not the sum.
+func TestRoundtableReviewersRunInParallel(t *testing.T) {
+	leakCheck(t)
+	f := newRT(t)
+	f.maxRounds = 1
+	f.reviewers = []string{"brook", "cy", "dee"}
+	for _, r := range f.reviewers {
+		f.scripts[r] = "behavior: verdict\ndelay: 1500ms\n"
+	}
+	f.setup()
+	if sum := f.run(); sum.Status != walkie.StatusConverged {
+		t.Fatalf("status %s (%s)", sum.Status, sum.Reason)
+	}
+	recs, err := engine.ReadTurnLog(f.stateDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var starts, ends []time.Time
+	var sum time.Duration
+	for _, r := range recs {
+		if r.Role != "reviewer" {
+			continue
+		}
+		starts, ends = append(starts, r.Started), append(ends, r.Ended)
+		sum += r.Ended.Sub(r.Started)
+	}
+	if len(starts) != 3 {
+		t.Fatalf("%d reviewer records, want 3", len(starts))
+	}
+	first, lastStart := slices.MinFunc(starts, time.Time.Compare), slices.MaxFunc(starts, time.Time.Compare)
+	firstEnd, last := slices.MinFunc(ends, time.Time.Compare), slices.MaxFunc(ends, time.Time.Compare)
+	if !lastStart.Before(firstEnd) {
+		t.Fatalf("the reviews did not overlap: the last started at %s, the first ended at %s", lastStart, firstEnd)
+	}
+	t.Logf("3 reviews of ~1.5s each: sessions total %s, the round's reviews spanned %s", sum.Round(time.Millisecond), last.Sub(first).Round(time.Millisecond))
+	if span := last.Sub(first); span > sum*2/3 {
+		t.Fatalf("review span %s for sessions totalling %s: not run at the same time", span, sum)
+	}
+}
+
+// A reviewer that times out is retried, and a reviewer that never gives a
+// valid verdict is recorded as such: neither counts as a rejection.
+func TestRoundtableReviewerFailuresAreNotRejections(t *testing.T) {
+	leakCheck(t)
+	t.Run("timeout then verdict", func(t *testing.T) {
+		f := newRT(t)
+		f.maxRounds = 1
+		f.agentTimeout = "3s"
+		f.scripts["brook"] = "behavior: verdict\nsteps:\n  - behavior: hang\n  - {}\n"
+		f.scripts["cy"] = "behavior: verdict\n"
+		f.setup()
+		sum := f.run()
+		if sum.Status != walkie.StatusConverged {
+			t.Fatalf("status %s (%s)", sum.Status, sum.Reason)
+		}
+		brook := f.round(1).Reviews[0]
+		if len(brook.Attempts) != 2 || brook.Attempts[0].Outcome != walkie.OutcomeTimeout || brook.Outcome != walkie.OutcomeAccepted {
+			t.Fatalf("brook's attempts %+v", brook.Attempts)
+		}
+		if rec := f.record(); !strings.Contains(rec, "2 attempts: timeout, then accepted") {
+			t.Fatalf("the record does not show the retry:\n%s", rec)
+		}
+	})
+	t.Run("no valid verdict", func(t *testing.T) {
+		f := newRT(t)
+		f.maxRounds = 3
+		f.scripts["brook"] = "behavior: verdict\n"
+		f.scripts["cy"] = "behavior: verdict\nverdict: 'I think it is fine'\n"
+		f.setup()
+		sum := f.run()
+		if sum.Status != walkie.StatusFailed || sum.Turns != 3 {
+			t.Fatalf("status %s after %d turns (%s), want failed after round 1", sum.Status, sum.Turns, sum.Reason)
+		}
+		if !strings.Contains(sum.Reason, "cy (malformed)") || !strings.Contains(sum.Reason, "not a rejection") {
+			t.Fatalf("reason %q", sum.Reason)
+		}
+		cy := f.round(1).Reviews[1]
+		if cy.Verdict != nil || len(cy.Attempts) != 2 || cy.Outcome != walkie.OutcomeMalformed {
+			t.Fatalf("cy %+v", cy)
+		}
+		if rec := f.record(); !strings.Contains(rec, "**no verdict** (2 attempts: malformed, then malformed)") || !strings.Contains(rec, "this is not a rejection") {
+			t.Fatalf("the record:\n%s", rec)
+		}
+	})
+}
+
+func (f *rtFixture) exists(rel string) bool {
+	_, err := os.Stat(filepath.Join(f.stateDir(), rel))
+	return err == nil
+}
+
+// waitFor polls cond until it holds, failing the test after limit.
+func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s: still not %s", limit, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Interrupted mid-review, a round table keeps what is done (the freeze,
+// the grader, the reviews that finished) and a second run picks up there:
+// only the interrupted reviewer runs again, and its attempt numbers go on.
+func TestRoundtableInterruptedReviewResumes(t *testing.T) {
+	leakCheck(t)
+	f := newRT(t)
+	f.maxRounds = 2
+	f.grader = fmt.Sprintf(`"echo graded >> %s/graded.log"`, f.dir)
+	f.scripts["brook"] = "behavior: verdict\nsteps:\n  - delay: 30s\n  - {}\n"
+	f.scripts["cy"] = "behavior: verdict\n"
+	f.setup()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type out struct {
+		sum controller.Summary
+		err error
+	}
+	done := make(chan out, 1)
+	go func() {
+		sum, err := controller.Run(ctx, controller.Options{File: f.file, Config: f.cfg, Approve: true})
+		done <- out{sum, err}
+	}()
+	waitFor(t, 30*time.Second, "cy's review saved", func() bool { return f.exists("roundtable/round-1/review-cy.json") })
+	cancel()
+	first := <-done
+	if first.err != nil || !first.sum.Interrupted || first.sum.Turns != 1 {
+		t.Fatalf("first run: %+v, %v", first.sum, first.err)
+	}
+	if f.exists("roundtable/round-1/review-brook.json") || f.exists("roundtable/running/brook.json") {
+		t.Fatal("the interrupted review left a result or a running record")
+	}
+	sum := f.run()
+	if sum.Status != walkie.StatusConverged || sum.Turns != 3 {
+		t.Fatalf("second run: %s after %d turns (%s)", sum.Status, sum.Turns, sum.Reason)
+	}
+	if n := strings.Count(f.prompts("cy", 3), "====="); n != 1 {
+		t.Fatalf("cy ran %d times; its saved review should have been kept", n)
+	}
+	if b, _ := os.ReadFile(filepath.Join(f.dir, "graded.log")); string(b) != "graded\n" {
+		t.Fatalf("the grader ran %d times for one frozen state", strings.Count(string(b), "graded"))
+	}
+	recs, _ := engine.ReadTurnLog(f.stateDir())
+	var brook []string
+	for _, r := range recs {
+		if r.Agent == "brook" {
+			brook = append(brook, fmt.Sprintf("%d:%s", r.Attempt, r.Outcome))
+		}
+	}
+	if !slices.Equal(brook, []string{"1:interrupted", "2:accepted"}) {
+		t.Fatalf("brook's attempts %v", brook)
+	}
+	if b := f.round(1).Reviews[0]; len(b.Attempts) != 1 || b.Attempts[0].Attempt != 2 {
+		t.Fatalf("brook's review %+v", b)
+	}
+}
+
+// walkie halt ends the running reviewers at once; walkie resume and a new
+// run finish the round.
+func TestRoundtableHaltDuringReview(t *testing.T) {
+	leakCheck(t)
+	f := newRT(t)
+	f.maxRounds = 1
+	f.scripts["brook"] = "behavior: verdict\nsteps:\n  - delay: 30s\n  - {}\n"
+	f.scripts["cy"] = "behavior: verdict\nsteps:\n  - delay: 30s\n  - {}\n"
+	f.setup()
+	done := make(chan controller.Summary, 1)
+	go func() {
+		sum, err := controller.Run(context.Background(), controller.Options{File: f.file, Config: f.cfg, Approve: true})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- sum
+	}()
+	waitFor(t, 30*time.Second, "both reviewers running", func() bool {
+		return f.exists("roundtable/running/brook.json") && f.exists("roundtable/running/cy.json")
+	})
+	start := time.Now()
+	if err := walkie.Halt(f.file, "a person looks"); err != nil {
+		t.Fatal(err)
+	}
+	sum := <-done
+	if sum.Status != walkie.StatusHalted || time.Since(start) > 15*time.Second {
+		t.Fatalf("%s after %s", sum.Status, time.Since(start))
+	}
+	for _, r := range sum.Attempts {
+		if r.Role == "reviewer" && r.Outcome != walkie.OutcomeHalted {
+			t.Fatalf("reviewer attempt %+v", r)
+		}
+	}
+	if err := walkie.Resume(f.file); err != nil {
+		t.Fatal(err)
+	}
+	if sum := f.run(); sum.Status != walkie.StatusConverged {
+		t.Fatalf("after resume: %s (%s)", sum.Status, sum.Reason)
+	}
+}
+
+// walkie turn (Once) takes one step of a round table at a time: the
+// implementer's turn, then the whole review; and a budget stops the run
+// before a step that would start past it.
+func TestRoundtableOnceAndBudget(t *testing.T) {
+	leakCheck(t)
+	f := newRT(t)
+	f.maxRounds = 2
+	f.usage = true
+	f.extraFrontMatter = "budget_usd: 0.25\n"
+	f.scripts["ada"] = "usage: true\ncost_usd: 0.1\n"
+	f.scripts["brook"] = "behavior: verdict\nusage: true\ncost_usd: 0.05\nverdict: '{\"verdict\": \"request_changes\", \"objections\": [{\"rule\": \"r\", \"failing_input\": \"x{round}\", \"blocking\": true}]}'\n"
+	f.scripts["cy"] = "behavior: verdict\nusage: true\ncost_usd: 0.05\n"
+	f.setup()
+	once := func(o *controller.Options) { o.Once = true }
+	for i, want := range []int{1, 3} {
+		if sum := f.run(once); sum.Status != walkie.StatusOpen || sum.Turns != want {
+			t.Fatalf("step %d: %s after %d turns, want open after %d", i+1, sum.Status, sum.Turns, want)
+		}
+	}
+	// $0.10 + $0.10 of reviews + $0.10 = $0.30 spent, over the $0.25
+	// budget: the run stops before round 2's review.
+	if sum := f.run(once); sum.Status != walkie.StatusOverBudget || sum.Turns != 4 {
+		t.Fatalf("%s after %d turns (%s), want over-budget before round 2's review", sum.Status, sum.Turns, sum.Reason)
+	}
+}
+
+// A controller that died mid-review left a reviewer running: the next run
+// ends its process group and removes its sandbox before anything else.
+func TestRoundtableRecoversLeftoverReviewers(t *testing.T) {
+	leakCheck(t)
+	f := newRT(t)
+	f.maxRounds = 1
+	f.setup()
+	sandbox, err := os.MkdirTemp("", "walkie-review-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(sandbox)
+	orphan := exec.Command("sleep", "300")
+	orphan.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := orphan.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { orphan.Wait(); close(exited) }()
+	defer orphan.Process.Kill()
+	id, err := session.Identify(orphan.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What a controller writes when a reviewer starts (running/NAME.json).
+	left, err := json.Marshal(map[string]any{"pid": id.Pid, "start_ticks": id.StartTicks, "sandbox": sandbox})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.write(filepath.Join(".walkie", "rt", "roundtable", "running", "brook.json"), string(left))
+	if sum := f.run(); sum.Status != walkie.StatusConverged {
+		t.Fatalf("%s (%s)", sum.Status, sum.Reason)
+	}
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the leftover reviewer is still running")
+	}
+	if _, err := os.Stat(sandbox); err == nil {
+		t.Fatal("the leftover sandbox is still there")
+	}
+}

@@ -1,0 +1,223 @@
+package controller
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/controller/engine"
+	"github.com/walkie-sh/walkie/session"
+	"github.com/walkie-sh/walkie/walkie"
+)
+
+// turn runs one attempt at a turn and records it: snapshot, session,
+// judge, settle, log, doorbell.
+func (c *controller) turn(ctx context.Context, t *plan) (TurnRecord, error) {
+	// Acquire before begin: waiting for a slot is not a turn in progress,
+	// so a controller that dies while waiting leaves nothing to recover.
+	if c.opts.Acquire != nil {
+		// The wait may be long: the last attempt must not look running
+		// meanwhile.
+		if err := c.flush(); err != nil {
+			return TurnRecord{}, err
+		}
+		release, err := c.opts.Acquire(ctx, t.Agent.Name)
+		if err != nil {
+			return TurnRecord{}, err
+		}
+		defer release()
+	}
+	snapshot, started, err := c.begin(t)
+	if err != nil {
+		return TurnRecord{}, err
+	}
+	rec := TurnRecord{Turn: t.Turn, Round: t.Round, Agent: t.Participant, Role: cmp.Or(t.role, "participant"), Attempt: t.attempt, Started: started}
+	job, err := c.turnJob(t, snapshot, started)
+	if err != nil {
+		return rec, c.abandon(snapshot, err)
+	}
+	res, err := c.eng.Run(ctx, job)
+	if err != nil {
+		return rec, c.abandon(snapshot, err)
+	}
+	res.Fill(&rec, c.dir)
+	keep := walkie.KeepPath(c.dir, t.Turn, t.Participant, t.attempt)
+	var settled walkie.Settled
+	if res.Stop != "" { // halted or interrupted: the attempt is void whatever it wrote
+		settled, err = walkie.Discard(c.file, snapshot, keep)
+	} else {
+		settled, err = walkie.Settle(c.file, snapshot, walkie.Expect{Turn: t.Turn, Agent: t.Participant}, keep)
+	}
+	if err != nil {
+		return rec, fmt.Errorf("settle: %w", err)
+	}
+	rec.Outcome, rec.Detail = classify(res, settled)
+	rec.Signed = rec.Outcome == walkie.OutcomeAccepted && settled.Signed
+	rec.Kept = engine.Rel(c.dir, settled.Kept)
+	if settled.Entry != nil {
+		rec.Seq = settled.Entry.Seq
+	}
+	if err := engine.AppendTurnLog(c.dir, rec); err != nil {
+		return rec, err
+	}
+	c.tries[t.Turn] = max(c.tries[t.Turn], t.attempt)
+	if _, err := walkie.FlushInbox(c.file); err != nil {
+		c.log.Warn("queued supervisor notes not recorded", zap.Error(err))
+	}
+	c.log.Info("turn recorded", zap.Int("turn", t.Turn), zap.String("agent", t.Participant), zap.String("outcome", string(rec.Outcome)),
+		zap.String("detail", rec.Detail), zap.Int64("duration_ms", rec.DurationMS), zap.Int64("output_bytes", rec.Bytes))
+	c.emit(Event{Kind: EventTurnRecorded, Turn: t.Turn, Round: t.Round, Agent: t.Participant, Attempt: t.attempt, Record: &rec, Status: settled.Status})
+	return rec, nil
+}
+
+// turnJob is the engine's job for t: the agent's pinned prompt (or the
+// round table's), the record as the file it writes, the state file for
+// halts, and the turn's transcripts.
+func (c *controller) turnJob(t *plan, snapshot []byte, started time.Time) (engine.Job, error) {
+	prompt := t.prompt
+	if prompt == "" {
+		var err error
+		prompt, err = c.opts.Config.RenderPrompt(t.Agent.Prompt, config.PromptData{Agent: t.Participant, File: c.file, Turn: t.Turn, Round: t.Round,
+			MaxRounds: t.RoundCap, Participants: t.meta.Participants})
+		if err != nil {
+			return engine.Job{}, badInput(fmt.Errorf("prompt for %s: %w", t.Participant, err))
+		}
+	}
+	expect := walkie.Expect{Turn: t.Turn, Agent: t.Participant}
+	job := engine.Job{
+		Agent:      t.Agent,
+		Vars:       config.Vars{Prompt: prompt, File: c.file, Agent: t.Participant, Dir: filepath.Dir(c.file), Turn: t.Turn, Round: t.Round},
+		Transcript: engine.TranscriptBase(c.dir, t.Turn, t.Participant, t.attempt),
+		Result:     c.file,
+		Ready:      func() bool { return c.turnIsIn(snapshot, expect) },
+		Done:       "the turn is in",
+		Control:    filepath.Join(c.dir, "state.json"),
+		Halted:     c.halted,
+		Started: func(s *session.Session) {
+			c.noteSession(s)
+			// Announced once the agent is running: a command that cannot
+			// start is a configuration error, not a turn that started and
+			// never ended.
+			c.emit(Event{Kind: EventTurnStarted, Turn: t.Turn, Round: t.Round, Agent: t.Participant, Attempt: t.attempt, Started: started})
+			c.log.Info("turn started", zap.Int("turn", t.Turn), zap.Int("round", t.Round), zap.String("agent", t.Participant), zap.Int("attempt", t.attempt))
+		},
+	}
+	if c.opts.Observe != nil {
+		job.Output = func(line string) {
+			c.emit(Event{Kind: EventOutput, Turn: t.Turn, Round: t.Round, Agent: t.Participant, Attempt: t.attempt, Started: started, Line: line})
+		}
+	}
+	return job, nil
+}
+
+// begin snapshots the file and records the attempt as running, so that a
+// controller killed from here on is cleaned up after by the next one. Both
+// happen under the record lock: a supervisor note posted at the same moment
+// is either in the snapshot or queued until the turn is recorded, never
+// lost when a rejected turn is undone. The previous attempt's pending
+// outcome goes into the same write.
+func (c *controller) begin(t *plan) ([]byte, time.Time, error) {
+	path := filepath.Join(c.dir, "snapshot.md")
+	started := time.Now().UTC().Truncate(time.Millisecond)
+	var snapshot []byte
+	_, err := c.updateState(func(d *walkie.Doc, raw []byte, s *walkie.State) error {
+		p := d.Progress()
+		if p.Turns != t.Turn-1 {
+			return fmt.Errorf("the record changed while turn %d was being planned", t.Turn)
+		}
+		if err := writeUnsynced(path, raw); err != nil {
+			return fmt.Errorf("snapshot: %w", err)
+		}
+		snapshot = raw
+		if c.pending != nil {
+			c.pending.applyTo(s)
+		}
+		s.Running = &walkie.Attempt{Turn: t.Turn, Agent: t.Participant, Number: t.attempt, Started: started,
+			ControllerPID: os.Getpid(), Snapshot: path, Size: int64(len(raw)), Seq: p.Seq}
+		return nil
+	})
+	if err == nil {
+		c.pending = nil
+	}
+	return snapshot, started, err
+}
+
+// abandon clears a running attempt that never got an agent going.
+func (c *controller) abandon(snapshot []byte, cause error) error {
+	_, _ = walkie.Discard(c.file, snapshot, "")
+	_, _, _ = walkie.UpdateState(c.file, func(_ *walkie.Meta, _ walkie.Progress, s *walkie.State) error {
+		s.Running = nil
+		return nil
+	})
+	return cause
+}
+
+func (c *controller) turnIsIn(snapshot []byte, want walkie.Expect) bool {
+	cur, err := os.ReadFile(c.file)
+	if err != nil {
+		return false
+	}
+	v, _ := walkie.Judge(c.file, snapshot, cur, want)
+	return v.Outcome == walkie.VerdictAccepted
+}
+
+// noteSession records the session's process identity in the running
+// attempt, so a controller that dies now leaves enough to end the group.
+func (c *controller) noteSession(s *session.Session) {
+	id, err := session.Identify(s.Pid())
+	if err != nil {
+		c.log.Warn("cannot identify the session's process", zap.Int("pid", s.Pid()), zap.Error(err))
+		return
+	}
+	// Only the running attempt changes: no need to read the record or
+	// ring the doorbell.
+	err = func() error {
+		lock, err := walkie.LockRecord(c.dir)
+		if err != nil {
+			return err
+		}
+		defer lock.Unlock()
+		st, err := walkie.LoadState(c.dir)
+		if err != nil || st.Running == nil {
+			return err
+		}
+		st.Running.SessionPID, st.Running.SessionStart = id.Pid, id.StartTicks
+		return walkie.SaveState(c.dir, st)
+	}()
+	if err != nil {
+		c.log.Warn("cannot record the session's process", zap.Error(err))
+	}
+}
+
+// classify names the attempt's outcome from what the session did and what
+// the judge found in the file. A valid turn counts whatever the exit code;
+// tampering is reported before anything else, since the file was restored.
+func classify(res engine.Result, s walkie.Settled) (walkie.Outcome, string) {
+	if out, detail, ok := engine.Stopped(res.Stop, "attempt"); ok {
+		return out, detail
+	}
+	v := s.Verdict
+	switch v.Outcome {
+	case walkie.VerdictAccepted:
+		d := "turn recorded"
+		if v.Stamped {
+			d = "turn posted with walkie post"
+		}
+		return walkie.OutcomeAccepted, engine.EndedAfterGrace(res.Result, d, "agent")
+	case walkie.VerdictTampered:
+		return walkie.OutcomeTampered, v.Detail + "; the file was restored"
+	}
+	if out, detail, ok := engine.Failure(res.Result, "turn"); ok {
+		return out, detail
+	}
+	if v.Outcome == walkie.VerdictMalformed {
+		return walkie.OutcomeMalformed, v.Detail
+	}
+	return walkie.OutcomeNoTurn, cmp.Or(v.Detail, "no new turn was written")
+}

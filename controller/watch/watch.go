@@ -1,0 +1,258 @@
+// Package watch is the cron tick (`walkie watch --once`), for channels where
+// some party is a live session or a person who answers the doorbell with
+// `walkie post`: each tick looks at every debate once and invokes the next
+// party only when controller.Next says it may run (it has a command, its
+// debounce since the record last moved has passed, nobody else holds the
+// debate), and it was not already invoked for this sequence number. An
+// invocation that did not move the record is retried once after
+// RetryAfter; after another RetryAfter the supervisor is told, once per
+// sequence number. The tick's memory is State.Watch in state.json, never
+// the walkie file.
+package watch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/controller"
+	"github.com/walkie-sh/walkie/controller/notify"
+	"github.com/walkie-sh/walkie/walkie"
+)
+
+// Options configure one tick.
+type Options struct {
+	Path    string // a walkie file or a directory of them
+	Config  *config.Config
+	Log     *zap.Logger
+	Observe func(controller.Event)
+	// CopyEntries sends Observe an EventEntry for each new turn (the
+	// supervisor's copy), tracked by State.HandledSeq.
+	CopyEntries bool
+	// RetryAfter is how long after an invocation the party is invoked once
+	// more if the record has not moved, and then how long after the retry
+	// the supervisor is told. 0 means the agent's debounce.
+	RetryAfter time.Duration
+	Now        func() time.Time // for tests; default time.Now
+}
+
+// Result is what one tick did to one debate.
+type Result struct {
+	File   string `json:"file"`
+	Debate string `json:"debate,omitempty"`
+	// Action is one of invoked, retried, escalated, waiting, skipped,
+	// ended or error.
+	Action string `json:"action"`
+	Detail string `json:"detail"`
+	Status string `json:"status,omitempty"` // the debate's status after the tick
+}
+
+// The tick's actions.
+const (
+	Invoked   = "invoked"
+	Retried   = "retried"
+	Escalated = "escalated"
+	Waiting   = "waiting"
+	Skipped   = "skipped"
+	Ended     = "ended"
+	Error     = "error"
+)
+
+// Once is one tick over every debate at o.Path.
+func Once(ctx context.Context, o Options) ([]Result, error) {
+	if o.Config == nil {
+		o.Config = config.Default()
+	}
+	if o.Log == nil {
+		o.Log = zap.NewNop()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	files, err := walkie.Find(o.Path)
+	if err != nil {
+		return nil, err
+	}
+	var out []Result
+	for _, f := range files {
+		if ctx.Err() != nil {
+			break
+		}
+		r := one(ctx, o, f)
+		lvl := o.Log.Info
+		if r.Action == Waiting || r.Action == Skipped || r.Action == Ended {
+			lvl = o.Log.Debug
+		}
+		lvl("watch", zap.String("file", f), zap.String("action", r.Action), zap.String("detail", r.Detail))
+		out = append(out, r)
+	}
+	return out, ctx.Err()
+}
+
+// one is the tick for one debate: look, then at most one action.
+func one(ctx context.Context, o Options, file string) Result {
+	r := Result{File: file}
+	fail := func(err error) Result { r.Action, r.Detail = Error, err.Error(); return r }
+	d, err := walkie.Load(file)
+	if err != nil {
+		return fail(err)
+	}
+	r.Debate = d.Meta.ID
+	dir := walkie.StateDir(file, d.Meta.ID)
+	emit := func(e controller.Event) {
+		if o.Observe != nil {
+			e.File, e.Debate = file, d.Meta.ID
+			o.Observe(e)
+		}
+	}
+	if o.Observe != nil && notify.CopyWanted(file, o.CopyEntries) {
+		if _, err := notify.CopyEntries(file, emit); err != nil {
+			o.Log.Warn("copy of new entries for the supervisor failed", zap.String("file", file), zap.Error(err))
+		}
+	}
+	st, err := walkie.LoadState(dir)
+	if err != nil {
+		return fail(err)
+	}
+	now := o.Now()
+	dec := controller.Next(controller.Look{Doc: d, State: st, Config: o.Config, Now: now,
+		Held: walkie.ControllerRunning(dir), Debounce: true, LastMove: lastMove(file, d)})
+	r.Status = dec.Status
+	switch {
+	case dec.Action == controller.ActEnd && !dec.Record:
+		r.Action, r.Detail = Ended, "the debate is "+dec.Status
+		return r
+	case d.Meta.BriefingSHA256 == "":
+		r.Action, r.Detail = Skipped, "the briefing is not approved"
+		return r
+	case d.Meta.IsRoundtable():
+		// A round is one implementer turn and parallel reviews judged
+		// together; one party at a time would break its sealing.
+		r.Action, r.Detail = Skipped, "a round table runs whole rounds: use walkie auto or walkie serve"
+		return r
+	case dec.Action == controller.ActWait, dec.Action == controller.ActDebounce:
+		r.Action, r.Detail = Waiting, dec.Why
+		return r
+	case dec.Action == controller.ActHeld:
+		r.Action, r.Detail = Skipped, "a controller is running this debate now"
+		return r
+	}
+	// ActRun, or an end the loop must record (the budget is spent): both
+	// are the loop's to do.
+	return invoke(ctx, o, file, d, st, dec, emit)
+}
+
+// invoke runs the next party's turn, once per sequence number, with one
+// timed retry, then escalates to the supervisor.
+func invoke(ctx context.Context, o Options, file string, d *walkie.Doc, st *walkie.State, dec controller.Decision, emit func(controller.Event)) Result {
+	r := Result{File: file, Debate: d.Meta.ID, Status: dec.Status}
+	p := d.Progress()
+	now := o.Now()
+	retryAfter := o.RetryAfter
+	if retryAfter <= 0 {
+		retryAfter = dec.Agent.Debounce
+	}
+	w := st.Watch
+	tries := 1
+	if w != nil && w.InvokedSeq == p.Seq && !dec.Record {
+		if due := w.InvokedAt.Add(retryAfter); now.Before(due) {
+			r.Action, r.Detail = Waiting, fmt.Sprintf("%s was invoked for seq %d at %s; next step after %s", p.NextAgent, p.Seq,
+				w.InvokedAt.Local().Format(time.TimeOnly), due.Local().Format(time.TimeOnly))
+			return r
+		}
+		switch {
+		case w.Escalated:
+			r.Action, r.Detail = Waiting, fmt.Sprintf("escalated for seq %d; waiting for the supervisor", p.Seq)
+			return r
+		case w.Tries >= 2:
+			return escalate(o, file, d, p, w, emit, r)
+		}
+		tries = w.Tries + 1
+	}
+	// Remember the invocation before making it: a tick killed mid-turn
+	// must not make the next tick think the party was never invoked.
+	_, _, err := walkie.UpdateState(file, func(_ *walkie.Meta, cur walkie.Progress, s *walkie.State) error {
+		if cur.Seq != p.Seq {
+			return errMoved
+		}
+		s.Watch = &walkie.WatchMemory{InvokedSeq: p.Seq, InvokedAt: now.UTC(), Tries: tries}
+		return nil
+	})
+	if errors.Is(err, errMoved) {
+		r.Action, r.Detail = Skipped, "the record moved while the tick looked at it"
+		return r
+	}
+	if err != nil {
+		r.Action, r.Detail = Error, err.Error()
+		return r
+	}
+	r.Action = Invoked
+	if tries > 1 {
+		r.Action = Retried
+	}
+	sum, err := controller.Run(ctx, controller.Options{File: file, Config: o.Config, Once: true, Log: o.Log, Observe: o.Observe})
+	r.Status = sum.Status
+	switch {
+	case errors.Is(err, walkie.ErrLocked):
+		r.Detail = fmt.Sprintf("%s: another controller took the debate first", p.NextAgent)
+	case err != nil:
+		r.Detail = fmt.Sprintf("%s for turn %d: %v", p.NextAgent, p.NextTurn, err)
+	case sum.Turns > p.Turns:
+		r.Detail = fmt.Sprintf("%s wrote turn %d; the debate is %s", p.NextAgent, p.NextTurn, sum.Status)
+	case sum.Interrupted:
+		r.Detail = fmt.Sprintf("%s for turn %d: interrupted", p.NextAgent, p.NextTurn)
+	default:
+		r.Detail = fmt.Sprintf("%s did not write turn %d; the debate is %s", p.NextAgent, p.NextTurn, sum.Status)
+		if n := len(sum.Attempts); n > 0 {
+			last := sum.Attempts[n-1]
+			r.Detail += fmt.Sprintf(" (last attempt: %s, %s)", last.Outcome, last.Detail)
+		}
+	}
+	return r
+}
+
+var errMoved = errors.New("the record moved")
+
+// escalate tells the supervisor, once per sequence number.
+func escalate(o Options, file string, d *walkie.Doc, p walkie.Progress, w *walkie.WatchMemory, emit func(controller.Event), r Result) Result {
+	reason := fmt.Sprintf("%s was invoked %d times for turn %d (seq %d, first at %s) and the record has not moved",
+		p.NextAgent, w.Tries, p.NextTurn, p.Seq, w.InvokedAt.Local().Format(time.DateTime))
+	// Record first: the supervisor is told at most once, even if this
+	// tick dies right after.
+	_, _, err := walkie.UpdateState(file, func(_ *walkie.Meta, cur walkie.Progress, s *walkie.State) error {
+		if cur.Seq != p.Seq || s.Watch == nil || s.Watch.Escalated {
+			return errMoved
+		}
+		s.Watch.Escalated = true
+		return nil
+	})
+	if errors.Is(err, errMoved) {
+		r.Action, r.Detail = Skipped, "the record moved while the tick looked at it"
+		return r
+	}
+	if err != nil {
+		r.Action, r.Detail = Error, err.Error()
+		return r
+	}
+	emit(controller.Event{Kind: controller.EventEscalation, Turn: p.NextTurn, Round: p.NextRound, Agent: p.NextAgent, Line: reason})
+	o.Log.Warn("escalated to the supervisor", zap.String("file", file), zap.String("debate", d.Meta.ID), zap.String("reason", reason))
+	r.Action, r.Detail = Escalated, reason
+	return r
+}
+
+// lastMove is when the record last moved: the last entry's stamp, or the
+// file's modification time when it has no entries yet.
+func lastMove(file string, d *walkie.Doc) time.Time {
+	if n := len(d.Entries); n > 0 {
+		return d.Entries[n-1].Marker.At
+	}
+	if fi, err := os.Stat(file); err == nil {
+		return fi.ModTime()
+	}
+	return time.Time{}
+}

@@ -1,0 +1,361 @@
+package watch_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/controller"
+	"github.com/walkie-sh/walkie/controller/notify"
+	"github.com/walkie-sh/walkie/controller/watch"
+	"github.com/walkie-sh/walkie/walkie"
+)
+
+var watchBin struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// watchFakeAgent builds the fake agent once for the watch tests.
+func watchFakeAgent(t *testing.T) string {
+	t.Helper()
+	watchBin.once.Do(func() {
+		dir, err := os.MkdirTemp("", "walkie-watch-test-")
+		if err != nil {
+			watchBin.err = err
+			return
+		}
+		watchBin.path = filepath.Join(dir, "fakeagent")
+		out, err := exec.Command("go", "build", "-o", watchBin.path, "github.com/walkie-sh/walkie/cmd/fakeagent").CombinedOutput()
+		if err != nil {
+			watchBin.err = fmt.Errorf("%v: %s", err, out)
+		}
+	})
+	if watchBin.err != nil {
+		t.Fatalf("building fakeagent: %v", watchBin.err)
+	}
+	return watchBin.path
+}
+
+// watchConfig has fake agents fa and fb that sign from round 2, with the
+// given debounce, and "ghost", whose command does not exist.
+func watchConfig(t *testing.T, debounce time.Duration) *config.Config {
+	t.Helper()
+	bin := watchFakeAgent(t)
+	agent := func(name, cmd string) string {
+		return fmt.Sprintf("  %s:\n    command: [%q, --file, '{file}', --agent, '{agent}', --turn, '{turn}', --round, '{round}', --sign-from, '2']\n    usage: none\n", name, cmd)
+	}
+	y := fmt.Sprintf("defaults:\n  timeout: 20s\n  grace: 50ms\n  kill_grace: 300ms\n  retries: 0\n  debounce: %s\nagents:\n", debounce) +
+		agent("fa", bin) + agent("fb", bin) + agent("ghost", filepath.Join(t.TempDir(), "no-such-cli"))
+	cfg, err := config.Parse("", []byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func approvedDebate(t *testing.T, dir, id string, participants ...string) string {
+	t.Helper()
+	file := filepath.Join(dir, id+".walkie.md")
+	if err := walkie.Init(file, walkie.InitOptions{ID: id, Participants: participants, MaxRounds: 3,
+		Briefing: []byte("Decide it. Sign off when you agree.\n")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := walkie.Approve(file); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// A loop standing in for cron, ticking every 40ms over a directory: a
+// debate of two commands runs to convergence with each turn invoked once,
+// never before its debounce; a debate whose next party has no command
+// waits for its post.
+func TestWatchOnceCronLoop(t *testing.T) {
+	const debounce = 250 * time.Millisecond
+	dir := t.TempDir()
+	cfg := watchConfig(t, debounce)
+	both := approvedDebate(t, dir, "both", "fa", "fb")
+	approved := time.Now()
+	mixed := approvedDebate(t, dir, "mixed", "fa", "alice")
+	invoked := map[string]int{}
+	var actions []string
+	tick := func() {
+		res, err := watch.Once(context.Background(), watch.Options{Path: dir, Config: cfg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res {
+			actions = append(actions, filepath.Base(r.File)+" "+r.Action)
+			switch r.Action {
+			case watch.Invoked:
+				invoked[r.Debate]++
+			case watch.Retried, watch.Escalated, watch.Error:
+				t.Errorf("%s: %s: %s", r.File, r.Action, r.Detail)
+			}
+		}
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for status(t, both) != walkie.StatusConverged {
+		if time.Now().After(deadline) {
+			t.Fatalf("not converged; actions: %v", actions)
+		}
+		tick()
+		time.Sleep(40 * time.Millisecond)
+	}
+	if invoked["both"] != 4 {
+		t.Errorf("both: %d invocations for 4 turns", invoked["both"])
+	}
+	// Debounce: every turn began at least `debounce` after the entry before
+	// it (the file's approval for the first).
+	d, _ := walkie.Load(both)
+	prev := approved.Add(-50 * time.Millisecond) // the file's mtime is a little earlier
+	for i, r := range acceptedStarts(t, both) {
+		if gap := r.Sub(prev); gap < debounce {
+			t.Errorf("turn %d started %v after the last entry; the debounce is %v", i+1, gap, debounce)
+		}
+		prev = d.Entries[i].Marker.At
+	}
+	// mixed: fa's first turn ran; alice, with no command, is never invoked.
+	if invoked["mixed"] != 1 {
+		t.Errorf("mixed: %d invocations, want 1 (alice has no command)", invoked["mixed"])
+	}
+	res, _ := watch.Once(context.Background(), watch.Options{Path: mixed, Config: cfg})
+	if len(res) != 1 || res[0].Action != watch.Waiting || !strings.Contains(res[0].Detail, "alice") {
+		t.Fatalf("mixed after fa's turn: %+v", res)
+	}
+	if _, err := walkie.Append(mixed, walkie.Post{From: "alice", Body: []byte("Go on.\n")}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(debounce)
+	res, _ = watch.Once(context.Background(), watch.Options{Path: mixed, Config: cfg})
+	if res[0].Action != watch.Invoked || len(walkieEntries(t, mixed)) != 3 {
+		t.Fatalf("after alice's post: %+v", res)
+	}
+}
+
+// Once per sequence number, one timed retry, then one escalation: the
+// party whose CLI is missing is invoked, retried after RetryAfter, and the
+// supervisor is told once, however many ticks follow.
+func TestWatchOnceRetryThenEscalate(t *testing.T) {
+	dir := t.TempDir()
+	cfg := watchConfig(t, 0)
+	file := approvedDebate(t, dir, "ghosted", "ghost", "fa")
+	now := time.Now()
+	clock := func() time.Time { return now }
+	var events []controller.Event
+	tick := func() watch.Result {
+		t.Helper()
+		res, err := watch.Once(context.Background(), watch.Options{Path: file, Config: cfg, RetryAfter: time.Minute,
+			Now: clock, Observe: func(e controller.Event) { events = append(events, e) }})
+		if err != nil || len(res) != 1 {
+			t.Fatalf("tick: %v %+v", err, res)
+		}
+		return res[0]
+	}
+	steps := []struct {
+		advance time.Duration
+		want    string
+	}{
+		{0, watch.Invoked},
+		{0, watch.Waiting}, // invoked for this seq already
+		{30 * time.Second, watch.Waiting},
+		{31 * time.Second, watch.Retried}, // a minute after the first
+		{10 * time.Second, watch.Waiting},
+		{time.Minute, watch.Escalated},
+		{time.Minute, watch.Waiting}, // told once
+		{time.Hour, watch.Waiting},
+	}
+	for i, s := range steps {
+		now = now.Add(s.advance)
+		r := tick()
+		if r.Action != s.want {
+			t.Fatalf("tick %d (+%v): %s (%s), want %s", i+1, s.advance, r.Action, r.Detail, s.want)
+		}
+	}
+	var esc []controller.Event
+	for _, e := range events {
+		if e.Kind == controller.EventEscalation {
+			esc = append(esc, e)
+		}
+	}
+	if len(esc) != 1 || esc[0].Agent != "ghost" || esc[0].Turn != 1 || !strings.Contains(esc[0].Line, "invoked 2 times") {
+		t.Fatalf("escalations: %+v", esc)
+	}
+	st, _ := walkie.LoadState(walkie.StateDir(file, "ghosted"))
+	if st.Watch == nil || !st.Watch.Escalated || st.Watch.Tries != 2 || st.Watch.InvokedSeq != 0 {
+		t.Errorf("state.json watch memory: %+v", st.Watch)
+	}
+	// The memory lives in state.json only: the record has no entry.
+	if n := len(walkieEntries(t, file)); n != 0 {
+		t.Errorf("the walkie file has %d entries", n)
+	}
+}
+
+// The supervisor's copy: each new turn once, never supervisor notes.
+func TestCopyEntries(t *testing.T) {
+	dir := t.TempDir()
+	file := approvedDebate(t, dir, "copied", "fa", "fb")
+	var got []string
+	emit := func(e controller.Event) {
+		got = append(got, fmt.Sprintf("%d %s %s", e.Turn, e.Agent, strings.TrimSpace(e.Line)))
+	}
+	post := func(p walkie.Post) {
+		if _, err := walkie.Append(file, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	post(walkie.Post{From: "fa", Body: []byte("One.\n")})
+	post(walkie.Post{Supervisor: true, Body: []byte("Note.\n")})
+	if n, err := notify.CopyEntries(file, emit); n != 1 || err != nil {
+		t.Fatalf("CopyEntries = %d, %v", n, err)
+	}
+	if n, _ := notify.CopyEntries(file, emit); n != 0 {
+		t.Fatalf("copied again: %d", n)
+	}
+	post(walkie.Post{From: "fb", Body: []byte("Two.\n"), Sign: true})
+	notify.CopyEntries(file, emit)
+	want := []string{"1 fa One.", "2 fb Two.\nSigned-off-by: fb"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("copies %q, want %q", got, want)
+	}
+}
+
+func status(t *testing.T, file string) string {
+	t.Helper()
+	d, err := walkie.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := walkie.LoadState(walkie.StateDir(file, d.Meta.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return walkie.DebateStatus(&d.Meta, d.Progress(), st)
+}
+
+func walkieEntries(t *testing.T, file string) []walkie.Entry {
+	t.Helper()
+	d, err := walkie.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.Entries
+}
+
+func acceptedStarts(t *testing.T, file string) []time.Time {
+	var out []time.Time
+	for _, r := range turnLogOf(t, file) {
+		if r.Outcome == walkie.OutcomeAccepted {
+			out = append(out, r.Started)
+		}
+	}
+	return out
+}
+
+func turnLogOf(t *testing.T, file string) []controller.TurnRecord {
+	t.Helper()
+	meta, err := walkie.ReadMeta(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := controller.ReadTurnLog(walkie.StateDir(file, meta.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+// A round table is never stepped one party at a time by the cron tick.
+func TestWatchOnceSkipsRoundTable(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "rt.walkie.md")
+	rt := "---\nwalkie: 1\nid: rt\nmode: roundtable\nimplementer: fa\nreviewers: [fb]\ngrader: [\"true\"]\nworkspace: w\nmax_rounds: 2\n---\n# Briefing\nBuild it.\n"
+	if err := os.WriteFile(file, []byte(rt), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := walkie.Approve(file); err != nil {
+		t.Fatal(err)
+	}
+	res, err := watch.Once(context.Background(), watch.Options{Path: file, Config: watchConfig(t, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 || res[0].Action != watch.Skipped || !strings.Contains(res[0].Detail, "round table") {
+		t.Fatalf("watch --once on a round table: %+v", res)
+	}
+	if recs := turnLogOf(t, file); len(recs) != 0 {
+		t.Fatalf("a party was invoked: %+v", recs)
+	}
+}
+
+// The debate's own switch wins over the config's default, both ways, and
+// a watch tick copies entries only when the switch says so.
+func TestCopyWantedPerDebate(t *testing.T) {
+	dir := t.TempDir()
+	file := approvedDebate(t, dir, "switch", "fa", "fb")
+	set := func(v *bool) {
+		t.Helper()
+		if _, _, err := walkie.UpdateState(file, func(_ *walkie.Meta, _ walkie.Progress, s *walkie.State) error {
+			s.CopySupervisor = v
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	on, off := true, false
+	for _, c := range []struct {
+		name       string
+		sw         *bool
+		dflt, want bool
+	}{
+		{"no switch follows the config (on)", nil, true, true},
+		{"no switch follows the config (off)", nil, false, false},
+		{"on beats a config that is off", &on, false, true},
+		{"off beats a config that is on", &off, true, false},
+	} {
+		set(c.sw)
+		if got := notify.CopyWanted(file, c.dflt); got != c.want {
+			t.Errorf("%s: CopyWanted = %v", c.name, got)
+		}
+	}
+
+	if _, err := walkie.Append(file, walkie.Post{From: "fa", Body: []byte("One.\n")}); err != nil {
+		t.Fatal(err)
+	}
+	var copies int
+	observe := func(e controller.Event) {
+		if e.Kind == controller.EventEntry {
+			copies++
+		}
+	}
+	tick := func(dflt bool) {
+		t.Helper()
+		// A config whose agents do not exist: the tick only copies, waits.
+		cfg, err := config.Parse("", []byte("agents: {}\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := watch.Once(context.Background(), watch.Options{Path: file, Config: cfg, Observe: observe, CopyEntries: dflt}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set(&off)
+	tick(true)
+	if copies != 0 {
+		t.Fatalf("copied with the debate's switch off: %d", copies)
+	}
+	set(&on)
+	tick(false)
+	if copies != 1 {
+		t.Fatalf("copies with the debate's switch on: %d, want 1", copies)
+	}
+}
