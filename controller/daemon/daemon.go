@@ -16,6 +16,7 @@ package daemon
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -33,6 +34,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"golang.org/x/net/netutil"
 
 	"github.com/walkie-sh/walkie/config"
@@ -52,6 +54,10 @@ type Options struct {
 	// not loopback requires Token.
 	Listen string
 	Token  string // bearer token for the HTTP API
+	// AllowedHosts are Host names the HTTP API answers for besides the
+	// listen address and loopback (a reverse proxy's name; without a port
+	// it matches any port). The config's serve.allowed_hosts adds to them.
+	AllowedHosts []string
 	// HTTPIdleTimeout closes a keep-alive connection idle this long.
 	// Default DefaultIdleTimeout.
 	HTTPIdleTimeout time.Duration
@@ -102,6 +108,11 @@ type Daemon struct {
 	ln      net.Listener
 	started time.Time
 
+	hosts       hostNames                   // the Host names the HTTP API answers for
+	csrf        string                      // the page's CSRF token: random, one per daemon start
+	crossOrigin *http.CrossOriginProtection // refuses a state change from another site
+	httpLog     *zap.Logger                 // refused requests, sampled
+
 	mu       sync.Mutex
 	workers  map[string]*worker // by walkie file
 	byDir    map[string]*worker // by state directory
@@ -139,10 +150,20 @@ func New(o Options) (*Daemon, error) {
 	if o.Listen != "" && o.Token == "" && !loopback(o.Listen) {
 		return nil, fmt.Errorf("--listen %s: %w (set --token or WALKIE_TOKEN, or listen on 127.0.0.1)", o.Listen, ErrNeedToken)
 	}
+	for _, h := range o.AllowedHosts {
+		if err := config.CheckHost(h); err != nil {
+			return nil, fmt.Errorf("--allowed-host: %w", err)
+		}
+	}
 	o.HTTPIdleTimeout = cmp.Or(o.HTTPIdleTimeout, DefaultIdleTimeout)
 	o.HTTPMaxConns = cmp.Or(o.HTTPMaxConns, defaultMaxConns())
-	d := &Daemon{o: o, dir: dir, log: o.Log, started: time.Now(),
+	d := &Daemon{o: o, dir: dir, log: o.Log, started: time.Now(), csrf: rand.Text(), crossOrigin: http.NewCrossOriginProtection(),
 		workers: map[string]*worker{}, byDir: map[string]*worker{}, seeded: map[string]bool{}, draining: make(chan struct{})}
+	// A hostile page can send requests as fast as it likes: log the first
+	// 20 refusals of each kind a second, drop the rest.
+	d.httpLog = o.Log.Named("http").WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
+		return zapcore.NewSamplerWithOptions(c, time.Second, 20, 0)
+	}))
 	d.runCtx, d.cancel = context.WithCancel(context.Background())
 	d.cfg.Store(o.Config)
 	d.limits = NewLimiter(o.Config.Limits, o.RateWindow)
@@ -162,6 +183,8 @@ func New(o Options) (*Daemon, error) {
 			n.Close(context.Background())
 			return nil, fmt.Errorf("listen %s: %w", o.Listen, err)
 		}
+		_, port, _ := net.SplitHostPort(d.ln.Addr().String())
+		d.hosts = newHostNames(o.Listen, port, o.AllowedHosts)
 	}
 	return d, nil
 }
