@@ -50,6 +50,9 @@ func Changes(prev, next *Config) []string {
 	if !reflect.DeepEqual(prev.Notify, next.Notify) {
 		out = append(out, "notify changed")
 	}
+	if !slices.Equal(prev.Serve.AllowedHosts, next.Serve.AllowedHosts) {
+		out = append(out, "serve.allowed_hosts changed")
+	}
 	if prev.BudgetUSD != next.BudgetUSD {
 		out = append(out, fmt.Sprintf("budget_usd %g → %g", prev.BudgetUSD, next.BudgetUSD))
 	}

@@ -15,7 +15,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -33,6 +35,7 @@ type Config struct {
 	Pricing   Pricing          // dated price table for token-priced usage
 	Limits    Limits           // daemon limits
 	Notify    Notify           // notification sinks
+	Serve     Serve            // walkie serve's HTTP surface
 	BudgetUSD float64          // default per-debate budget in USD; 0 = no budget
 }
 
@@ -113,6 +116,31 @@ type Notify struct {
 	Webhook        Webhook
 	Telegram       Telegram
 	CopySupervisor bool // send a copy of every entry to the supervisor
+}
+
+// Serve configures walkie serve's HTTP surface.
+type Serve struct {
+	// AllowedHosts are Host names the daemon answers for besides its
+	// listen address and loopback: a reverse proxy's name. A name without
+	// a port matches any port.
+	AllowedHosts []string
+}
+
+// hostRE is a Host header as a browser sends it: a name or an IPv4
+// address, or an IPv6 address in brackets, then an optional port.
+var hostRE = regexp.MustCompile(`^([A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?$`)
+
+// CheckHost checks one allowed host (serve.allowed_hosts, --allowed-host).
+func CheckHost(s string) error {
+	if m := hostRE.FindStringSubmatch(s); m == nil || !validPort(strings.TrimPrefix(m[3], ":")) {
+		return fmt.Errorf("%q is not a host name: write a name, optionally with :port, as a browser sends it (walkie.example.com, walkie.example.com:8443), without a scheme or path", s)
+	}
+	return nil
+}
+
+func validPort(s string) bool {
+	n, err := strconv.Atoi(s)
+	return s == "" || (err == nil && n > 0 && n <= 65535)
 }
 
 // Webhook posts event JSON to URL.

@@ -53,7 +53,7 @@ const maxErrors = 20
 const maxNodes = 100_000
 
 var (
-	topKeys      = []string{"defaults", "agents", "prompts", "pricing", "limits", "notify", "budget_usd"}
+	topKeys      = []string{"defaults", "agents", "prompts", "pricing", "limits", "notify", "serve", "budget_usd"}
 	defaultsKeys = []string{"timeout", "stall", "grace", "kill_grace", "retries", "debounce", "env_allow", "home"}
 	agentKeys    = []string{"preset", "mode", "command", "env", "env_allow", "dir", "home", "home_files", "tmpdir",
 		"timeout", "stall", "grace", "kill_grace", "retries", "debounce", "rules", "usage", "model", "prompt"}
@@ -419,6 +419,15 @@ func Parse(path string, data []byte) (*Config, error) {
 	d.pricing(sections["pricing"], &c.Pricing)
 	d.limits(sections["limits"], c)
 	d.notify(sections["notify"], &c.Notify)
+	d.mapping(sections["serve"], "serve", []string{"allowed_hosts"}, func(_ string, _, v *yaml.Node) {
+		c.Serve.AllowedHosts, _ = d.list(v, "serve.allowed_hosts", func(n *yaml.Node, p, s string) bool {
+			err := CheckHost(s)
+			if err != nil {
+				d.errorf(n, p, "%v", err)
+			}
+			return err == nil
+		})
+	})
 	if n, ok := sections["budget_usd"]; ok {
 		d.money(n, "budget_usd", &c.BudgetUSD)
 	}

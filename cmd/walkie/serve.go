@@ -36,17 +36,28 @@ restarted daemon continues every debate where it was: no turn lost or run
 twice.
 
 HTTP (loopback unless --token is set): /healthz, /api/debates (JSON),
-/metrics (Prometheus) and a live page at /. See docs/operations.md.
+/metrics (Prometheus), a live page at /, and POST /api/halt, resume, extend
+and note. A request whose Host is not the listen address, localhost or a
+loopback address on the listen port, or an --allowed-host, is refused (421):
+a web page that rebinds its own domain name to this machine reads nothing. A
+POST from another site is refused; one from the page carries the page's CSRF
+token, and with --token every request but /healthz and the page needs
+"Authorization: Bearer TOKEN" (the page asks for it and keeps it in the tab,
+never in a link). Idle connections are closed after 30s and connections are
+capped, so no client can take the descriptors the debates need. The threat
+model is in docs/operations.md.
 
 EXAMPLES:
    walkie serve --dir ~/debates
    walkie serve --dir . --listen 127.0.0.1:7433 --grace 5m
-   WALKIE_TOKEN=s3cret walkie serve --dir /srv/walkie --listen 0.0.0.0:7433`,
+   WALKIE_TOKEN=s3cret walkie serve --dir /srv/walkie --listen 0.0.0.0:7433
+   walkie serve --dir ~/debates --allowed-host walkie.example.com   # behind a reverse proxy`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "dir", Value: ".", Usage: "directory to serve: every *.walkie.md under it"},
 			&cli.StringFlag{Name: "config", Usage: "config file (default: ./walkie.yaml, then the user config dir); SIGHUP re-reads it"},
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:7433", Usage: `HTTP address; "" for none; beyond loopback it needs --token`},
 			&cli.StringFlag{Name: "token", EnvVars: []string{"WALKIE_TOKEN"}, Usage: "bearer token the HTTP API requires (needed to listen beyond loopback)"},
+			&cli.StringSliceFlag{Name: "allowed-host", Usage: "a Host name the HTTP API also answers for, e.g. a reverse proxy's (NAME or NAME:PORT; repeatable; the config's serve.allowed_hosts adds more)"},
 			&cli.DurationFlag{Name: "grace", Value: daemon.DefaultGrace, Usage: "after SIGTERM, how long running turns may finish before they are interrupted"},
 			&cli.DurationFlag{Name: "rate-window", Hidden: true, Usage: "the rate limit's window (tests only; default an hour)"},
 			&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "auto (human on a terminal, JSON otherwise), console or json"},
@@ -70,8 +81,13 @@ func runServe(c *cli.Context) error {
 	if err != nil {
 		return withCode(exitBadInput, err)
 	}
+	for _, h := range c.StringSlice("allowed-host") {
+		if err := config.CheckHost(h); err != nil {
+			return withCode(exitBadInput, fmt.Errorf("--allowed-host: %w", err))
+		}
+	}
 	d, err := daemon.New(daemon.Options{Dir: c.String("dir"), Config: cfg, ConfigPath: c.String("config"),
-		Listen: c.String("listen"), Token: c.String("token"), Grace: c.Duration("grace"), RateWindow: c.Duration("rate-window"), Log: log})
+		Listen: c.String("listen"), Token: c.String("token"), AllowedHosts: c.StringSlice("allowed-host"), Grace: c.Duration("grace"), RateWindow: c.Duration("rate-window"), Log: log})
 	switch {
 	case errors.Is(err, walkie.ErrLocked), errors.Is(err, daemon.ErrNeedToken):
 		return withCode(exitBadInput, err)

@@ -14,7 +14,9 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -32,6 +34,8 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"golang.org/x/net/netutil"
 
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller"
@@ -50,6 +54,17 @@ type Options struct {
 	// not loopback requires Token.
 	Listen string
 	Token  string // bearer token for the HTTP API
+	// AllowedHosts are Host names the HTTP API answers for besides the
+	// listen address and loopback (a reverse proxy's name; without a port
+	// it matches any port). The config's serve.allowed_hosts adds to them.
+	AllowedHosts []string
+	// HTTPIdleTimeout closes a keep-alive connection idle this long.
+	// Default DefaultIdleTimeout.
+	HTTPIdleTimeout time.Duration
+	// HTTPMaxConns caps the open HTTP connections; more wait in the
+	// kernel's queue, holding no descriptor of the daemon's. Default: a
+	// quarter of RLIMIT_NOFILE, between 16 and 256.
+	HTTPMaxConns int
 	// Grace is how long running turns may go on after Run's context ends
 	// before they are interrupted. Default DefaultGrace.
 	Grace time.Duration
@@ -62,6 +77,16 @@ type Options struct {
 
 // DefaultGrace is how long running turns get after SIGTERM.
 const DefaultGrace = 2 * time.Minute
+
+// HTTP bounds: a client gets this long to send its request's headers, and
+// that much room for them. A connection that has sent nothing counts as
+// sending headers. There is no ReadTimeout: it would also end a long
+// response (a stream of events), and a body is bounded by its handler.
+const (
+	DefaultIdleTimeout = 30 * time.Second
+	headerTimeout      = 10 * time.Second
+	maxHeaderBytes     = 64 << 10
+)
 
 // LockName is the daemon's lock file in the served directory.
 const LockName = ".walkie-serve.lock"
@@ -82,6 +107,11 @@ type Daemon struct {
 	metrics *metrics
 	ln      net.Listener
 	started time.Time
+
+	hosts       hostNames                   // the Host names the HTTP API answers for
+	csrf        string                      // the page's CSRF token: random, one per daemon start
+	crossOrigin *http.CrossOriginProtection // refuses a state change from another site
+	httpLog     *zap.Logger                 // refused requests, sampled
 
 	mu       sync.Mutex
 	workers  map[string]*worker // by walkie file
@@ -120,8 +150,20 @@ func New(o Options) (*Daemon, error) {
 	if o.Listen != "" && o.Token == "" && !loopback(o.Listen) {
 		return nil, fmt.Errorf("--listen %s: %w (set --token or WALKIE_TOKEN, or listen on 127.0.0.1)", o.Listen, ErrNeedToken)
 	}
-	d := &Daemon{o: o, dir: dir, log: o.Log, started: time.Now(),
+	for _, h := range o.AllowedHosts {
+		if err := config.CheckHost(h); err != nil {
+			return nil, fmt.Errorf("--allowed-host: %w", err)
+		}
+	}
+	o.HTTPIdleTimeout = cmp.Or(o.HTTPIdleTimeout, DefaultIdleTimeout)
+	o.HTTPMaxConns = cmp.Or(o.HTTPMaxConns, defaultMaxConns())
+	d := &Daemon{o: o, dir: dir, log: o.Log, started: time.Now(), csrf: rand.Text(), crossOrigin: http.NewCrossOriginProtection(),
 		workers: map[string]*worker{}, byDir: map[string]*worker{}, seeded: map[string]bool{}, draining: make(chan struct{})}
+	// A hostile page can send requests as fast as it likes: log the first
+	// 20 refusals of each kind a second, drop the rest.
+	d.httpLog = o.Log.Named("http").WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
+		return zapcore.NewSamplerWithOptions(c, time.Second, 20, 0)
+	}))
 	d.runCtx, d.cancel = context.WithCancel(context.Background())
 	d.cfg.Store(o.Config)
 	d.limits = NewLimiter(o.Config.Limits, o.RateWindow)
@@ -141,8 +183,20 @@ func New(o Options) (*Daemon, error) {
 			n.Close(context.Background())
 			return nil, fmt.Errorf("listen %s: %w", o.Listen, err)
 		}
+		_, port, _ := net.SplitHostPort(d.ln.Addr().String())
+		d.hosts = newHostNames(o.Listen, port, o.AllowedHosts)
 	}
 	return d, nil
+}
+
+// defaultMaxConns leaves most descriptors to the debates: a quarter of
+// the limit, between 16 and 256.
+func defaultMaxConns() int {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return 64
+	}
+	return int(min(max(lim.Cur/4, 16), 256))
 }
 
 func (d *Daemon) notifyOptions() notify.Options {
@@ -185,10 +239,14 @@ func (d *Daemon) Run(ctx context.Context) error {
 	var srv *http.Server
 	httpDone := make(chan struct{})
 	if d.ln != nil {
-		srv = &http.Server{Handler: d.handler(), ReadHeaderTimeout: 10 * time.Second}
+		// Idle keep-alive connections are closed, slow clients cut off, and
+		// the connections held at once capped, so no client can take the
+		// descriptors the debates need.
+		srv = &http.Server{Handler: d.handler(), ReadHeaderTimeout: headerTimeout,
+			IdleTimeout: d.o.HTTPIdleTimeout, MaxHeaderBytes: maxHeaderBytes, ErrorLog: zap.NewStdLog(d.log.Named("http"))}
 		go func() {
 			defer close(httpDone)
-			if err := srv.Serve(d.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			if err := srv.Serve(netutil.LimitListener(d.ln, d.o.HTTPMaxConns)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				d.log.Error("http server stopped", zap.Error(err))
 			}
 		}()
@@ -196,6 +254,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		close(httpDone)
 	}
 	d.log.Info("serving", zap.String("dir", d.dir), zap.Int("debates", len(files)), zap.String("http", d.Addr()),
+		zap.Int("http_max_conns", d.o.HTTPMaxConns),
 		zap.Int("pid", os.Getpid()), zap.String("config", d.cfg.Load().Path))
 
 	<-ctx.Done()

@@ -31,6 +31,9 @@ var bins struct {
 }
 
 func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) != "" {
+		os.Exit(helperMain())
+	}
 	dir, err := os.MkdirTemp("", "walkie-daemon-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -81,13 +84,17 @@ func fakeAgent(name string, flags ...string) string {
 // given top-level YAML (limits, notify).
 func testConfig(t testing.TB, agents []string, extra string) *config.Config {
 	t.Helper()
-	y := "defaults:\n  timeout: 30s\n  stall: 20s\n  grace: 50ms\n  kill_grace: 300ms\n  retries: 1\n  debounce: 0s\nagents:\n" +
-		strings.Join(agents, "") + extra
+	y := configYAML(agents, extra)
 	cfg, err := config.Parse("", []byte(y))
 	if err != nil {
 		t.Fatalf("config: %v\n%s", err, y)
 	}
 	return cfg
+}
+
+func configYAML(agents []string, extra string) string {
+	return "defaults:\n  timeout: 30s\n  stall: 20s\n  grace: 50ms\n  kill_grace: 300ms\n  retries: 1\n  debounce: 0s\nagents:\n" +
+		strings.Join(agents, "") + extra
 }
 
 // newDebate creates an approved debate.

@@ -2,7 +2,10 @@ package daemon
 
 import (
 	"crypto/subtle"
+	"embed"
 	"encoding/json"
+	"html/template"
+	"io/fs"
 	"net/http"
 	"os"
 	"slices"
@@ -29,83 +32,182 @@ func (d *Daemon) Debates() []DebateView {
 	return out
 }
 
-// handler serves the HTTP API:
+// web holds the live page's template and the static files it loads: the
+// page has no inline script or style, so the Content-Security-Policy can
+// allow the daemon's own files and nothing else.
 //
-//	GET /healthz       liveness; never needs the token
-//	GET /api/debates   every debate as JSON
-//	GET /metrics       Prometheus
-//	GET /              a live page over /api/debates
+//go:embed web
+var web embed.FS
+
+var (
+	pageTemplate = template.Must(template.ParseFS(web, "web/page.html"))
+	staticFiles  = must(fs.Sub(web, "web/static"))
+)
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// route is one entry of the HTTP API. The mux is built from routes()
+// alone, so the tests that attack every route see a new one the moment
+// it is added.
+type route struct {
+	pattern string // a ServeMux pattern, method first
+	public  bool   // served without the token: holds no debate data
+	h       http.Handler
+}
+
+// routes is the HTTP API:
+//
+//	GET  /healthz          liveness; never needs the token
+//	GET  /api/debates      every debate as JSON
+//	GET  /metrics          Prometheus
+//	GET  /                 the live page over /api/debates
+//	GET  /static/NAME      its script and style sheet
+//	POST /api/halt         {"file", "reason"}
+//	POST /api/resume       {"file"}
+//	POST /api/extend       {"file", "rounds"}
+//	POST /api/note         {"file", "text"}: a supervisor entry
+//
+// Every request also passes secure (Host, headers, and for a POST the
+// origin and CSRF checks), whatever its route.
+func (d *Daemon) routes() []route {
+	return []route{
+		{"GET /healthz", true, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			writeJSON(w, map[string]any{"status": "ok", "pid": os.Getpid(), "dir": d.dir,
+				"uptime_s": time.Since(d.started).Round(time.Second).Seconds()})
+		})},
+		{"GET /api/debates", false, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			writeJSON(w, map[string]any{"dir": d.dir, "sessions_running": d.limits.Running(), "debates": d.Debates()})
+		})},
+		{"GET /metrics", false, promhttp.HandlerFor(d.metrics.reg, promhttp.HandlerOpts{})},
+		{"GET /{$}", true, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			w.Header().Set("Cache-Control", "no-store") // the CSRF token changes with every start
+			_ = pageTemplate.Execute(w, map[string]string{"CSRF": d.csrf})
+		})},
+		{"GET /static/{name}", true, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.ServeFileFS(w, r, staticFiles, r.PathValue("name"))
+		})},
+		{"POST /api/halt", false, d.control(d.halt)},
+		{"POST /api/resume", false, d.control(d.resume)},
+		{"POST /api/extend", false, d.control(d.extend)},
+		{"POST /api/note", false, d.control(d.note)},
+	}
+}
+
+// handler is the HTTP API behind its checks.
 func (d *Daemon) handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, map[string]any{"status": "ok", "pid": os.Getpid(), "dir": d.dir,
-			"uptime_s": time.Since(d.started).Round(time.Second).Seconds()})
-	})
-	mux.HandleFunc("GET /api/debates", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, map[string]any{"dir": d.dir, "sessions_running": d.limits.Running(), "debates": d.Debates()})
-	})
-	mux.Handle("GET /metrics", promhttp.HandlerFor(d.metrics.reg, promhttp.HandlerOpts{}))
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_, _ = w.Write([]byte(livePage))
-	})
-	if d.o.Token == "" {
-		return mux
+	for _, rt := range d.routes() {
+		h := rt.h
+		if !rt.public && d.o.Token != "" {
+			h = d.requireToken(h)
+		}
+		mux.Handle(rt.pattern, h)
 	}
-	want := []byte("Bearer " + d.o.Token)
+	return d.secure(mux)
+}
+
+// CSRFHeader carries the page's CSRF token on a state-changing request.
+const CSRFHeader = "X-Walkie-CSRF"
+
+// contentSecurityPolicy lets the page load the daemon's own script, style
+// sheet and API and nothing else: no inline script, no other origin, no
+// framing. An agent's text that escaped escaping still could not run.
+const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; " +
+	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// secure puts the headers every response carries, refuses a Host the
+// daemon does not answer for (DNS rebinding), and lets a request that may
+// change state through only from the daemon's own page or a non-browser
+// client with the right token. It sends no CORS headers, so a page of
+// another origin can neither read a response nor pass a preflight.
+func (d *Daemon) secure(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got := []byte(r.Header.Get("Authorization"))
-		// The live page itself is public (it holds no data); its script
-		// sends the token it is given in the URL fragment.
-		if r.URL.Path != "/healthz" && r.URL.Path != "/" && subtle.ConstantTimeCompare(got, want) != 1 {
+		h := w.Header()
+		h.Set("Content-Security-Policy", contentSecurityPolicy)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Cross-Origin-Resource-Policy", "same-origin")
+		if !d.hosts.allowed(r.Host, d.cfg.Load().Serve.AllowedHosts) {
+			d.refuse(w, r, http.StatusMisdirectedRequest, "http request refused: host not allowed",
+				"walkie serve does not answer for this Host; add it with --allowed-host or serve.allowed_hosts (docs/operations.md)")
+			return
+		}
+		if !safeMethod(r.Method) {
+			if code, msg := d.mayChange(r); code != 0 {
+				if code == http.StatusUnauthorized {
+					h.Set("WWW-Authenticate", `Bearer realm="walkie"`)
+				}
+				d.refuse(w, r, code, "http request refused: "+msg, msg)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// safeMethod is a method that changes nothing (the routes never do on these).
+func safeMethod(m string) bool {
+	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
+}
+
+// mayChange checks a request that may change state, on any route: it must
+// not come from another site (Sec-Fetch-Site, else Origin against Host),
+// and it must carry the token when one is set, else the CSRF token of the
+// page this daemon served. It returns 0 or the status to refuse with.
+func (d *Daemon) mayChange(r *http.Request) (int, string) {
+	if err := d.crossOrigin.Check(r); err != nil {
+		return http.StatusForbidden, "cross-origin request"
+	}
+	if d.o.Token != "" {
+		if !d.bearer(r) {
+			return http.StatusUnauthorized, "a bearer token is required"
+		}
+		return 0, ""
+	}
+	if subtle.ConstantTimeCompare([]byte(r.Header.Get(CSRFHeader)), []byte(d.csrf)) != 1 {
+		return http.StatusForbidden, "the page's CSRF token is missing or stale (reload the page)"
+	}
+	return 0, ""
+}
+
+// requireToken refuses a request without the bearer token.
+func (d *Daemon) requireToken(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !d.bearer(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="walkie"`)
 			http.Error(w, "a bearer token is required", http.StatusUnauthorized)
 			return
 		}
-		mux.ServeHTTP(w, r)
+		next.ServeHTTP(w, r)
 	})
+}
+
+// bearer reports whether r carries the token as `Authorization: Bearer
+// TOKEN`, the scheme in any case (RFC 9110 §11.1), compared in constant time.
+func (d *Daemon) bearer(r *http.Request) bool {
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	return ok && strings.EqualFold(scheme, "Bearer") &&
+		subtle.ConstantTimeCompare([]byte(strings.TrimSpace(token)), []byte(d.o.Token)) == 1
+}
+
+// refuse answers a refused request and logs it: one line per request,
+// sampled so a hostile page cannot flood the log. Nothing secret is
+// logged (never a header's value but Origin and Sec-Fetch-Site).
+func (d *Daemon) refuse(w http.ResponseWriter, r *http.Request, code int, logMsg, body string) {
+	d.httpLog.Warn(logMsg, zapRequest(r, code)...)
+	http.Error(w, body, code)
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(v)
 }
-
-// livePage polls /api/debates from the browser every two seconds; the
-// daemon itself never polls. With a token, open it as /#token=TOKEN.
-const livePage = `<!doctype html>
-<html><head><meta charset="utf-8"><title>walkie serve</title>
-<style>
-body{font:14px system-ui,sans-serif;margin:2em;color:#222}
-table{border-collapse:collapse;width:100%}
-th,td{text-align:left;padding:4px 8px;border-bottom:1px solid #ddd;vertical-align:top}
-.open{color:#06c}.converged{color:#080}.failed,.halted,.over-budget,.deadlocked{color:#b00}
-small{color:#777}
-</style></head><body>
-<h1>walkie serve <small id="dir"></small></h1>
-<p id="sum"></p>
-<table><thead><tr><th>debate</th><th>status</th><th>turn</th><th>round</th><th>now</th><th>cost</th></tr></thead>
-<tbody id="rows"></tbody></table>
-<script>
-const token = new URLSearchParams(location.hash.slice(1)).get("token");
-function esc(s){return String(s??"").replace(/[&<>"]/g,c=>({"&":"&amp;","<":"&lt;",">":"&gt;","\"":"&quot;"}[c]))}
-async function tick(){
-  try{
-    const r = await fetch("api/debates",{headers: token?{Authorization:"Bearer "+token}:{}});
-    const j = await r.json();
-    document.getElementById("dir").textContent = j.dir;
-    document.getElementById("sum").textContent = j.debates.length+" debates, "+j.sessions_running+" sessions running";
-    document.getElementById("rows").innerHTML = j.debates.map(d=>{
-      let now = d.running ? esc(d.running.agent)+" writing turn "+d.running.turn+" ("+Math.round(d.running.elapsed_s)+"s) <small>"+esc(d.running.last_line)+"</small>"
-              : esc(d.waiting||d.error||d.reason||"");
-      return "<tr><td>"+esc(d.id)+"<br><small>"+esc(d.file)+"</small></td><td class='"+esc(d.status)+"'>"+esc(d.status)+
-        "</td><td>"+d.turns+(d.next?" → "+esc(d.next):"")+"</td><td>"+(d.round||"")+(d.max_rounds?"/"+d.max_rounds:"")+
-        "</td><td>"+now+"</td><td>$"+(d.cost_usd||0).toFixed(4)+"</td></tr>";
-    }).join("");
-  }catch(e){document.getElementById("sum").textContent="daemon unreachable: "+e}
-}
-tick(); setInterval(tick, 2000);
-</script></body></html>
-`

@@ -22,6 +22,9 @@ type worker struct {
 	file string
 	poke chan struct{} // buffered 1: "something changed, look again"
 	log  *zap.Logger
+	// ioDelay is the backoff while the record cannot be read for a
+	// transient reason (the loop's goroutine alone uses it).
+	ioDelay time.Duration
 
 	mu         sync.Mutex
 	view       DebateView
@@ -157,7 +160,7 @@ func (w *worker) loop() {
 			case errors.Is(err, walkie.ErrLocked):
 				lockDelay = nextDelay(lockDelay, maxLockDelay)
 				recheck = lockDelay
-			case errors.Is(err, controller.ErrBadInput):
+			case errors.Is(err, controller.ErrBadInput) && !transient(err):
 				// The record or the config must change first; an event
 				// will say when. The pause keeps a loop of our own writes
 				// from spinning.
@@ -217,17 +220,15 @@ func (w *worker) check(lockDelay *time.Duration) (action, time.Duration) {
 	}
 	doc, err := walkie.Load(w.file)
 	if err != nil {
-		// Often a file caught half-written; the next write wakes us.
-		w.setError(err.Error())
-		return actWait, 0
+		return w.loadFailed(err)
 	}
 	dir := walkie.StateDir(w.file, doc.Meta.ID)
 	w.d.register(w, dir)
 	st, err := walkie.LoadState(dir)
 	if err != nil {
-		w.setError(err.Error())
-		return actWait, 0
+		return w.loadFailed(err)
 	}
+	w.ioDelay = 0
 	dec := controller.Next(controller.Look{Doc: doc, State: st, Config: w.d.cfg.Load(), Now: time.Now(), Held: walkie.ControllerRunning(dir)})
 	p := doc.Progress()
 	w.mu.Lock()
