@@ -38,11 +38,11 @@ func (c *controller) turn(ctx context.Context, t *plan) (TurnRecord, error) {
 		return TurnRecord{}, err
 	}
 	rec := TurnRecord{Turn: t.Turn, Round: t.Round, Agent: t.Participant, Role: cmp.Or(t.role, "participant"), Attempt: t.attempt, Started: started}
-	job, err := c.turnJob(t, snapshot, started)
+	at, err := c.turnAttempt(t, snapshot, started)
 	if err != nil {
 		return rec, c.abandon(snapshot, err)
 	}
-	res, err := c.eng.Run(ctx, job)
+	res, err := c.eng.RunTurn(ctx, at)
 	if err != nil {
 		return rec, c.abandon(snapshot, err)
 	}
@@ -76,29 +76,24 @@ func (c *controller) turn(ctx context.Context, t *plan) (TurnRecord, error) {
 	return rec, nil
 }
 
-// turnJob is the engine's job for t: the agent's pinned prompt (or the
-// round table's), the record as the file it writes, the state file for
-// halts, and the turn's transcripts.
-func (c *controller) turnJob(t *plan, snapshot []byte, started time.Time) (engine.Job, error) {
+// turnAttempt is the engine's attempt for t: the agent's pinned prompt
+// (or the round table's), the record as the file it writes, the state file
+// for halts.
+func (c *controller) turnAttempt(t *plan, snapshot []byte, started time.Time) (engine.TurnAttempt, error) {
 	prompt := t.prompt
 	if prompt == "" {
 		var err error
 		prompt, err = c.opts.Config.RenderPrompt(t.Agent.Prompt, config.PromptData{Agent: t.Participant, File: c.file, Turn: t.Turn, Round: t.Round,
 			MaxRounds: t.RoundCap, Participants: t.meta.Participants})
 		if err != nil {
-			return engine.Job{}, badInput(fmt.Errorf("prompt for %s: %w", t.Participant, err))
+			return engine.TurnAttempt{}, badInput(fmt.Errorf("prompt for %s: %w", t.Participant, err))
 		}
 	}
-	expect := walkie.Expect{Turn: t.Turn, Agent: t.Participant}
-	job := engine.Job{
-		Agent:      t.Agent,
-		Vars:       config.Vars{Prompt: prompt, File: c.file, Agent: t.Participant, Dir: filepath.Dir(c.file), Turn: t.Turn, Round: t.Round},
-		Transcript: engine.TranscriptBase(c.dir, t.Turn, t.Participant, t.attempt),
-		Result:     c.file,
-		Ready:      func() bool { return c.turnIsIn(snapshot, expect) },
-		Done:       "the turn is in",
-		Control:    filepath.Join(c.dir, "state.json"),
-		Halted:     c.halted,
+	at := engine.TurnAttempt{
+		File: c.file, Before: snapshot, Turn: t.Turn, Round: t.Round, Attempt: t.attempt, Participant: t.Participant,
+		Agent: t.Agent, Prompt: prompt, StateDir: c.dir,
+		Control: filepath.Join(c.dir, "state.json"),
+		Halted:  c.halted,
 		Started: func(s *session.Session) {
 			c.noteSession(s)
 			// Announced once the agent is running: a command that cannot
@@ -109,11 +104,11 @@ func (c *controller) turnJob(t *plan, snapshot []byte, started time.Time) (engin
 		},
 	}
 	if c.opts.Observe != nil {
-		job.Output = func(line string) {
+		at.Output = func(line string) {
 			c.emit(Event{Kind: EventOutput, Turn: t.Turn, Round: t.Round, Agent: t.Participant, Attempt: t.attempt, Started: started, Line: line})
 		}
 	}
-	return job, nil
+	return at, nil
 }
 
 // begin snapshots the file and records the attempt as running, so that a
@@ -156,15 +151,6 @@ func (c *controller) abandon(snapshot []byte, cause error) error {
 		return nil
 	})
 	return cause
-}
-
-func (c *controller) turnIsIn(snapshot []byte, want walkie.Expect) bool {
-	cur, err := os.ReadFile(c.file)
-	if err != nil {
-		return false
-	}
-	v, _ := walkie.Judge(c.file, snapshot, cur, want)
-	return v.Outcome == walkie.VerdictAccepted
 }
 
 // noteSession records the session's process identity in the running

@@ -1,0 +1,65 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+
+	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/session"
+	"github.com/walkie-sh/walkie/walkie"
+)
+
+// TurnAttempt is one attempt at a debate turn as the unit that runs where
+// the agent's CLI is: the record as it stood, who writes which turn, with
+// which prompt. Locally File is the record itself; a remote worker gives a
+// copy of Before and sends the file back as the agent left it. Judging the
+// result and writing the record stay with whoever owns the file.
+type TurnAttempt struct {
+	// File is where the record is; the agent appends its turn there.
+	File string
+	// Before is the record as it stood before the attempt: the session is
+	// ended once a valid turn on top of it is in and quiet.
+	Before               []byte
+	Turn, Round, Attempt int
+	Participant          string
+	Agent                config.Agent
+	// Prompt is the pinned prompt, rendered for File.
+	Prompt string
+	// StateDir gets the transcripts (TranscriptBase).
+	StateDir string
+	// Control and Halted, Started and Output: as in Job.
+	Control string
+	Halted  func() bool
+	Started func(*session.Session)
+	Output  func(line string)
+}
+
+// RunTurn runs the agent's session for a turn. The error is for a session
+// that never ran; everything about one that did is in the result.
+func (e *Engine) RunTurn(ctx context.Context, a TurnAttempt) (Result, error) {
+	expect := walkie.Expect{Turn: a.Turn, Agent: a.Participant}
+	return e.Run(ctx, Job{
+		Agent:      a.Agent,
+		Vars:       config.Vars{Prompt: a.Prompt, File: a.File, Agent: a.Participant, Dir: filepath.Dir(a.File), Turn: a.Turn, Round: a.Round},
+		Transcript: TranscriptBase(a.StateDir, a.Turn, a.Participant, a.Attempt),
+		Result:     a.File,
+		Ready:      func() bool { return TurnIsIn(a.File, a.Before, expect) },
+		Done:       "the turn is in",
+		Control:    a.Control,
+		Halted:     a.Halted,
+		Started:    a.Started,
+		Output:     a.Output,
+	})
+}
+
+// TurnIsIn reports whether file now holds exactly one valid new turn on
+// top of before, as the judge would accept it.
+func TurnIsIn(file string, before []byte, want walkie.Expect) bool {
+	cur, err := os.ReadFile(file)
+	if err != nil {
+		return false
+	}
+	v, _ := walkie.Judge(file, before, cur, want)
+	return v.Outcome == walkie.VerdictAccepted
+}
