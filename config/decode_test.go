@@ -265,19 +265,3 @@ func TestRuleDefaultDetail(t *testing.T) {
 		t.Errorf("detail %q", a.Rules[0].Detail)
 	}
 }
-
-func TestSuggest(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"timout", "timeout"},
-		{"Timeout", "timeout"},
-		{"stal", "stall"},
-		{"x", ""},
-		{"kill-grace", "kill_grace"},
-		{"completely-different", ""},
-	}
-	for _, tt := range tests {
-		if got := suggest(tt.in, agentKeys); got != tt.want {
-			t.Errorf("suggest(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
