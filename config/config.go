@@ -36,16 +36,24 @@ type Config struct {
 	BudgetUSD float64          // default per-debate budget in USD; 0 = no budget
 }
 
-// AgentDefaults are the timing and retry settings every agent starts from.
-type AgentDefaults struct {
+// Timing is how long an agent's session may take, how it is ended, and
+// how often a failed turn is retried: what defaults: sets for every agent
+// and an agent's own keys override key by key. One table (sharedFields)
+// declares these keys for both.
+type Timing struct {
 	Timeout   time.Duration // hard limit for one turn
 	Stall     time.Duration // no output and no file change for this long = stalled; 0 disables
 	Grace     time.Duration // quiet time after a valid turn is on disk before the session is ended
 	KillGrace time.Duration // time between SIGTERM and SIGKILL to the process group
 	Retries   int           // retries of a retryable outcome before the debate fails
 	Debounce  time.Duration // watch --once: wait this long after the last entry before invoking
-	EnvAllow  []string      // parent variables every agent gets (DefaultEnvAllow plus the config's)
-	Home      string        // HomePrivate or HomeInherit, for agents that do not say
+}
+
+// AgentDefaults are the settings every agent starts from.
+type AgentDefaults struct {
+	Timing
+	EnvAllow []string // parent variables every agent gets (DefaultEnvAllow plus the config's)
+	Home     string   // HomePrivate or HomeInherit, for agents that do not say
 }
 
 // Agent is one resolved participant: a command and how to run it.
@@ -60,16 +68,11 @@ type Agent struct {
 	Home      string            // HomePrivate (default) or HomeInherit
 	HomeFiles map[string]string // files written into a private HOME before start (path relative to HOME → content)
 	TmpDir    string            // TmpDirPrivate or TmpDirInherit (default)
-	Timeout   time.Duration
-	Stall     time.Duration
-	Grace     time.Duration
-	KillGrace time.Duration
-	Retries   int
-	Debounce  time.Duration
-	Rules     []Rule // screen rules, checked in order against the session's output
-	Usage     string // UsageClaudeJSON | UsageCodexJSONL | UsageGeminiJSON | UsageNone
-	Model     string // model name for pricing lookups and the {model} placeholder
-	Prompt    string // name of the prompt template; default "turn"
+	Timing                      // the defaults', overridden by the agent's own keys
+	Rules     []Rule            // screen rules, checked in order against the session's output
+	Usage     string            // UsageClaudeJSON | UsageCodexJSONL | UsageGeminiJSON | UsageNone
+	Model     string            // model name for pricing lookups and the {model} placeholder
+	Prompt    string            // name of the prompt template; default "turn"
 }
 
 // Home modes.
@@ -153,12 +156,16 @@ var DefaultEnvAllow = []string{"PATH", "LANG", "LC_*", "TERM", "TZ", "USER", "LO
 
 func builtinDefaults() AgentDefaults {
 	return AgentDefaults{
-		Timeout:   DefaultTimeout,
-		Stall:     DefaultStall,
-		Grace:     DefaultGrace,
-		KillGrace: DefaultKillGrace,
-		Retries:   DefaultRetries,
-		Debounce:  DefaultDebounce,
+		Timing: Timing{
+			Timeout:   DefaultTimeout,
+			Stall:     DefaultStall,
+			Grace:     DefaultGrace,
+			KillGrace: DefaultKillGrace,
+			Retries:   DefaultRetries,
+			Debounce:  DefaultDebounce,
+		},
+		EnvAllow: slices.Clone(DefaultEnvAllow),
+		Home:     HomePrivate,
 	}
 }
 
@@ -232,6 +239,15 @@ func (c *Config) AgentNames() []string {
 	}
 	slices.Sort(names)
 	return names
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 func (a Agent) clone() Agent {

@@ -1,6 +1,9 @@
 package config
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // suggest returns the candidate s is most likely a typo of, or "" when
 // none is close enough. Closeness is the edit distance, ignoring case;
@@ -64,3 +67,13 @@ func editDistance(a, b []rune) int {
 }
 
 func abs(n int) int { return max(n, -n) }
+
+// didYouMean completes msg, a complaint that s is not one of names: with
+// the likeliest name when one is close, else with the list of all of them
+// under label.
+func didYouMean(msg, s string, names []string, label string) string {
+	if sug := suggest(s, names); sug != "" {
+		return fmt.Sprintf("%s (did you mean %q?)", msg, sug)
+	}
+	return fmt.Sprintf("%s; %s: %s", msg, label, strings.Join(names, ", "))
+}

@@ -10,6 +10,8 @@ import (
 // lists the decoder offers: a swap of two letters, a letter dropped, added
 // or mistyped, case, and inputs too far from anything to guess.
 func TestSuggestRanking(t *testing.T) {
+	keys := sectionKeys()
+	topKeys, defaultsKeys, agentKeys := keys[""], keys["defaults"], keys["agents.NAME"]
 	tests := []struct {
 		in         string
 		candidates []string
