@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 )
@@ -53,8 +54,9 @@ func Changes(prev, next *Config) []string {
 	return out
 }
 
+// unionKeys returns the keys of a and b, sorted, each once.
 func unionKeys[V any](a, b map[string]V) []string {
-	keys := union(sortedKeys(a), sortedKeys(b))
+	keys := slices.AppendSeq(slices.Collect(maps.Keys(a)), maps.Keys(b))
 	slices.Sort(keys)
-	return keys
+	return slices.Compact(keys)
 }

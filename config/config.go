@@ -10,9 +10,11 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -221,51 +223,22 @@ func (c *Config) Agent(name string) (Agent, error) {
 		if s := suggest(name, c.AgentNames()); s != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", s)
 		}
-		where := FileName
-		if c.Path != "" {
-			where = c.Path
-		}
 		return Agent{}, fmt.Errorf("%s; known agents: %s (add it under agents: in %s)",
-			msg, strings.Join(c.AgentNames(), ", "), where)
+			msg, strings.Join(c.AgentNames(), ", "), cmp.Or(c.Path, FileName))
 	}
 	return a.clone(), nil
 }
 
 // AgentNames returns the known agent names, sorted.
-func (c *Config) AgentNames() []string {
-	names := make([]string, 0, len(c.Agents))
-	for n := range c.Agents {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
-}
+func (c *Config) AgentNames() []string { return sortedKeys(c.Agents) }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 func (a Agent) clone() Agent {
 	a.Command = slices.Clone(a.Command)
 	a.EnvAllow = slices.Clone(a.EnvAllow)
 	a.Rules = slices.Clone(a.Rules)
-	a.Env = cloneMap(a.Env)
-	a.HomeFiles = cloneMap(a.HomeFiles)
+	a.Env = maps.Clone(a.Env)
+	a.HomeFiles = maps.Clone(a.HomeFiles)
 	return a
-}
-
-func cloneMap[V any](m map[string]V) map[string]V {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]V, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
