@@ -3,6 +3,7 @@ package controller
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -129,4 +130,26 @@ func TestDoctorCodexConfigFile(t *testing.T) {
 	if p, k, err := codexProvider(inherit, nil, home); p != "gw" || k != "GW_KEY" || err != nil {
 		t.Errorf("your own ~/.codex: %q %q %v", p, k, err)
 	}
+}
+
+// FuzzCodexProvider: no config.toml panics doctor, and every one codex
+// cannot load is reported with the entry's name and a line and column.
+func FuzzCodexProvider(f *testing.F) {
+	for _, s := range []string{
+		"", "model_provider = \"gw\"\n[model_providers.gw]\nenv_key = \"K\"\n", "[model_providers.\"a.b\"]\n",
+		"model_providers = { gw = { env_key = \"K\" } }\n", "[model_providers.gw\n", "model_provider = 5\n", "a = 1\na = 2\n",
+	} {
+		f.Add(s)
+	}
+	where := regexp.MustCompile(`^agents\.f\.home_files\[\.codex/config\.toml\]:[1-9][0-9]*:[1-9][0-9]*: `)
+	f.Fuzz(func(t *testing.T, text string) {
+		a := config.Agent{Name: "f", Preset: "codex", Home: config.HomePrivate, HomeFiles: map[string]string{".codex/config.toml": text}}
+		p, k, err := codexProvider(a, nil, "")
+		if err != nil && !where.MatchString(err.Error()) {
+			t.Fatalf("error %q does not say where", err)
+		}
+		if err == nil && p == "" && k != "" {
+			t.Fatalf("a key %q without a provider", k)
+		}
+	})
 }
