@@ -273,7 +273,9 @@ func TestRuleDefaultDetail(t *testing.T) {
 // replaces it (env_allow adds to it). One table declares these keys for
 // both; a key added there without a case here fails.
 func TestSharedKeys(t *testing.T) {
-	env := func(a Agent) any { return [2]bool{slices.Contains(a.EnvAllow, "DEF_X"), slices.Contains(a.EnvAllow, "OWN_X")} }
+	env := func(a Agent) any {
+		return [2]bool{slices.Contains(a.EnvAllow, "DEF_X"), slices.Contains(a.EnvAllow, "OWN_X")}
+	}
 	cases := map[string]struct {
 		def, own         string
 		get              func(Agent) any
