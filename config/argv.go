@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -42,11 +43,7 @@ func (a Agent) Argv(v Vars) ([]string, error) {
 
 // WorkDir returns the working directory with placeholders substituted.
 func (a Agent) WorkDir(v Vars) (string, error) {
-	d := a.Dir
-	if d == "" {
-		d = DefaultDir
-	}
-	s, err := a.expand(d, v)
+	s, err := a.expand(cmp.Or(a.Dir, DefaultDir), v)
 	if err != nil {
 		return "", fmt.Errorf("config: agent %q: dir: %w", a.Name, err)
 	}

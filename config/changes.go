@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 )
@@ -11,10 +12,7 @@ import (
 // when nothing that affects a run changed (Path alone does not count).
 func Changes(prev, next *Config) []string {
 	var out []string
-	if prev.Defaults.Timeout != next.Defaults.Timeout || prev.Defaults.Stall != next.Defaults.Stall ||
-		prev.Defaults.Grace != next.Defaults.Grace || prev.Defaults.KillGrace != next.Defaults.KillGrace ||
-		prev.Defaults.Retries != next.Defaults.Retries || prev.Defaults.Debounce != next.Defaults.Debounce ||
-		prev.Defaults.Home != next.Defaults.Home || !reflect.DeepEqual(prev.Defaults.EnvAllow, next.Defaults.EnvAllow) {
+	if !reflect.DeepEqual(prev.Defaults, next.Defaults) {
 		out = append(out, "defaults changed")
 	}
 	for _, name := range unionKeys(prev.Agents, next.Agents) {
@@ -59,8 +57,9 @@ func Changes(prev, next *Config) []string {
 	return out
 }
 
+// unionKeys returns the keys of a and b, sorted, each once.
 func unionKeys[V any](a, b map[string]V) []string {
-	keys := union(sortedKeys(a), sortedKeys(b))
+	keys := slices.AppendSeq(slices.Collect(maps.Keys(a)), maps.Keys(b))
 	slices.Sort(keys)
-	return keys
+	return slices.Compact(keys)
 }

@@ -10,9 +10,11 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -39,16 +41,24 @@ type Config struct {
 	BudgetUSD float64          // default per-debate budget in USD; 0 = no budget
 }
 
-// AgentDefaults are the timing and retry settings every agent starts from.
-type AgentDefaults struct {
+// Timing is how long an agent's session may take, how it is ended, and
+// how often a failed turn is retried: what defaults: sets for every agent
+// and an agent's own keys override key by key. One table (sharedFields)
+// declares these keys for both.
+type Timing struct {
 	Timeout   time.Duration // hard limit for one turn
 	Stall     time.Duration // no output and no file change for this long = stalled; 0 disables
 	Grace     time.Duration // quiet time after a valid turn is on disk before the session is ended
 	KillGrace time.Duration // time between SIGTERM and SIGKILL to the process group
 	Retries   int           // retries of a retryable outcome before the debate fails
 	Debounce  time.Duration // watch --once: wait this long after the last entry before invoking
-	EnvAllow  []string      // parent variables every agent gets (DefaultEnvAllow plus the config's)
-	Home      string        // HomePrivate or HomeInherit, for agents that do not say
+}
+
+// AgentDefaults are the settings every agent starts from.
+type AgentDefaults struct {
+	Timing
+	EnvAllow []string // parent variables every agent gets (DefaultEnvAllow plus the config's)
+	Home     string   // HomePrivate or HomeInherit, for agents that do not say
 }
 
 // Agent is one resolved participant: a command and how to run it.
@@ -63,16 +73,11 @@ type Agent struct {
 	Home      string            // HomePrivate (default) or HomeInherit
 	HomeFiles map[string]string // files written into a private HOME before start (path relative to HOME → content)
 	TmpDir    string            // TmpDirPrivate or TmpDirInherit (default)
-	Timeout   time.Duration
-	Stall     time.Duration
-	Grace     time.Duration
-	KillGrace time.Duration
-	Retries   int
-	Debounce  time.Duration
-	Rules     []Rule // screen rules, checked in order against the session's output
-	Usage     string // UsageClaudeJSON | UsageCodexJSONL | UsageGeminiJSON | UsageNone
-	Model     string // model name for pricing lookups and the {model} placeholder
-	Prompt    string // name of the prompt template; default "turn"
+	Timing                      // the defaults', overridden by the agent's own keys
+	Rules     []Rule            // screen rules, checked in order against the session's output
+	Usage     string            // UsageClaudeJSON | UsageCodexJSONL | UsageGeminiJSON | UsageNone
+	Model     string            // model name for pricing lookups and the {model} placeholder
+	Prompt    string            // name of the prompt template; default "turn"
 }
 
 // Home modes.
@@ -181,12 +186,16 @@ var DefaultEnvAllow = []string{"PATH", "LANG", "LC_*", "TERM", "TZ", "USER", "LO
 
 func builtinDefaults() AgentDefaults {
 	return AgentDefaults{
-		Timeout:   DefaultTimeout,
-		Stall:     DefaultStall,
-		Grace:     DefaultGrace,
-		KillGrace: DefaultKillGrace,
-		Retries:   DefaultRetries,
-		Debounce:  DefaultDebounce,
+		Timing: Timing{
+			Timeout:   DefaultTimeout,
+			Stall:     DefaultStall,
+			Grace:     DefaultGrace,
+			KillGrace: DefaultKillGrace,
+			Retries:   DefaultRetries,
+			Debounce:  DefaultDebounce,
+		},
+		EnvAllow: slices.Clone(DefaultEnvAllow),
+		Home:     HomePrivate,
 	}
 }
 
@@ -242,42 +251,22 @@ func (c *Config) Agent(name string) (Agent, error) {
 		if s := suggest(name, c.AgentNames()); s != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", s)
 		}
-		where := FileName
-		if c.Path != "" {
-			where = c.Path
-		}
 		return Agent{}, fmt.Errorf("%s; known agents: %s (add it under agents: in %s)",
-			msg, strings.Join(c.AgentNames(), ", "), where)
+			msg, strings.Join(c.AgentNames(), ", "), cmp.Or(c.Path, FileName))
 	}
 	return a.clone(), nil
 }
 
 // AgentNames returns the known agent names, sorted.
-func (c *Config) AgentNames() []string {
-	names := make([]string, 0, len(c.Agents))
-	for n := range c.Agents {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
-}
+func (c *Config) AgentNames() []string { return sortedKeys(c.Agents) }
+
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 func (a Agent) clone() Agent {
 	a.Command = slices.Clone(a.Command)
 	a.EnvAllow = slices.Clone(a.EnvAllow)
 	a.Rules = slices.Clone(a.Rules)
-	a.Env = cloneMap(a.Env)
-	a.HomeFiles = cloneMap(a.HomeFiles)
+	a.Env = maps.Clone(a.Env)
+	a.HomeFiles = maps.Clone(a.HomeFiles)
 	return a
-}
-
-func cloneMap[V any](m map[string]V) map[string]V {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]V, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }

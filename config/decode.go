@@ -2,17 +2,14 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
-	"math"
-	"net/url"
-	"path"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -28,11 +25,7 @@ type Error struct {
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString("config ")
-	if e.File == "" {
-		b.WriteString("(built-in)")
-	} else {
-		b.WriteString(e.File)
-	}
+	b.WriteString(cmp.Or(e.File, "(built-in)"))
 	if e.Line > 0 {
 		fmt.Fprintf(&b, ":%d", e.Line)
 	}
@@ -52,27 +45,90 @@ const maxErrors = 20
 // expand to a huge tree ("billion laughs") fail fast instead of eating memory.
 const maxNodes = 100_000
 
-var (
-	topKeys      = []string{"defaults", "agents", "prompts", "pricing", "limits", "notify", "serve", "budget_usd"}
-	defaultsKeys = []string{"timeout", "stall", "grace", "kill_grace", "retries", "debounce", "env_allow", "home"}
-	agentKeys    = []string{"preset", "mode", "command", "env", "env_allow", "dir", "home", "home_files", "tmpdir",
-		"timeout", "stall", "grace", "kill_grace", "retries", "debounce", "rules", "usage", "model", "prompt"}
-	ruleKeys     = []string{"match", "reply", "outcome", "detail"}
-	pricingKeys  = []string{"as_of", "models"}
-	priceKeys    = []string{"input", "output"}
-	limitsKeys   = []string{"max_sessions", "per_agent_sessions", "per_agent_turns_per_hour"}
-	notifyKeys   = []string{"command", "webhook", "telegram", "copy_supervisor"}
-	webhookKeys  = []string{"url", "headers"}
-	telegramKeys = []string{"chat_id", "token_env", "api_url"}
-	usageKinds   = []string{UsageClaudeJSON, UsageCodexJSONL, UsageGeminiJSON, UsageNone}
-	homeModes    = []string{HomePrivate, HomeInherit}
-	tmpDirModes  = []string{TmpDirPrivate, TmpDirInherit}
+var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
-	agentNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
-	envNameRE   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	envGlobRE   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\*?$`)
-	yamlLineRE  = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-)
+// Parse parses and validates a config file's contents; path is used in
+// messages and kept as Config.Path. Empty data gives the built-in defaults.
+func Parse(path string, data []byte) (*Config, error) {
+	d := &decoder{file: path}
+	c := &Config{
+		Path:     path,
+		Defaults: builtinDefaults(),
+		Prompts:  defaultPrompts(),
+		Pricing:  defaultPricing(),
+		Notify:   Notify{Telegram: Telegram{TokenEnv: DefaultTokenEnv, APIURL: DefaultTelegram}},
+	}
+
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
+		return nil, d.yamlError(err)
+	}
+	// A second document would be silently ignored; say so instead.
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		if len(extra.Content) > 0 && !isNull(extra.Content[0]) {
+			return nil, &Error{File: d.file, Line: extra.Content[0].Line, Msg: "a second YAML document (after ---); put everything in one"}
+		}
+	} else if !errors.Is(err, io.EOF) {
+		return nil, d.yamlError(err)
+	}
+	var root *yaml.Node
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) > 0 {
+		root = doc.Content[0]
+	}
+	if root != nil && root.Kind != yaml.MappingNode && !isNull(root) {
+		d.errorf(root, "", "the file must be a mapping of keys (%s), not %s", strings.Join(topKeys, ", "), kindName(root))
+		return nil, errors.Join(d.errs...)
+	}
+
+	// The sections are decoded in topLevel's order, not the file's, and
+	// also when absent (agents: then still holds the presets).
+	sections := map[string]*yaml.Node{}
+	d.mapping(root, "", topKeys, func(key string, _, v *yaml.Node) { sections[key] = v })
+	for _, f := range topLevel(c) {
+		f.decode(d, sections[f.key], f.key)
+	}
+
+	if len(d.errs) > 0 {
+		return nil, errors.Join(d.errs...)
+	}
+	return c, nil
+}
+
+// A decodeFunc decodes the value v, found at the dotted path p, into the
+// place it was made for. A null v leaves that place as it was.
+type decodeFunc func(d *decoder, v *yaml.Node, p string)
+
+// A field is one key of a section: its name and how its value is decoded
+// into the struct the section fills.
+type field struct {
+	key    string
+	decode decodeFunc
+}
+
+// fields is one section's table. Its order is the order messages list the
+// keys in.
+type fields []field
+
+func (fs fields) keys() []string {
+	keys := make([]string, len(fs))
+	for i, f := range fs {
+		keys[i] = f.key
+	}
+	return keys
+}
+
+// section decodes a mapping by a table, key by key in the file's order: a
+// key the table lacks is reported with the likeliest one it has.
+func section(fs fields) decodeFunc {
+	return func(d *decoder, n *yaml.Node, p string) {
+		d.mapping(n, p, fs.keys(), func(key string, _, v *yaml.Node) {
+			i := slices.IndexFunc(fs, func(f field) bool { return f.key == key })
+			fs[i].decode(d, v, join(p, key))
+		})
+	}
+}
 
 type decoder struct {
 	file  string
@@ -167,11 +223,7 @@ func (d *decoder) mapping(n *yaml.Node, p string, known []string, fn func(key st
 		}
 		seen[key] = true
 		if known != nil && !slices.Contains(known, key) {
-			if s := suggest(key, known); s != "" {
-				d.errorf(k, join(p, key), "unknown key (did you mean %q?)", s)
-			} else {
-				d.errorf(k, join(p, key), "unknown key; known keys: %s", strings.Join(known, ", "))
-			}
+			d.errorf(k, join(p, key), "%s", didYouMean("unknown key", key, known, "known keys"))
 			continue
 		}
 		fn(key, k, v)
@@ -192,100 +244,9 @@ func (d *decoder) scalar(n *yaml.Node, p string) (string, bool) {
 	return n.Value, true
 }
 
-func (d *decoder) str(n *yaml.Node, p string, dst *string) {
-	if s, ok := d.scalar(n, p); ok {
-		*dst = s
-	}
-}
-
-func (d *decoder) oneOf(n *yaml.Node, p string, choices []string, dst *string) {
-	s, ok := d.scalar(n, p)
-	if !ok {
-		return
-	}
-	if !slices.Contains(choices, s) {
-		msg := fmt.Sprintf("%q is not one of %s", s, strings.Join(choices, ", "))
-		if sug := suggest(s, choices); sug != "" {
-			msg += fmt.Sprintf(" (did you mean %q?)", sug)
-		}
-		d.errorf(n, p, "%s", msg)
-		return
-	}
-	*dst = s
-}
-
-func (d *decoder) duration(n *yaml.Node, p string, positive bool, dst *time.Duration) {
-	s, ok := d.scalar(n, p)
-	if !ok {
-		return
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		d.errorf(n, p, "%q is not a duration (write e.g. 15m)", s)
-		return
-	}
-	switch {
-	case v < 0:
-		d.errorf(n, p, "%q must not be negative", s)
-	case positive && v == 0:
-		d.errorf(n, p, "%q must be more than 0", s)
-	default:
-		*dst = v
-	}
-}
-
-func (d *decoder) count(n *yaml.Node, p string, dst *int) {
-	s, ok := d.scalar(n, p)
-	if !ok {
-		return
-	}
-	v, err := strconv.Atoi(s)
-	if err != nil {
-		d.errorf(n, p, "%q is not a whole number", s)
-		return
-	}
-	if v < 0 {
-		d.errorf(n, p, "%q must not be negative", s)
-		return
-	}
-	*dst = v
-}
-
-func (d *decoder) money(n *yaml.Node, p string, dst *float64) {
-	s, ok := d.scalar(n, p)
-	if !ok {
-		return
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		d.errorf(n, p, "%q is not a number", s)
-		return
-	}
-	if v < 0 {
-		d.errorf(n, p, "%q must not be negative", s)
-		return
-	}
-	*dst = v
-}
-
-func (d *decoder) boolean(n *yaml.Node, p string, dst *bool) {
-	s, ok := d.scalar(n, p)
-	if !ok {
-		return
-	}
-	switch strings.ToLower(s) {
-	case "true", "yes", "on":
-		*dst = true
-	case "false", "no", "off":
-		*dst = false
-	default:
-		d.errorf(n, p, "%q is not true or false", s)
-	}
-}
-
-// list decodes a sequence of single values; check, if set, validates each.
-// ok is false when nothing was decoded (null or an error).
-func (d *decoder) list(n *yaml.Node, p string, check func(item *yaml.Node, p, s string) bool) ([]string, bool) {
+// list decodes a sequence of single values, each of which must pass the
+// checks. ok is false when nothing was decoded (null or an error).
+func (d *decoder) list(n *yaml.Node, p string, checks ...check) ([]string, bool) {
 	n = d.resolve(n)
 	if isNull(n) {
 		return nil, false
@@ -306,60 +267,13 @@ func (d *decoder) list(n *yaml.Node, p string, check func(item *yaml.Node, p, s 
 			good = false
 			continue
 		}
-		if check != nil && !check(item, ip, s) {
+		if !d.passes(item, ip, s, checks) {
 			good = false
 			continue
 		}
 		out = append(out, s)
 	}
 	return out, good
-}
-
-// strMap decodes a mapping of single values into dst (merging key by key).
-func (d *decoder) strMap(n *yaml.Node, p string, checkKey func(k *yaml.Node, p, key string) bool,
-	checkVal func(v *yaml.Node, p, s string) bool, dst *map[string]string) {
-	d.mapping(n, p, nil, func(key string, k, v *yaml.Node) {
-		kp := join(p, key)
-		if checkKey != nil && !checkKey(k, kp, key) {
-			return
-		}
-		if isNull(d.resolve(v)) {
-			d.errorf(v, kp, "is empty (write \"\" for an empty value)")
-			return
-		}
-		s, ok := d.scalar(v, kp)
-		if !ok || (checkVal != nil && !checkVal(v, kp, s)) {
-			return
-		}
-		if *dst == nil {
-			*dst = map[string]string{}
-		}
-		(*dst)[key] = s
-	})
-}
-
-func (d *decoder) placeholders(n *yaml.Node, p, s string) bool {
-	if err := checkPlaceholders(s); err != nil {
-		d.errorf(n, p, "%v", err)
-		return false
-	}
-	return true
-}
-
-func (d *decoder) envName(n *yaml.Node, p, s string) bool {
-	if !envNameRE.MatchString(s) {
-		d.errorf(n, p, "%q is not an environment variable name", s)
-		return false
-	}
-	return true
-}
-
-func (d *decoder) envGlob(n *yaml.Node, p, s string) bool {
-	if !envGlobRE.MatchString(s) {
-		d.errorf(n, p, "%q is not an environment variable name or prefix* pattern", s)
-		return false
-	}
-	return true
 }
 
 func (d *decoder) yamlError(err error) error {
@@ -370,557 +284,4 @@ func (d *decoder) yamlError(err error) error {
 	}
 	msg = strings.TrimPrefix(msg, "yaml: ")
 	return &Error{File: d.file, Msg: "not valid YAML: " + msg}
-}
-
-// Parse parses and validates a config file's contents; path is used in
-// messages and kept as Config.Path. Empty data gives the built-in defaults.
-func Parse(path string, data []byte) (*Config, error) {
-	d := &decoder{file: path}
-	c := &Config{
-		Path:     path,
-		Defaults: builtinDefaults(),
-		Prompts:  defaultPrompts(),
-		Pricing:  defaultPricing(),
-		Notify:   Notify{Telegram: Telegram{TokenEnv: DefaultTokenEnv, APIURL: DefaultTelegram}},
-	}
-	c.Defaults.EnvAllow = slices.Clone(DefaultEnvAllow)
-	c.Defaults.Home = HomePrivate
-
-	var doc yaml.Node
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
-		return nil, d.yamlError(err)
-	}
-	// A second document would be silently ignored; say so instead.
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err == nil {
-		if len(extra.Content) > 0 && !isNull(extra.Content[0]) {
-			return nil, &Error{File: d.file, Line: extra.Content[0].Line, Msg: "a second YAML document (after ---); put everything in one"}
-		}
-	} else if !errors.Is(err, io.EOF) {
-		return nil, d.yamlError(err)
-	}
-	var root *yaml.Node
-	if doc.Kind == yaml.DocumentNode && len(doc.Content) > 0 {
-		root = doc.Content[0]
-	}
-	if root != nil && root.Kind != yaml.MappingNode && !isNull(root) {
-		d.errorf(root, "", "the file must be a mapping of keys (%s), not %s", strings.Join(topKeys, ", "), kindName(root))
-		return nil, errors.Join(d.errs...)
-	}
-
-	sections := map[string]*yaml.Node{}
-	d.mapping(root, "", topKeys, func(key string, _, v *yaml.Node) { sections[key] = v })
-
-	// Order matters: agents use the defaults and prompt names, limits name agents.
-	d.defaults(sections["defaults"], &c.Defaults)
-	d.prompts(sections["prompts"], c.Prompts)
-	c.Agents = d.agents(sections["agents"], c)
-	d.pricing(sections["pricing"], &c.Pricing)
-	d.limits(sections["limits"], c)
-	d.notify(sections["notify"], &c.Notify)
-	d.mapping(sections["serve"], "serve", []string{"allowed_hosts"}, func(_ string, _, v *yaml.Node) {
-		c.Serve.AllowedHosts, _ = d.list(v, "serve.allowed_hosts", func(n *yaml.Node, p, s string) bool {
-			err := CheckHost(s)
-			if err != nil {
-				d.errorf(n, p, "%v", err)
-			}
-			return err == nil
-		})
-	})
-	if n, ok := sections["budget_usd"]; ok {
-		d.money(n, "budget_usd", &c.BudgetUSD)
-	}
-
-	if len(d.errs) > 0 {
-		return nil, errors.Join(d.errs...)
-	}
-	return c, nil
-}
-
-func (d *decoder) defaults(n *yaml.Node, def *AgentDefaults) {
-	d.mapping(n, "defaults", defaultsKeys, func(key string, _, v *yaml.Node) {
-		p := "defaults." + key
-		switch key {
-		case "timeout":
-			d.duration(v, p, true, &def.Timeout)
-		case "stall":
-			d.duration(v, p, false, &def.Stall)
-		case "grace":
-			d.duration(v, p, false, &def.Grace)
-		case "kill_grace":
-			d.duration(v, p, false, &def.KillGrace)
-		case "debounce":
-			d.duration(v, p, false, &def.Debounce)
-		case "retries":
-			d.count(v, p, &def.Retries)
-		case "env_allow":
-			if l, ok := d.list(v, p, d.envGlob); ok {
-				def.EnvAllow = union(def.EnvAllow, l)
-			}
-		case "home":
-			d.oneOf(v, p, homeModes, &def.Home)
-		}
-	})
-}
-
-func (d *decoder) prompts(n *yaml.Node, ps Prompts) {
-	d.mapping(n, "prompts", nil, func(name string, k, v *yaml.Node) {
-		p := join("prompts", name)
-		if !agentNameRE.MatchString(name) {
-			d.errorf(k, p, "%q is not a valid template name (letters, digits, - and _)", name)
-			return
-		}
-		src, ok := d.scalar(v, p)
-		if !ok {
-			if isNull(d.resolve(v)) {
-				d.errorf(v, p, "is empty")
-			}
-			return
-		}
-		if err := checkPrompt(name, src); err != nil {
-			d.errorf(v, p, "bad template: %v", err)
-			return
-		}
-		ps[name] = src
-	})
-}
-
-// base returns an agent with the defaults applied and, if presetName is
-// set, the preset's fields in the given mode.
-func base(name, presetName, mode string, def AgentDefaults) Agent {
-	a, _ := preset(presetName, mode)
-	a.Name = name
-	a.Timeout, a.Stall, a.Grace, a.KillGrace = def.Timeout, def.Stall, def.Grace, def.KillGrace
-	a.Retries, a.Debounce = def.Retries, def.Debounce
-	a.EnvAllow = union(def.EnvAllow, a.EnvAllow)
-	a.Home = def.Home
-	a.Dir = DefaultDir
-	a.Prompt = DefaultPrompt
-	if a.Usage == "" {
-		a.Usage = UsageNone
-	}
-	if a.TmpDir == "" {
-		a.TmpDir = TmpDirInherit
-	}
-	return a
-}
-
-func (d *decoder) agents(n *yaml.Node, c *Config) map[string]Agent {
-	agents := map[string]Agent{}
-	for _, name := range PresetNames {
-		agents[name] = base(name, name, "", c.Defaults)
-	}
-	d.mapping(n, "agents", nil, func(name string, k, v *yaml.Node) {
-		p := join("agents", name)
-		if !agentNameRE.MatchString(name) {
-			d.errorf(k, p, "%q is not a valid agent name (letters, digits, - and _, at most 64, starting with a letter or digit)", name)
-			return
-		}
-		v = d.resolve(v)
-		if v == nil {
-			return
-		}
-		// The preset and its mode decide the base, wherever the keys sit
-		// in the entry.
-		presetName := ""
-		if IsPreset(name) {
-			presetName = name
-		}
-		var modeNode, commandNode *yaml.Node
-		mode := ""
-		if v.Kind == yaml.MappingNode {
-			for i := 0; i+1 < len(v.Content); i += 2 {
-				switch v.Content[i].Value {
-				case "preset":
-					pn := v.Content[i+1]
-					s, ok := d.scalar(pn, p+".preset")
-					if !ok {
-						continue
-					}
-					if s != "" && !IsPreset(s) {
-						msg := fmt.Sprintf("unknown preset %q; presets: %s", s, strings.Join(PresetNames, ", "))
-						if sug := suggest(s, PresetNames); sug != "" {
-							msg = fmt.Sprintf("unknown preset %q (did you mean %q?)", s, sug)
-						}
-						d.errorf(pn, p+".preset", "%s", msg)
-						return
-					}
-					presetName = s
-				case "mode":
-					modeNode = v.Content[i+1]
-				case "command":
-					commandNode = v.Content[i+1]
-				}
-			}
-		}
-		if modeNode != nil {
-			errs := len(d.errs)
-			d.oneOf(modeNode, p+".mode", Modes, &mode)
-			switch {
-			case len(d.errs) > errs:
-				return
-			case presetName == "":
-				d.errorf(modeNode, p+".mode", "needs a preset (%s): it picks that CLI's permission flags", strings.Join(PresetNames, ", "))
-				return
-			case commandNode != nil && !isNull(commandNode):
-				d.errorf(modeNode, p+".mode", "has no effect on your own command:; write the CLI's flags into it (docs/agents.md), or drop command: to use the preset's")
-				return
-			}
-		}
-		a := base(name, presetName, mode, c.Defaults)
-		errs := len(d.errs)
-		d.agentFields(v, p, &a, c.Prompts)
-		if len(d.errs) > errs {
-			return
-		}
-		if len(a.Command) == 0 {
-			d.errorf(k, p, "no command: set command: [program, args…] or preset: one of %s", strings.Join(PresetNames, ", "))
-			return
-		}
-		if a.Model == "" && slices.ContainsFunc(a.Command, func(s string) bool { return strings.Contains(s, "{model}") }) {
-			d.errorf(k, p, "the command passes {model}, but model: is empty")
-			return
-		}
-		agents[name] = a
-	})
-	return agents
-}
-
-func (d *decoder) agentFields(n *yaml.Node, ap string, a *Agent, prompts Prompts) {
-	var userRules []Rule
-	d.mapping(n, ap, agentKeys, func(key string, _, v *yaml.Node) {
-		p := ap + "." + key
-		switch key {
-		case "preset", "mode":
-			// Read before the other keys; see agents.
-		case "command":
-			if vv := d.resolve(v); vv != nil && vv.Kind == yaml.ScalarNode && !isNull(vv) {
-				d.errorf(v, p, "is a single string; write the argv as a list, e.g. [mytool, --file, \"{file}\", \"{prompt}\"] (no shell is involved)")
-				return
-			}
-			l, ok := d.list(v, p, d.placeholders)
-			if !ok {
-				return
-			}
-			if len(l) == 0 || l[0] == "" {
-				d.errorf(v, p, "the program (first element) is missing")
-				return
-			}
-			a.Command = l
-		case "env":
-			d.strMap(v, p, d.envName, d.placeholders, &a.Env)
-		case "env_allow":
-			if l, ok := d.list(v, p, d.envGlob); ok {
-				a.EnvAllow = union(a.EnvAllow, l)
-			}
-		case "dir":
-			if s, ok := d.scalar(v, p); ok && d.placeholders(v, p, s) {
-				if s == "" {
-					s = DefaultDir
-				}
-				a.Dir = s
-			}
-		case "home":
-			d.oneOf(v, p, homeModes, &a.Home)
-		case "tmpdir":
-			d.oneOf(v, p, tmpDirModes, &a.TmpDir)
-		case "home_files":
-			d.strMap(v, p, func(k *yaml.Node, p, key string) bool {
-				if key == "" || path.IsAbs(key) || strings.HasPrefix(key, "~") ||
-					path.Clean(key) != key || key == "." || strings.HasPrefix(key, "../") || key == ".." {
-					d.errorf(k, p, "must be a clean path relative to HOME, like .tool/settings.json")
-					return false
-				}
-				return true
-			}, nil, &a.HomeFiles)
-		case "timeout":
-			d.duration(v, p, true, &a.Timeout)
-		case "stall":
-			d.duration(v, p, false, &a.Stall)
-		case "grace":
-			d.duration(v, p, false, &a.Grace)
-		case "kill_grace":
-			d.duration(v, p, false, &a.KillGrace)
-		case "debounce":
-			d.duration(v, p, false, &a.Debounce)
-		case "retries":
-			d.count(v, p, &a.Retries)
-		case "rules":
-			userRules = d.rules(v, p)
-		case "usage":
-			d.oneOf(v, p, usageKinds, &a.Usage)
-		case "model":
-			d.str(v, p, &a.Model)
-		case "prompt":
-			s, ok := d.scalar(v, p)
-			if !ok {
-				return
-			}
-			if _, known := prompts[s]; !known {
-				names := sortedKeys(prompts)
-				msg := fmt.Sprintf("no prompt template %q; templates: %s", s, strings.Join(names, ", "))
-				if sug := suggest(s, names); sug != "" {
-					msg = fmt.Sprintf("no prompt template %q (did you mean %q?)", s, sug)
-				}
-				d.errorf(v, p, "%s", msg)
-				return
-			}
-			a.Prompt = s
-		}
-	})
-	// The user's rules come first, so they can pre-empt a preset's rule.
-	if len(userRules) > 0 {
-		a.Rules = append(userRules, a.Rules...)
-	}
-}
-
-func (d *decoder) rules(n *yaml.Node, p string) []Rule {
-	n = d.resolve(n)
-	if isNull(n) {
-		return nil
-	}
-	if n.Kind != yaml.SequenceNode {
-		d.errorf(n, p, "is %s, want a list of {match, reply} or {match, outcome, detail}", kindName(n))
-		return nil
-	}
-	var out []Rule
-	for i, item := range n.Content {
-		rp := fmt.Sprintf("%s[%d]", p, i)
-		var r Rule
-		var matchNode *yaml.Node
-		good := true
-		d.mapping(item, rp, ruleKeys, func(key string, _, v *yaml.Node) {
-			kp := rp + "." + key
-			switch key {
-			case "match":
-				matchNode = v
-				if s, ok := d.scalar(v, kp); ok {
-					if _, err := regexp.Compile(s); err != nil {
-						d.errorf(v, kp, "not a valid regexp: %v", err)
-						good = false
-					}
-					r.Match = s
-				}
-			case "reply":
-				d.str(v, kp, &r.Reply)
-			case "outcome":
-				d.oneOf(v, kp, RuleOutcomes, &r.Outcome)
-			case "detail":
-				d.str(v, kp, &r.Detail)
-			}
-		})
-		ri := d.resolve(item)
-		if ri == nil || ri.Kind != yaml.MappingNode {
-			continue
-		}
-		switch {
-		case r.Match == "" && matchNode == nil:
-			d.errorf(ri, rp, "needs match: (a regexp)")
-		case r.Match == "":
-			d.errorf(matchNode, rp+".match", "is empty; an empty regexp matches everything")
-		case (r.Reply == "") == (r.Outcome == ""):
-			d.errorf(ri, rp, "needs exactly one of reply: (text typed into the terminal) or outcome: (%s)", strings.Join(RuleOutcomes, ", "))
-		default:
-			if r.Outcome != "" && r.Detail == "" {
-				r.Detail = fmt.Sprintf("the output matched %q", r.Match)
-			}
-			if good {
-				out = append(out, r)
-			}
-		}
-	}
-	return out
-}
-
-func (d *decoder) pricing(n *yaml.Node, pr *Pricing) {
-	d.mapping(n, "pricing", pricingKeys, func(key string, _, v *yaml.Node) {
-		p := "pricing." + key
-		switch key {
-		case "as_of":
-			if s, ok := d.scalar(v, p); ok {
-				if _, err := time.Parse(time.DateOnly, s); err != nil {
-					d.errorf(v, p, "%q is not a date (write e.g. 2026-11-01)", s)
-					return
-				}
-				pr.AsOf = s
-			}
-		case "models":
-			d.mapping(v, p, nil, func(model string, k, mv *yaml.Node) {
-				mp := join(p, model)
-				var price Price
-				var in, out bool
-				d.mapping(mv, mp, priceKeys, func(key string, _, v *yaml.Node) {
-					switch key {
-					case "input":
-						_, in = d.scalar(v, mp+".input")
-						d.money(v, mp+".input", &price.Input)
-					case "output":
-						_, out = d.scalar(v, mp+".output")
-						d.money(v, mp+".output", &price.Output)
-					}
-				})
-				if mvv := d.resolve(mv); mvv != nil && mvv.Kind == yaml.MappingNode && (!in || !out) {
-					d.errorf(mvv, mp, "needs both input: and output: (USD per million tokens)")
-					return
-				}
-				if in && out {
-					pr.Models[model] = price
-				}
-			})
-		}
-	})
-}
-
-func (d *decoder) limits(n *yaml.Node, c *Config) {
-	names := c.AgentNames()
-	perAgent := func(v *yaml.Node, p string, dst *map[string]int) {
-		d.mapping(v, p, nil, func(name string, k, v *yaml.Node) {
-			kp := join(p, name)
-			if _, ok := c.Agents[name]; !ok {
-				msg := fmt.Sprintf("no agent %q; agents: %s", name, strings.Join(names, ", "))
-				if s := suggest(name, names); s != "" {
-					msg = fmt.Sprintf("no agent %q (did you mean %q?)", name, s)
-				}
-				d.errorf(k, kp, "%s", msg)
-				return
-			}
-			x := -1
-			d.count(v, kp, &x)
-			if x < 0 {
-				return
-			}
-			if *dst == nil {
-				*dst = map[string]int{}
-			}
-			(*dst)[name] = x
-		})
-	}
-	d.mapping(n, "limits", limitsKeys, func(key string, _, v *yaml.Node) {
-		p := "limits." + key
-		switch key {
-		case "max_sessions":
-			d.count(v, p, &c.Limits.MaxSessions)
-		case "per_agent_sessions":
-			perAgent(v, p, &c.Limits.PerAgentSessions)
-		case "per_agent_turns_per_hour":
-			perAgent(v, p, &c.Limits.PerAgentTurnsPerHour)
-		}
-	})
-}
-
-func (d *decoder) notify(n *yaml.Node, nt *Notify) {
-	d.mapping(n, "notify", notifyKeys, func(key string, _, v *yaml.Node) {
-		p := "notify." + key
-		switch key {
-		case "command":
-			if vv := d.resolve(v); vv != nil && vv.Kind == yaml.ScalarNode && !isNull(vv) {
-				d.errorf(v, p, "is a single string; write the argv as a list, e.g. [notify-me, --urgent] (no shell is involved)")
-				return
-			}
-			if l, ok := d.list(v, p, nil); ok && len(l) > 0 {
-				nt.Command = l
-			}
-		case "copy_supervisor":
-			d.boolean(v, p, &nt.CopySupervisor)
-		case "webhook":
-			d.mapping(v, p, webhookKeys, func(key string, _, v *yaml.Node) {
-				kp := p + "." + key
-				switch key {
-				case "url":
-					if s, ok := d.scalar(v, kp); ok {
-						u, err := url.Parse(s)
-						if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-							d.errorf(v, kp, "%q is not an http(s) URL", s)
-							return
-						}
-						nt.Webhook.URL = s
-					}
-				case "headers":
-					d.strMap(v, kp, nil, nil, &nt.Webhook.Headers)
-				}
-			})
-		case "telegram":
-			d.mapping(v, p, telegramKeys, func(key string, _, v *yaml.Node) {
-				kp := p + "." + key
-				switch key {
-				case "chat_id":
-					d.str(v, kp, &nt.Telegram.ChatID)
-				case "token_env":
-					if s, ok := d.scalar(v, kp); ok && d.envName(v, kp, s) {
-						nt.Telegram.TokenEnv = s
-					}
-				case "api_url":
-					if s, ok := d.scalar(v, kp); ok {
-						u, err := url.Parse(s)
-						if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-							d.errorf(v, kp, "%q is not an http(s) URL", s)
-							return
-						}
-						nt.Telegram.APIURL = strings.TrimSuffix(s, "/")
-					}
-				}
-			})
-		}
-	})
-}
-
-// union returns a followed by the items of b not already in it.
-func union(a, b []string) []string {
-	out := slices.Clone(a)
-	for _, s := range b {
-		if !slices.Contains(out, s) {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
-// suggest returns the candidate closest to s by edit distance, if it is
-// close enough to be a likely typo.
-func suggest(s string, candidates []string) string {
-	best, bestD := "", math.MaxInt
-	for _, c := range candidates {
-		if dist := levenshtein(strings.ToLower(s), strings.ToLower(c)); dist < bestD {
-			best, bestD = c, dist
-		}
-	}
-	limit := max(1, min(3, len(s)/3))
-	if bestD <= limit {
-		return best
-	}
-	return ""
-}
-
-func levenshtein(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	if len(ra) > 64 || len(rb) > 64 {
-		return math.MaxInt / 2
-	}
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }

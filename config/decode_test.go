@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -41,6 +42,8 @@ func TestParseErrors(t *testing.T) {
 		{"retries negative", "agents:\n  codex:\n    retries: -1\n", []string{`config walkie.yaml:3: agents.codex.retries: "-1" must not be negative`}},
 		{"agents not a mapping", "agents: [claude, codex]\n", []string{`config walkie.yaml:1: agents: is a list, want a mapping of keys`}},
 		{"agent key typo", "agents:\n  claude:\n    comand: [x]\n", []string{`config walkie.yaml:3: agents.claude.comand: unknown key (did you mean "command"?)`}},
+		{"agent key swapped", "agents:\n  codex:\n    modle: gpt-5\n", []string{`config walkie.yaml:3: agents.codex.modle: unknown key (did you mean "model"?)`}},
+		{"defaults key swapped", "defaults:\n  retires: 2\n", []string{`config walkie.yaml:2: defaults.retires: unknown key (did you mean "retries"?)`}},
 		{"agent bad name", "agents:\n  \"my agent\":\n    command: [x]\n", []string{`config walkie.yaml:2: agents.my agent: "my agent" is not a valid agent name`}},
 		{"agent no command", "agents:\n  helper:\n    timeout: 5m\n", []string{`config walkie.yaml:2: agents.helper: no command: set command: [program, args…] or preset:`}},
 		{"agent null no command", "agents:\n  helper:\n", []string{`config walkie.yaml:2: agents.helper: no command`}},
@@ -268,18 +271,72 @@ func TestRuleDefaultDetail(t *testing.T) {
 	}
 }
 
-func TestSuggest(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"timout", "timeout"},
-		{"Timeout", "timeout"},
-		{"stal", "stall"},
-		{"x", ""},
-		{"kill-grace", "kill_grace"},
-		{"completely-different", ""},
+// Every key of defaults: reaches every agent, and an agent's own value
+// replaces it (env_allow adds to it). One table declares these keys for
+// both; a key added there without a case here fails.
+func TestSharedKeys(t *testing.T) {
+	env := func(a Agent) any {
+		return [2]bool{slices.Contains(a.EnvAllow, "DEF_X"), slices.Contains(a.EnvAllow, "OWN_X")}
 	}
-	for _, tt := range tests {
-		if got := suggest(tt.in, agentKeys); got != tt.want {
-			t.Errorf("suggest(%q) = %q, want %q", tt.in, got, tt.want)
+	cases := map[string]struct {
+		def, own         string
+		get              func(Agent) any
+		wantDef, wantOwn any
+	}{
+		"timeout":    {"3m", "4m", func(a Agent) any { return a.Timeout }, 3 * time.Minute, 4 * time.Minute},
+		"stall":      {"1m", "0s", func(a Agent) any { return a.Stall }, time.Minute, time.Duration(0)},
+		"grace":      {"7s", "8s", func(a Agent) any { return a.Grace }, 7 * time.Second, 8 * time.Second},
+		"kill_grace": {"3s", "4s", func(a Agent) any { return a.KillGrace }, 3 * time.Second, 4 * time.Second},
+		"retries":    {"4", "0", func(a Agent) any { return a.Retries }, 4, 0},
+		"debounce":   {"30s", "40s", func(a Agent) any { return a.Debounce }, 30 * time.Second, 40 * time.Second},
+		"env_allow":  {"[DEF_X]", "[OWN_X]", env, [2]bool{true, false}, [2]bool{true, true}},
+		"home":       {HomeInherit, HomePrivate, func(a Agent) any { return a.Home }, HomeInherit, HomePrivate},
+	}
+	for _, key := range defaultsFields(&AgentDefaults{}).keys() {
+		tc, ok := cases[key]
+		if !ok {
+			t.Errorf("no case for the shared key %s", key)
+			continue
 		}
+		src := fmt.Sprintf("defaults:\n  %s: %s\nagents:\n  own:\n    command: [x]\n    %s: %s\n", key, tc.def, key, tc.own)
+		c, err := Parse("w.yaml", []byte(src))
+		if err != nil {
+			t.Errorf("%s: %v", key, err)
+			continue
+		}
+		codex, _ := c.Agent("codex")
+		own, _ := c.Agent("own")
+		defaults := Agent{Timing: c.Defaults.Timing, EnvAllow: c.Defaults.EnvAllow, Home: c.Defaults.Home}
+		for _, got := range []struct {
+			who  string
+			a    Agent
+			want any
+		}{{"defaults", defaults, tc.wantDef}, {"codex", codex, tc.wantDef}, {"own", own, tc.wantOwn}} {
+			if v := tc.get(got.a); v != got.want {
+				t.Errorf("%s: %s has %v, want %v", key, got.who, v, got.want)
+			}
+		}
+	}
+}
+
+// The top level is decoded in dependency order but listed in the docs'
+// order; both hold the same keys.
+func TestTopLevelKeys(t *testing.T) {
+	decoded := topLevel(&Config{}).keys()
+	slices.Sort(decoded)
+	listed := slices.Sorted(slices.Values(topKeys))
+	if !slices.Equal(decoded, listed) {
+		t.Errorf("topLevel decodes %v, topKeys lists %v", decoded, listed)
+	}
+}
+
+// A value of the wrong kind is reported once, not once per look at it.
+func TestParseReportsOnce(t *testing.T) {
+	_, err := Parse("w.yaml", []byte("pricing:\n  models:\n    m: {input: [1], output: 2}\n"))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	if n := strings.Count(err.Error(), "pricing.models.m.input: is a list"); n != 1 {
+		t.Errorf("reported %d times:\n%v", n, err)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"gopkg.in/yaml.v3"
 )
 
 // The example files are the ones docs/configuration.md shows; they must
@@ -76,13 +78,39 @@ func TestDocsNameEveryKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, keys := range [][]string{topKeys, defaultsKeys, agentKeys, ruleKeys, pricingKeys, priceKeys,
-		limitsKeys, notifyKeys, webhookKeys, telegramKeys, Placeholders, usageKinds, RuleOutcomes} {
+	lists := [][]string{Placeholders, usageKinds, RuleOutcomes}
+	for _, keys := range sectionKeys() {
+		lists = append(lists, keys)
+	}
+	for _, keys := range lists {
 		for _, k := range keys {
 			if !strings.Contains(string(doc), "`"+k+"`") && !strings.Contains(string(doc), "`{"+k+"}`") {
 				t.Errorf("docs/configuration.md does not mention `%s`", k)
 			}
 		}
+	}
+}
+
+// sectionKeys returns the keys of every section table, by section.
+func sectionKeys() map[string][]string {
+	c := &Config{}
+	var a Agent
+	var r Rule
+	var match *yaml.Node
+	var price Price
+	var in, out bool
+	return map[string][]string{
+		"":                     topKeys,
+		"defaults":             defaultsFields(&c.Defaults).keys(),
+		"agents.NAME":          agentFields(&a, nil).keys(),
+		"agents.NAME.rules[N]": ruleFields(&r, &match).keys(),
+		"pricing":              pricingFields(&c.Pricing).keys(),
+		"pricing.models.MODEL": priceFields(&price, &in, &out).keys(),
+		"limits":               limitsFields(c).keys(),
+		"notify":               notifyFields(&c.Notify).keys(),
+		"notify.webhook":       webhookFields(&c.Notify.Webhook).keys(),
+		"notify.telegram":      telegramFields(&c.Notify.Telegram).keys(),
+		"serve":                serveFields(&c.Serve).keys(),
 	}
 }
 

@@ -1,6 +1,9 @@
 package config
 
-import "slices"
+import (
+	"cmp"
+	"slices"
+)
 
 // PresetNames are the built-in presets, in the order docs list them.
 var PresetNames = []string{"claude", "codex", "gemini"}
@@ -43,9 +46,7 @@ const (
 // carries what the agent read: a debate about these very errors must not
 // end a turn.
 func preset(name, mode string) (Agent, bool) {
-	if mode == "" {
-		mode = ModeWrite
-	}
+	mode = cmp.Or(mode, ModeWrite)
 	switch name {
 	case "claude":
 		perm := "acceptEdits" // edits and shell writes inside the working directory only

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"cmp"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -64,16 +66,10 @@ func (p Pricing) Lookup(model string) (Price, bool) {
 	if model == "" {
 		return Price{}, false
 	}
-	keys := make([]string, 0, len(p.Models))
-	for k := range p.Models {
-		keys = append(keys, k)
-	}
+	keys := slices.Collect(maps.Keys(p.Models))
 	// Longest first, then by name, so the match does not depend on map order.
 	slices.SortFunc(keys, func(a, b string) int {
-		if len(a) != len(b) {
-			return len(b) - len(a)
-		}
-		return strings.Compare(a, b)
+		return cmp.Or(cmp.Compare(len(b), len(a)), strings.Compare(a, b))
 	})
 	for _, k := range keys {
 		if strings.ToLower(k) == model {

@@ -1,7 +1,9 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
+	"io"
 	"strings"
 	"text/template"
 )
@@ -94,26 +96,18 @@ func checkPrompt(name, src string) error {
 	d := PromptData{Agent: "a", File: "f.walkie.md", Turn: 1, Round: 1, MaxRounds: 2,
 		Participants: []string{"a", "b"}, MaxTurnBytes: 1}
 	d.Heading = Heading(d.Turn, d.Agent)
-	return t.Execute(discard{}, d)
+	return t.Execute(io.Discard, d)
 }
-
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
 // RenderPrompt renders the named template with d. An empty d.Heading is
 // filled with Heading(d.Turn, d.Agent).
 func (c *Config) RenderPrompt(name string, d PromptData) (string, error) {
-	if name == "" {
-		name = DefaultPrompt
-	}
+	name = cmp.Or(name, DefaultPrompt)
 	src, ok := c.Prompts[name]
 	if !ok {
 		return "", fmt.Errorf("config: no prompt template %q; known: %s", name, strings.Join(sortedKeys(c.Prompts), ", "))
 	}
-	if d.Heading == "" {
-		d.Heading = Heading(d.Turn, d.Agent)
-	}
+	d.Heading = cmp.Or(d.Heading, Heading(d.Turn, d.Agent))
 	t, err := parsePrompt(name, src)
 	if err != nil {
 		return "", fmt.Errorf("config: prompt %q: %w", name, err)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/walkie-sh/walkie/config"
@@ -73,6 +74,15 @@ func doctorOne(ctx context.Context, eng *engine.Engine, name string, inUse bool)
 			// the system keychain or a cloud provider's credentials too.
 			if yes, notes, ok := claudeAuthStatus(ctx, eng, a, bin); ok {
 				ck.LoggedIn, ck.Notes = yes, notes
+			}
+		}
+		// A note that is a problem of its own (a broken config.toml) is
+		// reported as what it is, not as a missing login.
+		for i := 0; i < len(ck.Notes); i++ {
+			if p, ok := strings.CutPrefix(ck.Notes[i], problemPrefix); ok {
+				ck.Problems = append(ck.Problems, p)
+				ck.Notes = slices.Delete(ck.Notes, i, i+1)
+				i--
 			}
 		}
 		if ck.LoggedIn == "no" {
@@ -151,6 +161,9 @@ func firstLine(s string) string {
 	return s
 }
 
+// problemPrefix marks a note of loginState's that is a problem.
+const problemPrefix = "problem: "
+
 // loginState guesses, without a model call, whether the preset's CLI will
 // find credentials: an API key in the session's environment, or (with the
 // user's own HOME) the CLI's credential file.
@@ -188,7 +201,11 @@ func loginState(a config.Agent, env []string) (string, []string) {
 		}
 		return "unknown", []string{"no ANTHROPIC_API_KEY and no ~/.claude/.credentials.json (a login in the system keychain cannot be seen)"}
 	case "codex":
-		if p, k := codexProvider(a, env, home); k != "" {
+		p, k, err := codexProvider(a, env, home)
+		if err != nil {
+			return "unknown", []string{problemPrefix + "codex cannot load its config, so it will not start: " + err.Error()}
+		}
+		if k != "" {
 			// A provider of the user's own (a gateway, Azure) names the
 			// variable holding its key.
 			if envValue(env, k) != "" {
@@ -224,43 +241,4 @@ func loginState(a config.Agent, env []string) (string, []string) {
 		return "no", []string{"no GEMINI_API_KEY and no ~/.gemini/oauth_creds.json: run gemini once to log in"}
 	}
 	return "n/a", nil
-}
-
-// codexProvider reads the config.toml the session's codex will load (from
-// CODEX_HOME, else the HOME it gets: the agent's home_files or your own)
-// for a model_provider other than the built-in openai, and returns it
-// with the env_key its table names.
-func codexProvider(a config.Agent, env []string, home string) (provider, key string) {
-	var text []byte
-	if ch := envValue(env, "CODEX_HOME"); ch != "" {
-		text, _ = os.ReadFile(filepath.Join(ch, "config.toml"))
-	} else if a.Home != config.HomeInherit {
-		text = []byte(a.HomeFiles[".codex/config.toml"])
-	} else if home != "" {
-		text, _ = os.ReadFile(filepath.Join(home, ".codex", "config.toml"))
-	}
-	table := ""
-	keys := map[string]string{} // provider → env_key
-	for _, line := range strings.Split(string(text), "\n") {
-		line = strings.TrimSpace(line)
-		if strings.HasPrefix(line, "[") {
-			table = strings.Trim(line, "[] ")
-			continue
-		}
-		k, v, ok := strings.Cut(line, "=")
-		if !ok {
-			continue
-		}
-		k, v = strings.TrimSpace(k), strings.Trim(strings.TrimSpace(v), `"'`)
-		switch {
-		case table == "" && k == "model_provider":
-			provider = v
-		case strings.HasPrefix(table, "model_providers.") && k == "env_key":
-			keys[strings.TrimPrefix(table, "model_providers.")] = v
-		}
-	}
-	if provider == "" || provider == "openai" {
-		return "", ""
-	}
-	return provider, keys[provider]
 }

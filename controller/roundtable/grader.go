@@ -80,7 +80,8 @@ func (rt *Table) runGrader(ctx context.Context, argv []string, copyDir, fileDir 
 	j := engine.Job{
 		// The grader is the user's own test command, not an agent: it
 		// gets the environment and HOME of the person who runs walkie.
-		Agent:      config.Agent{Name: "grader", Timeout: timeout, KillGrace: graderKillGrace, Home: config.HomeInherit, EnvAllow: []string{"*"}},
+		Agent: config.Agent{Name: "grader", Timing: config.Timing{Timeout: timeout, KillGrace: graderKillGrace},
+			Home: config.HomeInherit, EnvAllow: []string{"*"}},
 		Argv:       argv,
 		Dir:        copyDir,
 		Env:        []string{"WALKIE_DIR=" + fileDir, "WALKIE_WORKSPACE=" + copyDir, "WALKIE_ROUND=" + strconv.Itoa(round)},
