@@ -4,9 +4,9 @@
 // and notification sinks.
 //
 // Every error names the file, the line and the key, because a person reads
-// it while holding the file open. The package imports no other package of
-// the project; the controller converts these types into what the session
-// and record packages need.
+// it while holding the file open. Of the project it imports only walkie,
+// for the outcomes a rule may end a session with; the engine converts
+// these types into what the session package needs.
 package config
 
 import (
@@ -22,6 +22,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/walkie-sh/walkie/walkie"
 )
 
 // FileName is the project-local config file looked up in the current directory.
@@ -100,13 +102,9 @@ const (
 type Rule struct {
 	Match   string // a Go regexp (RE2 syntax), validated at load
 	Reply   string
-	Outcome string // one of RuleOutcomes
-	Detail  string // one line a person understands
+	Outcome walkie.Outcome // one of walkie.RuleOutcomes
+	Detail  string         // one line a person understands
 }
-
-// RuleOutcomes are the outcomes a screen rule may end a session with.
-// The others (accepted, timeout, malformed, …) are judged by the controller.
-var RuleOutcomes = []string{"auth", "blocked-prompt", "stalled", "crashed"}
 
 // Limits bound the daemon. Zero means no limit.
 type Limits struct {

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/walkie-sh/walkie/walkie"
 )
 
 // The example files are the ones docs/configuration.md shows; they must
@@ -78,7 +80,8 @@ func TestDocsNameEveryKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lists := [][]string{Placeholders, usageKinds, RuleOutcomes}
+	outcomes := strings.Split(outcomeList(walkie.RuleOutcomes), ", ")
+	lists := [][]string{Placeholders, usageKinds, outcomes}
 	for _, keys := range sectionKeys() {
 		lists = append(lists, keys)
 	}

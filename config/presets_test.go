@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/walkie-sh/walkie/session"
+	"github.com/walkie-sh/walkie/walkie"
 )
 
 func TestPresets(t *testing.T) {
@@ -307,7 +308,8 @@ func TestPresetRules(t *testing.T) {
 	quoted := `{"type":"user","message":{"role":"user","content":[{"tool_use_id":"t1","type":"tool_result","content":"Not logged in · Please run /login\n{\"type\":\"result\",\"is_error\":true,\"api_error_status\":401,\"result\":\"Invalid API key\"}\nNot inside a trusted directory and --skip-git-repo-check was not specified.\n{\"type\":\"turn.failed\",\"error\":{\"message\":\"Missing environment variable\"}}\nPlease set an Auth method\nGemini CLI is not running in a trusted directory\nAttempt 2 failed: fetch failed\n{\"type\":\"error\",\"message\":\"Reconnecting... waiting for network\"}\n{\"type\":\"error\",\"message\":\"Reconnecting... waiting for network\"}"}]}}` + "\n"
 	gemini500 := `{"type":"result","timestamp":"2026-11-30T03:25:27.370Z","status":"error","error":{"type":"unknown","message":"[API Error: {\"error\":{\"code\":500,\"message\":\"boom\",\"status\":\"INTERNAL\"}}]"},"stats":{"total_tokens":1234,"input_tokens":1200,"output_tokens":34}}`
 	tests := []struct {
-		agent, name, text, want string
+		agent, name, text string
+		want              walkie.Outcome
 	}{
 		{"claude", "ok", runs("claude-stream.jsonl"), ""},
 		{"claude", "reads a file quoting errors", quoted, ""},
@@ -355,7 +357,7 @@ func TestPresetRules(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.agent+"/"+tt.name, func(t *testing.T) {
 			a, _ := c.Agent(tt.agent)
-			got := ""
+			got := walkie.Outcome("")
 			if r, ok := firstRule(t, a.Rules, tt.text); ok {
 				got = r.Outcome
 			}

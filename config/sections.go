@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/walkie-sh/walkie/walkie"
 )
 
 // The tables below are the file's whole vocabulary: one per section, each
@@ -94,7 +96,7 @@ func ruleFields(r *Rule, match **yaml.Node) fields {
 	return fields{
 		{"match", pattern(&r.Match, match)},
 		{"reply", str(&r.Reply)},
-		{"outcome", oneOf(RuleOutcomes, &r.Outcome)},
+		{"outcome", oneOf(walkie.RuleOutcomes, &r.Outcome)},
 		{"detail", str(&r.Detail)},
 	}
 }
@@ -327,7 +329,7 @@ func (d *decoder) rule(item *yaml.Node, p string) (Rule, bool) {
 	case r.Match == "":
 		d.errorf(match, p+".match", "is empty; an empty regexp matches everything")
 	case (r.Reply == "") == (r.Outcome == ""):
-		d.errorf(n, p, "needs exactly one of reply: (text typed into the terminal) or outcome: (%s)", strings.Join(RuleOutcomes, ", "))
+		d.errorf(n, p, "needs exactly one of reply: (text typed into the terminal) or outcome: (%s)", outcomeList(walkie.RuleOutcomes))
 	default:
 		if r.Outcome != "" {
 			r.Detail = cmp.Or(r.Detail, fmt.Sprintf("the output matched %q", r.Match))
@@ -401,4 +403,12 @@ func perAgent(c *Config, dst *map[string]int) decodeFunc {
 			(*dst)[name] = x
 		})
 	}
+}
+
+func outcomeList(o []walkie.Outcome) string {
+	names := make([]string, len(o))
+	for i, x := range o {
+		names[i] = string(x)
+	}
+	return strings.Join(names, ", ")
 }

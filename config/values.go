@@ -38,21 +38,25 @@ func checked(dst *string, checks ...check) decodeFunc {
 }
 
 // oneOf stores a value that is one of choices.
-func oneOf(choices []string, dst *string) decodeFunc {
+func oneOf[S ~string](choices []S, dst *S) decodeFunc {
+	names := make([]string, len(choices))
+	for i, c := range choices {
+		names[i] = string(c)
+	}
 	return func(d *decoder, v *yaml.Node, p string) {
 		s, ok := d.scalar(v, p)
 		if !ok {
 			return
 		}
-		if !slices.Contains(choices, s) {
-			msg := fmt.Sprintf("%q is not one of %s", s, strings.Join(choices, ", "))
-			if sug := suggest(s, choices); sug != "" {
+		if !slices.Contains(names, s) {
+			msg := fmt.Sprintf("%q is not one of %s", s, strings.Join(names, ", "))
+			if sug := suggest(s, names); sug != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", sug)
 			}
 			d.errorf(v, p, "%s", msg)
 			return
 		}
-		*dst = s
+		*dst = S(s)
 	}
 }
 

@@ -115,7 +115,7 @@ func sessionRules(rules []config.Rule) ([]session.Rule, error) {
 		if err != nil {
 			return nil, fmt.Errorf("prompt rule %q: %w", r.Match, err)
 		}
-		out = append(out, session.Rule{Pattern: re, Reply: r.Reply, Outcome: r.Outcome, Detail: r.Detail})
+		out = append(out, session.Rule{Pattern: re, Reply: r.Reply, Outcome: string(r.Outcome), Detail: r.Detail})
 	}
 	return out, nil
 }
