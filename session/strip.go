@@ -6,11 +6,14 @@ import (
 )
 
 // The plain-text transcript and the prompt rules both read the pty output
-// with terminal control sequences removed. No maintained Go library strips
-// escapes from a stream split at arbitrary points (the ones on the module
-// proxy are regular expressions over whole strings, so a sequence cut in two
-// by a read boundary leaks through), so this is a small state machine after
-// the DEC/ECMA-48 parser model, reduced to "which bytes are visible".
+// with terminal control sequences removed, from a stream a read boundary
+// may cut anywhere, a sequence included. charmbracelet/x/ansi's parser
+// handles such a stream too; this stripper stays because the session only
+// needs to know which bytes are visible, and it reads every byte of every
+// session: one state byte, no allocation, no callback per byte. It is a
+// small state machine after the same DEC/ECMA-48 parser model, reduced to
+// that question, and its tests check strip(a+b) == strip(a)+strip(b) for
+// every split.
 
 // stripState is where the stripper stands inside a control sequence.
 type stripState uint8
