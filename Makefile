@@ -2,17 +2,28 @@
 GO      ?= go
 BIN     := bin
 PKGS    := ./...
+# Platforms every change must vet and build for besides this one: most
+# people who run agent CLIs all day do it on a Mac.
+CROSS   := darwin/arm64 darwin/amd64
 
-.PHONY: build test bench demo lint install clis clean
+.PHONY: build test cross bench demo lint install clis clean
 
 build: ## build walkie and the test/demo programs into bin/
 	$(GO) build -o $(BIN)/walkie ./cmd/walkie
 	$(GO) build -o $(BIN)/fakeagent ./cmd/fakeagent
 	$(GO) build -o $(BIN)/fakemodel ./cmd/fakemodel
 
-test: clis ## vet, then every test with the race detector
+test: clis ## vet, cross-vet and build for macOS, then every test with the race detector
 	$(GO) vet $(PKGS)
+	@$(MAKE) --no-print-directory cross
 	$(GO) test -race -timeout 30m $(PKGS)
+
+cross: ## vet and build the whole tree, tests included, for each of $(CROSS)
+	@set -e; for p in $(CROSS); do \
+		echo "cross: $$p"; \
+		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet $(PKGS); \
+		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build $(PKGS); \
+	done
 
 clis: ## install the real agent CLIs (pinned) for the integration tests; tests say so when they skip
 	@scripts/install-clis.sh || echo "make: the real agent CLIs could not be installed; their integration tests will skip and say why"

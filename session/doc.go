@@ -29,9 +29,14 @@
 // blocked-prompt (with EndedBy "self" and the real exit code), so "Not logged
 // in" is classified the same way however fast the CLI quits.
 //
-// If the controller itself is killed with SIGKILL, the leader dies with it
-// (Linux Pdeathsig; see sysProcAttr for why Go's threads do not make that
-// fire early), but its descendants do not. The controller records
+// If the controller itself is killed with SIGKILL, the leader dies with it:
+// on Linux through Pdeathsig (see sysProcAttr for why Go's threads do not
+// make that fire early); on macOS and the BSDs, which have no parent-death
+// signal, a watchdog process kills the leader's whole group when the
+// controller's end closes its pipe (see watchdog). What escapes either (a
+// descendant that moved to a group of its own, or on Linux one in the
+// leader's group) is ended by the next controller: it records
 // Identify(pid) when a session starts and calls KillStale with it when it
-// restarts.
+// restarts. Identify and KillStale read /proc on Linux and sysctl
+// kern.proc on macOS; elsewhere they return errors.ErrUnsupported.
 package session

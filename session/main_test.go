@@ -20,6 +20,10 @@ func TestMain(m *testing.M) {
 		crashHelper() // this process plays a controller that gets killed
 		return
 	}
+	if arg := os.Getenv(watchdogHelperEnv); arg != "" {
+		watchdogHelper(arg) // a controller holding a watchdog, killed
+		return
+	}
 	dir, err := os.MkdirTemp("", "walkie-session-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

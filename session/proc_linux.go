@@ -25,105 +25,51 @@ func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 }
 
-// ProcIdentity names a process across pid reuse: the pid plus its start
-// time in clock ticks since boot (field 22 of /proc/PID/stat). A controller
-// records it when a session starts so that, after a crash, it ends that
-// process group and nothing else.
-type ProcIdentity struct {
-	Pid        int    `json:"pid"`
-	StartTicks uint64 `json:"start_ticks"`
-}
+// guardGroup: on Linux the parent-death signal (sysProcAttr) is the guard.
+func guardGroup(int) (groupGuard, error) { return kernelGuard{}, nil }
 
-// Identify reads the identity of a running process.
-func Identify(pid int) (ProcIdentity, error) {
-	st, err := readStat(pid)
-	if err != nil {
-		return ProcIdentity{}, err
-	}
-	return ProcIdentity{Pid: pid, StartTicks: st.startTicks}, nil
-}
-
-// KillStale sends SIGKILL to the process group (and any process still in
-// the session) led by id, left behind by a controller that died. If the pid
-// is alive with a different start time it was reused by an unrelated
-// process, and nothing is signalled. If the leader is gone but members of
-// its group or session remain, they are ours: Linux does not hand out a pid
-// that is still in use as a group or session id. A group already gone is
-// not an error.
-func KillStale(id ProcIdentity) error {
-	if id.Pid <= 1 {
-		return fmt.Errorf("kill stale: invalid pid %d", id.Pid)
-	}
-	st, err := readStat(id.Pid)
-	switch {
-	case err == nil && st.startTicks != id.StartTicks:
-		return nil // pid reused: not ours
-	case err != nil && !errors.Is(err, fs.ErrNotExist):
-		return err
-	}
-	if err := signalGroup(id.Pid, syscall.SIGKILL); err != nil {
-		return fmt.Errorf("kill stale: %w", err)
-	}
-	// A member that moved to another group inside the session (setpgid)
-	// escaped the group kill; find it by session id.
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return fmt.Errorf("kill stale: %w", err)
-	}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if st, err := readStat(pid); err == nil && st.session == id.Pid {
-			_ = syscall.Kill(pid, syscall.SIGKILL) // ESRCH: it went by itself
-		}
-	}
-	return nil
-}
-
-// groupGone reports whether the process group has no live member left.
-// Zombies count as gone: they hold nothing open, and one whose parent is
-// slow to reap it (an init that never does, in some containers) must not
-// hold up the session.
-func groupGone(pgid int) bool {
-	if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
-		return true
-	}
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return false
-	}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if st, err := readStat(pid); err == nil && st.pgrp == pgid && st.state != 'Z' && st.state != 'X' {
-			return false
-		}
-	}
-	return true
-}
-
-// procStat holds the fields of /proc/PID/stat this package uses.
-type procStat struct {
-	state               byte // R, S, D, Z (zombie), X (dead), …
-	ppid, pgrp, session int
-	startTicks          uint64
-}
-
-func readStat(pid int) (procStat, error) {
+// readProc reads /proc/PID/stat.
+func readProc(pid int) (procStat, error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	// ESRCH: the process went between the open and the read.
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
+		return procStat{}, fmt.Errorf("%w (%w)", errNoProcess, err)
+	}
 	if err != nil {
-		return procStat{}, fmt.Errorf("identify pid %d: %w", pid, err)
+		return procStat{}, err
 	}
 	st, err := parseStat(b)
 	if err != nil {
-		return procStat{}, fmt.Errorf("identify pid %d: %w", pid, err)
+		return procStat{}, fmt.Errorf("/proc/%d/stat: %w", pid, err)
 	}
+	st.pid = pid
 	return st, nil
 }
+
+// listProcs reads every process in /proc. A process that goes while the
+// list is read is left out.
+func listProcs() ([]procStat, error) {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	procs := make([]procStat, 0, len(ents))
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if st, err := readProc(pid); err == nil {
+			procs = append(procs, st)
+		}
+	}
+	return procs, nil
+}
+
+// listSession and listGroup return at least every process of the session
+// (group); /proc has no index by either, so both are the whole list.
+func listSession(int) ([]procStat, error) { return listProcs() }
+func listGroup(int) ([]procStat, error)   { return listProcs() }
 
 // parseStat parses /proc/PID/stat. The command name (field 2) is in
 // parentheses and may itself contain spaces and ")", so fields are counted
@@ -147,12 +93,13 @@ func parseStat(b []byte) (procStat, error) {
 		}
 		return v
 	}
-	st.state = f[0][0]
+	// State (field 3): Z is a zombie, X dead.
+	st.exited = f[0][0] == 'Z' || f[0][0] == 'X'
 	st.ppid, st.pgrp, st.session = num(4), num(5), num(6)
 	if err != nil {
 		return procStat{}, err
 	}
-	if st.startTicks, err = strconv.ParseUint(string(f[22-3]), 10, 64); err != nil {
+	if st.start, err = strconv.ParseUint(string(f[22-3]), 10, 64); err != nil {
 		return procStat{}, fmt.Errorf("malformed /proc stat field 22: %w", err)
 	}
 	return st, nil

@@ -1,32 +1,23 @@
-//go:build unix && !linux
+//go:build unix && !linux && !darwin
 
 package session
 
 import (
 	"errors"
+	"fmt"
 	"syscall"
 )
 
-// sysProcAttr: without Linux's Pdeathsig, a controller that dies leaves the
-// leader alive until KillStale (unsupported here) or the user ends it.
-func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{} }
+var errNoIdentity = fmt.Errorf("process identity is implemented for Linux and macOS only: %w", errors.ErrUnsupported)
 
-// ProcIdentity names a process across pid reuse (see the Linux version).
-type ProcIdentity struct {
-	Pid        int    `json:"pid"`
-	StartTicks uint64 `json:"start_ticks"`
-}
+// Identify is implemented for Linux and macOS only.
+func Identify(pid int) (ProcIdentity, error) { return ProcIdentity{}, errNoIdentity }
 
-var errNoProc = errors.New("process identity needs /proc (Linux only)")
+// KillStale is implemented for Linux and macOS only.
+func KillStale(id ProcIdentity) error { return errNoIdentity }
 
-// Identify is only implemented on Linux.
-func Identify(pid int) (ProcIdentity, error) { return ProcIdentity{}, errNoProc }
-
-// KillStale is only implemented on Linux.
-func KillStale(id ProcIdentity) error { return errNoProc }
-
-// groupGone reports whether the process group is empty. Without /proc,
-// zombies awaiting their reaper count as present.
+// groupGone reports whether the process group is empty. Without a process
+// list, zombies awaiting their reaper count as present.
 func groupGone(pgid int) bool {
 	return errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH)
 }

@@ -155,6 +155,10 @@ type Session struct {
 	pid     int
 	made    madeDirs // private HOME and TMPDIR, removed at the end
 	started time.Time
+	// guard kills the group should the controller die first; owned by
+	// the supervisor, which releases it once the group is gone.
+	guard    groupGuard
+	guardErr error
 
 	raw, text   *os.File
 	rawW, textW *bufio.Writer
@@ -282,12 +286,22 @@ func (s *Session) start() error {
 	s.cmd = cmd
 	s.pid = cmd.Process.Pid
 	if s.pty, err = nonblockingDup(st.f); err != nil {
-		// Started but unusable: leave nothing behind.
-		_ = signalGroup(s.pid, syscall.SIGKILL)
-		_ = cmd.Wait()
+		s.abandon()
+		return err
+	}
+	if s.guard, err = guardGroup(s.pid); err != nil {
+		s.pty.Close()
+		s.abandon()
 		return err
 	}
 	return nil
+}
+
+// abandon ends a process that started but cannot be supervised: nothing
+// may be left behind.
+func (s *Session) abandon() {
+	_ = signalGroup(s.pid, syscall.SIGKILL)
+	_ = s.cmd.Wait()
 }
 
 // nonblockingDup returns a non-blocking duplicate of the pty master and
@@ -487,6 +501,7 @@ func (s *Session) supervise(ctx context.Context) {
 	}
 	drain.Stop()
 	awaitGroupExit(s.pid, s.spec.Grace)
+	s.guardErr = s.guard.release()
 	close(s.closing)
 	s.pty.Close() // also unblocks a write stuck on a full terminal
 	<-s.writerDone
@@ -588,6 +603,7 @@ func (s *Session) finish(ending Ending, detail, endedBy string) Result {
 	if s.readErr != nil {
 		problems = append(problems, fmt.Errorf("pty read: %w", s.readErr))
 	}
+	problems = append(problems, s.guardErr)
 	s.fold.close()
 	problems = append(problems, closeTranscript("raw transcript", s.raw, s.rawW))
 	problems = append(problems, closeTranscript("text transcript", s.text, s.textW))

@@ -506,8 +506,13 @@ func (d *Daemon) watchTree(root string) []string {
 			}
 			if err := d.watcher.Add(p); err != nil {
 				hint := ""
-				if errors.Is(err, syscall.ENOSPC) {
+				switch {
+				case errors.Is(err, syscall.ENOSPC):
 					hint = "raise fs.inotify.max_user_watches"
+				case errors.Is(err, syscall.EMFILE), errors.Is(err, syscall.ENFILE):
+					// kqueue (macOS) holds a descriptor for every file in
+					// every watched directory, not one per directory.
+					hint = "out of file descriptors: point --dir at the directories that hold debates, not a whole home or code tree"
 				}
 				d.log.Warn("cannot watch a directory; changes in it are seen only on restart", zap.String("dir", p), zap.Error(err), zap.String("hint", hint))
 			}
