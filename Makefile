@@ -25,8 +25,9 @@ cross: ## vet and build the whole tree, tests included, for each of $(CROSS)
 		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build $(PKGS); \
 	done
 
-clis: ## install the real agent CLIs (pinned) for the integration tests; tests say so when they skip
-	@scripts/install-clis.sh || echo "make: the real agent CLIs could not be installed; their integration tests will skip and say why"
+clis: ## install the real agent CLIs (pinned) for the integration tests; off CI their tests skip and say why when this fails, in CI (CI set) the run fails
+	@scripts/install-clis.sh || { if [ -n "$$CI" ]; then echo "make: CI is set and the real agent CLIs could not be installed" >&2; exit 1; fi; \
+		echo "make: the real agent CLIs could not be installed; their integration tests will skip and say why"; }
 
 bench: ## benchmarks; each prints its ratio measured in the same run
 	scripts/bench.sh

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/walkie-sh/walkie/session/sessiontest"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -82,7 +83,7 @@ func TestRunCancelled(t *testing.T) {
 		defer close(done)
 		sum, err = Run(ctx, Options{File: file, Config: cfg})
 	}()
-	eventually(t, 10*time.Second, "the agent running", func() bool {
+	sessiontest.WaitFor(t, 10*time.Second, "the agent running", func() bool {
 		st, err := walkie.LoadState(stateDir(t, file))
 		return err == nil && st.Running != nil && st.Running.SessionPID > 0
 	})
@@ -153,7 +154,7 @@ func TestRunCancelledWaitsIdle(t *testing.T) {
 		defer close(done)
 		_, _ = Run(ctx, Options{File: file, Config: cfg})
 	}()
-	eventually(t, 10*time.Second, "the agent running", func() bool {
+	sessiontest.WaitFor(t, 10*time.Second, "the agent running", func() bool {
 		st, err := walkie.LoadState(stateDir(t, file))
 		return err == nil && st.Running != nil && st.Running.SessionPID > 0
 	})

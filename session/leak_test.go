@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/walkie-sh/walkie/session/sessiontest"
 )
 
 // TestThousandSessions runs 1,000 sessions, mixing the ways they end, and
@@ -85,7 +87,7 @@ func TestThousandSessions(t *testing.T) {
 	}
 	// The group kill is synchronous, but a killed process may take a
 	// moment to be reaped by init.
-	eventually(t, 5*time.Second, "all session processes gone", func() bool {
+	sessiontest.WaitFor(t, 5*time.Second, "all session processes gone", func() bool {
 		return len(leftovers(sessions, true)) == 0
 	})
 }

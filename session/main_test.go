@@ -48,19 +48,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// eventually polls cond until it holds or the limit passes. Tests wait
-// for conditions with it, never with a bare sleep.
-func eventually(t testing.TB, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: still not %s", limit, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 const sampleRecord = `---
 walkie: 1
 id: t

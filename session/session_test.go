@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/walkie-sh/walkie/session/sessiontest"
 )
 
 // TestEndings runs one session per ending and checks the result and the
@@ -99,7 +101,7 @@ func TestEndings(t *testing.T) {
 		name: "ended by caller",
 		args: []string{"--hang-after"},
 		act: func(t *testing.T, s *Session, record string, cancel context.CancelCauseFunc) {
-			eventually(t, 10*time.Second, "turn 2 in the record", func() bool {
+			sessiontest.WaitFor(t, 10*time.Second, "turn 2 in the record", func() bool {
 				b, _ := os.ReadFile(record)
 				return strings.Contains(string(b), "## Turn 2 · codex")
 			})
@@ -314,7 +316,7 @@ func TestGrandchildKeepsPtyOpen(t *testing.T) {
 		t.Errorf("leader output incomplete: %q", text)
 	}
 	pid := readPid(t, pidFile)
-	eventually(t, 5*time.Second, "grandchild gone", func() bool { return !alive(pid) })
+	sessiontest.WaitFor(t, 5*time.Second, "grandchild gone", func() bool { return !alive(pid) })
 	if !strings.Contains(readFile(t, record), "## Turn 2 · codex") {
 		t.Errorf("no turn appended")
 	}
@@ -344,7 +346,7 @@ func TestEscapedGrandchild(t *testing.T) {
 func readPid(t *testing.T, p string) int {
 	t.Helper()
 	var pid int
-	eventually(t, 5*time.Second, "pid file written", func() bool {
+	sessiontest.WaitFor(t, 5*time.Second, "pid file written", func() bool {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			return false

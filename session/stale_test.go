@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"testing"
 	"time"
+
+	"github.com/walkie-sh/walkie/session/sessiontest"
 )
 
 func TestIdentifyAndKillStale(t *testing.T) {
@@ -84,7 +86,7 @@ func TestControllerCrash(t *testing.T) {
 		t.Fatalf("helper: %v", err)
 	}
 	var inGroup, ownGroup int
-	eventually(t, 5*time.Second, "the leader's two children running", func() bool {
+	sessiontest.WaitFor(t, 5*time.Second, "the leader's two children running", func() bool {
 		inGroup, ownGroup = 0, 0
 		for _, p := range members(t, id.Pid) {
 			if p.pgrp == id.Pid {
@@ -98,9 +100,9 @@ func TestControllerCrash(t *testing.T) {
 	cmd.Process.Kill()
 	cmd.Wait()
 
-	eventually(t, 5*time.Second, "leader killed with the controller", func() bool { return !alive(id.Pid) })
+	sessiontest.WaitFor(t, 5*time.Second, "leader killed with the controller", func() bool { return !alive(id.Pid) })
 	if deathKillsGroup {
-		eventually(t, 5*time.Second, "the leader's group killed by the watchdog", func() bool { return !alive(inGroup) })
+		sessiontest.WaitFor(t, 5*time.Second, "the leader's group killed by the watchdog", func() bool { return !alive(inGroup) })
 	} else if !alive(inGroup) {
 		t.Fatalf("the group member died with the leader; the test shows nothing about KillStale")
 	}
@@ -110,5 +112,5 @@ func TestControllerCrash(t *testing.T) {
 	if err := KillStale(id); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "session members killed by KillStale", func() bool { return !alive(inGroup) && !alive(ownGroup) })
+	sessiontest.WaitFor(t, 5*time.Second, "session members killed by KillStale", func() bool { return !alive(inGroup) && !alive(ownGroup) })
 }

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/walkie-sh/walkie/session/sessiontest"
 )
 
 // cpuTime is this process's user+system CPU time so far.
@@ -27,7 +29,7 @@ func idleDaemon(t testing.TB, n int) *running {
 		newDebate(t, dir, fmt.Sprintf("quiet%02d", i), 3, "alice", "fa")
 	}
 	d := startDaemon(t, Options{Dir: dir, Config: cfg})
-	waitUntil(t, 10*time.Second, "every debate waiting for alice", func() bool {
+	sessiontest.WaitFor(t, 10*time.Second, "every debate waiting for alice", func() bool {
 		v := d.Debates()
 		if len(v) != n {
 			return false
@@ -100,7 +102,7 @@ func BenchmarkDaemonSilentSessions(b *testing.B) {
 	}
 	d := startDaemon(b, Options{Dir: dir, Config: cfg, Grace: 100 * time.Millisecond})
 	defer d.stop(b)
-	waitUntil(b, 10*time.Second, "every debate waiting for alice", func() bool {
+	sessiontest.WaitFor(b, 10*time.Second, "every debate waiting for alice", func() bool {
 		v := d.Debates()
 		if len(v) != n {
 			return false
@@ -118,7 +120,7 @@ func BenchmarkDaemonSilentSessions(b *testing.B) {
 	for _, f := range files {
 		postAs(b, f, "alice")
 	}
-	waitUntil(b, 30*time.Second, "every mute session running", func() bool { return d.limits.Running() == n && allRunning(d.Daemon) })
+	sessiontest.WaitFor(b, 30*time.Second, "every mute session running", func() bool { return d.limits.Running() == n && allRunning(d.Daemon) })
 	time.Sleep(500 * time.Millisecond)
 	heap1, g1 := heapInUse(), runtime.NumGoroutine()
 	b.ResetTimer()

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/walkie-sh/walkie/controller/notify"
+	"github.com/walkie-sh/walkie/session/sessiontest"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -56,7 +57,7 @@ func TestDaemonFiftyDebatesUnderLimits(t *testing.T) {
 
 	// Drop a finished debate file in while the others run: it must show up
 	// in the daemon's list within a second.
-	waitUntil(t, 30*time.Second, "some turns recorded", func() bool { return len(turnLog(t, files[0])) > 0 })
+	sessiontest.WaitFor(t, 30*time.Second, "some turns recorded", func() bool { return len(turnLog(t, files[0])) > 0 })
 	stage := t.TempDir()
 	staged := newDebate(t, stage, "late", 3, "fb", "fa")
 	dropped := filepath.Join(dir, "late.walkie.md")
@@ -64,7 +65,7 @@ func TestDaemonFiftyDebatesUnderLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	moved := time.Now()
-	waitUntil(t, time.Second, "the dropped-in debate picked up", func() bool {
+	sessiontest.WaitFor(t, time.Second, "the dropped-in debate picked up", func() bool {
 		for _, v := range d.Debates() {
 			if v.File == dropped && v.ID == "late" {
 				return true
@@ -75,7 +76,7 @@ func TestDaemonFiftyDebatesUnderLimits(t *testing.T) {
 	t.Logf("dropped-in debate picked up after %v", time.Since(moved).Round(time.Millisecond))
 	files = append(files, dropped)
 
-	waitUntil(t, 3*time.Minute, "every debate converged", func() bool {
+	sessiontest.WaitFor(t, 3*time.Minute, "every debate converged", func() bool {
 		for _, f := range files {
 			if status(t, f) != walkie.StatusConverged {
 				return false
@@ -98,7 +99,7 @@ func TestDaemonFiftyDebatesUnderLimits(t *testing.T) {
 	if err != nil || len(api.Debates) != len(files) {
 		t.Errorf("/api/debates: %d debates, err %v; want %d", len(api.Debates), err, len(files))
 	}
-	waitUntil(t, 5*time.Second, "the daemon's view caught up", func() bool {
+	sessiontest.WaitFor(t, 5*time.Second, "the daemon's view caught up", func() bool {
 		for _, v := range d.Debates() {
 			if v.Status != walkie.StatusConverged {
 				return false
@@ -230,7 +231,7 @@ func TestDaemonDropInStartsWithinASecond(t *testing.T) {
 			t.Fatal(err)
 		}
 		moved := time.Now()
-		waitUntil(t, time.Second, "the first turn started for "+id, func() bool {
+		sessiontest.WaitFor(t, time.Second, "the first turn started for "+id, func() bool {
 			for _, v := range d.Debates() {
 				if v.File == target && (v.Running != nil || v.Turns > 0) {
 					return true
@@ -239,7 +240,7 @@ func TestDaemonDropInStartsWithinASecond(t *testing.T) {
 			return false
 		})
 		t.Logf("%s: first turn started %v after the file appeared", id, time.Since(moved).Round(time.Millisecond))
-		waitUntil(t, 20*time.Second, id+" converged and logged", func() bool { return status(t, target) == walkie.StatusConverged && settled(t, target) })
+		sessiontest.WaitFor(t, 20*time.Second, id+" converged and logged", func() bool { return status(t, target) == walkie.StatusConverged && settled(t, target) })
 		checkRecord(t, target)
 	}
 }
@@ -258,7 +259,7 @@ func TestDaemonHaltAndExtendActAtOnce(t *testing.T) {
 	d := startDaemon(t, Options{Dir: dir, Config: cfg})
 	defer d.stop(t)
 
-	waitUntil(t, 10*time.Second, "the hanging turn running", func() bool {
+	sessiontest.WaitFor(t, 10*time.Second, "the hanging turn running", func() bool {
 		for _, v := range d.Debates() {
 			if v.File == hung && v.Running != nil {
 				return true
@@ -270,17 +271,17 @@ func TestDaemonHaltAndExtendActAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	halted := time.Now()
-	waitUntil(t, 3*time.Second, "the halted turn recorded", func() bool {
+	sessiontest.WaitFor(t, 3*time.Second, "the halted turn recorded", func() bool {
 		recs := turnLog(t, hung)
 		return len(recs) == 1 && recs[0].Outcome == walkie.OutcomeHalted
 	})
 	t.Logf("halt ended the running turn after %v", time.Since(halted).Round(time.Millisecond))
 
-	waitUntil(t, 10*time.Second, "capped at max-rounds", func() bool { return status(t, capped) == walkie.StatusMaxRounds })
+	sessiontest.WaitFor(t, 10*time.Second, "capped at max-rounds", func() bool { return status(t, capped) == walkie.StatusMaxRounds })
 	if _, err := walkie.Extend(capped, 1); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, 10*time.Second, "two more turns after extend", func() bool {
+	sessiontest.WaitFor(t, 10*time.Second, "two more turns after extend", func() bool {
 		return status(t, capped) == walkie.StatusMaxRounds && settled(t, capped)
 	})
 	if n := len(turnLog(t, hung)); n != 1 {
@@ -298,14 +299,14 @@ func TestDaemonWaitsForAPersonAndWakesOnPost(t *testing.T) {
 	file := newDebate(t, dir, "mixed", 2, "fa", "alice")
 	d := startDaemon(t, Options{Dir: dir, Config: cfg})
 	defer d.stop(t)
-	waitUntil(t, 10*time.Second, "fa's first turn", func() bool {
+	sessiontest.WaitFor(t, 10*time.Second, "fa's first turn", func() bool {
 		v := viewOf(d.Daemon, file)
 		return v.Turns == 1 && strings.Contains(v.Waiting, "alice")
 	})
 	if _, err := walkie.Append(file, walkie.Post{From: "alice", Body: []byte("Agreed.\n"), Sign: true}); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, 10*time.Second, "converged after alice's post", func() bool { return status(t, file) == walkie.StatusConverged })
+	sessiontest.WaitFor(t, 10*time.Second, "converged after alice's post", func() bool { return status(t, file) == walkie.StatusConverged })
 }
 
 func viewOf(d *Daemon, file string) DebateView {
@@ -327,7 +328,7 @@ func TestDaemonDrainGrace(t *testing.T) {
 	quick := newDebate(t, dir, "quick", 2, "quick", "fb")
 	stuck := newDebate(t, dir, "stuck", 2, "stuck", "fb")
 	d := startDaemon(t, Options{Dir: dir, Config: cfg, Grace: 1500 * time.Millisecond})
-	waitUntil(t, 10*time.Second, "both turns running", func() bool {
+	sessiontest.WaitFor(t, 10*time.Second, "both turns running", func() bool {
 		return viewOf(d.Daemon, quick).Running != nil && viewOf(d.Daemon, stuck).Running != nil
 	})
 	began := time.Now()
@@ -412,7 +413,7 @@ func TestDaemonReload(t *testing.T) {
 	file := newDebate(t, dir, "later", 2, "fa", "fz")
 	d := startDaemon(t, Options{Dir: dir, Config: cfg, ConfigPath: cfgFile})
 	defer d.stop(t)
-	waitUntil(t, 10*time.Second, "waiting for fz", func() bool { return strings.Contains(viewOf(d.Daemon, file).Waiting, "fz") })
+	sessiontest.WaitFor(t, 10*time.Second, "waiting for fz", func() bool { return strings.Contains(viewOf(d.Daemon, file).Waiting, "fz") })
 
 	if err := os.WriteFile(cfgFile, []byte("agents:\n  fz:\n    comand: [x]\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -427,7 +428,7 @@ func TestDaemonReload(t *testing.T) {
 	if err := d.Reload(); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, 10*time.Second, "converged once fz exists", func() bool { return status(t, file) == walkie.StatusConverged })
+	sessiontest.WaitFor(t, 10*time.Second, "converged once fz exists", func() bool { return status(t, file) == walkie.StatusConverged })
 }
 
 // The daemon's events reach a webhook that fails at first: turns started
@@ -460,7 +461,7 @@ func TestDaemonNotifiesAWebhook(t *testing.T) {
 		fmt.Sprintf("notify:\n  copy_supervisor: true\n  webhook:\n    url: %s\n", srv.URL))
 	file := newDebate(t, dir, "told", 2, "fa", "fb")
 	d := startDaemon(t, Options{Dir: dir, Config: cfg, Notify: notify.Options{Backoff: 5 * time.Millisecond}})
-	waitUntil(t, 20*time.Second, "converged", func() bool { return status(t, file) == walkie.StatusConverged && settled(t, file) })
+	sessiontest.WaitFor(t, 20*time.Second, "converged", func() bool { return status(t, file) == walkie.StatusConverged && settled(t, file) })
 	d.stop(t) // delivers what is queued
 	mu.Lock()
 	defer mu.Unlock()
@@ -482,15 +483,15 @@ func TestDaemonHaltWhileQueued(t *testing.T) {
 	first := newDebate(t, dir, "first", 2, "slow", "fa")
 	d := startDaemon(t, Options{Dir: dir, Config: cfg})
 	defer d.stop(t)
-	waitUntil(t, 10*time.Second, "slow running", func() bool { return viewOf(d.Daemon, first).Running != nil })
+	sessiontest.WaitFor(t, 10*time.Second, "slow running", func() bool { return viewOf(d.Daemon, first).Running != nil })
 	queued := newDebate(t, dir, "queued", 2, "fa", "slow")
-	waitUntil(t, 5*time.Second, "queued waiting for the slot", func() bool {
+	sessiontest.WaitFor(t, 5*time.Second, "queued waiting for the slot", func() bool {
 		return strings.Contains(viewOf(d.Daemon, queued).Waiting, "max_sessions 1")
 	})
 	if err := walkie.Halt(queued, "not now"); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, 20*time.Second, "the first debate converged", func() bool { return status(t, first) == walkie.StatusConverged && settled(t, first) })
+	sessiontest.WaitFor(t, 20*time.Second, "the first debate converged", func() bool { return status(t, first) == walkie.StatusConverged && settled(t, first) })
 	if recs := turnLog(t, queued); len(recs) != 0 {
 		t.Errorf("the halted debate ran %d attempts: %+v", len(recs), recs)
 	}
@@ -515,7 +516,7 @@ func TestDaemonRateLimitSurvivesRestart(t *testing.T) {
 	}
 	d := startDaemon(t, Options{Dir: dir, Config: cfg})
 	defer d.stop(t)
-	waitUntil(t, 5*time.Second, "fa rate-limited", func() bool { return strings.Contains(viewOf(d.Daemon, file).Waiting, "rate-limited") })
+	sessiontest.WaitFor(t, 5*time.Second, "fa rate-limited", func() bool { return strings.Contains(viewOf(d.Daemon, file).Waiting, "rate-limited") })
 	t.Log(viewOf(d.Daemon, file).Waiting)
 	time.Sleep(300 * time.Millisecond)
 	if n := len(turnLog(t, file)); n != 2 {

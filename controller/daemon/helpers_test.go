@@ -278,18 +278,6 @@ func maxInt(a, b int) int {
 	return b
 }
 
-// waitUntil polls cond (cheaply, every 20ms) until it holds or d passes.
-func waitUntil(t testing.TB, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, d)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func loadConfig(t testing.TB, path string) *config.Config {
 	t.Helper()
 	cfg, err := config.Load(path)

@@ -23,6 +23,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 	"golang.org/x/net/html"
 
+	"github.com/walkie-sh/walkie/session/sessiontest"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -40,7 +41,7 @@ func httpDaemon(t *testing.T, o Options) (*running, string) {
 	}
 	d := startDaemon(t, o)
 	t.Cleanup(func() { d.stop(t) })
-	waitUntil(t, 10*time.Second, "the daemon serves the debate", func() bool {
+	sessiontest.WaitFor(t, 10*time.Second, "the daemon serves the debate", func() bool {
 		return slices.ContainsFunc(d.Debates(), func(v DebateView) bool { return v.File == file && v.ID == "api" })
 	})
 	return d, file
@@ -564,7 +565,7 @@ func TestServeBinaryHTTPSurface(t *testing.T) {
 		_ = cmd.Wait()
 	}()
 	addrRE := regexp.MustCompile(`"http":"([^"]+)"`)
-	waitUntil(t, 10*time.Second, "the daemon logs its address", func() bool { return addrRE.MatchString(logs.String()) })
+	sessiontest.WaitFor(t, 10*time.Second, "the daemon logs its address", func() bool { return addrRE.MatchString(logs.String()) })
 	addr := addrRE.FindStringSubmatch(logs.String())[1]
 	client := &http.Client{}
 	defer client.CloseIdleConnections()
@@ -593,7 +594,7 @@ func TestServeBinaryHTTPSurface(t *testing.T) {
 		}
 		checkHeaders(t, "the binary, Host "+c.host, resp.Header)
 	}
-	waitUntil(t, 5*time.Second, "the refusal logged", func() bool {
+	sessiontest.WaitFor(t, 5*time.Second, "the refusal logged", func() bool {
 		return strings.Contains(logs.String(), `"msg":"http request refused: host not allowed"`) &&
 			strings.Contains(logs.String(), `"host":"evil.example.com"`)
 	})

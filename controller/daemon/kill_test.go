@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/walkie-sh/walkie/session/sessiontest"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -71,16 +72,16 @@ func TestServeSurvivesSIGKILL(t *testing.T) {
 	// 24 debates × 6 turns = 144 turns; kill after a third and two thirds.
 	for _, at := range []int{48, 96} {
 		cmd := start()
-		waitUntil(t, 60*time.Second, fmt.Sprintf("%d turns accepted", at), func() bool { a, _ := total(); return a >= at })
+		sessiontest.WaitFor(t, 60*time.Second, fmt.Sprintf("%d turns accepted", at), func() bool { a, _ := total(); return a >= at })
 		// Kill while sessions are running, so there is something to recover.
-		waitUntil(t, 5*time.Second, "a session running", func() bool { return anyRunning(files) })
+		sessiontest.WaitFor(t, 5*time.Second, "a session running", func() bool { return anyRunning(files) })
 		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
 		_ = cmd.Wait()
 	}
 	cmd := start()
-	waitUntil(t, 90*time.Second, "every debate converged", func() bool {
+	sessiontest.WaitFor(t, 90*time.Second, "every debate converged", func() bool {
 		for _, f := range files {
 			if status(t, f) != walkie.StatusConverged {
 				return false
@@ -95,7 +96,7 @@ func TestServeSurvivesSIGKILL(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, 5*time.Second, "the reload logged", func() bool {
+	sessiontest.WaitFor(t, 5*time.Second, "the reload logged", func() bool {
 		return strings.Contains(logs[2].String(), `"msg":"config reloaded","path":"`+cfgFile+`","changes":["limits changed"]`)
 	})
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/session/sessiontest"
 )
 
 func TestLimiterSessions(t *testing.T) {
@@ -70,7 +71,7 @@ func TestLimiterNoHeadOfLineBlocking(t *testing.T) {
 		got <- "a"
 		rel()
 	}()
-	waitFor(t, time.Second, func() bool { l.mu.Lock(); defer l.mu.Unlock(); return len(l.queue) == 1 })
+	sessiontest.WaitFor(t, time.Second, "one waiter queued", func() bool { l.mu.Lock(); defer l.mu.Unlock(); return len(l.queue) == 1 })
 	relB, err := l.Acquire(context.Background(), "b")
 	if err != nil {
 		t.Fatal(err)
@@ -138,7 +139,7 @@ func TestLimiterCancelAndReload(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() { _, err := l.Acquire(ctx, "a"); errc <- err }()
-	waitFor(t, time.Second, func() bool { l.mu.Lock(); defer l.mu.Unlock(); return len(l.queue) == 1 })
+	sessiontest.WaitFor(t, time.Second, "one waiter queued", func() bool { l.mu.Lock(); defer l.mu.Unlock(); return len(l.queue) == 1 })
 	cancel()
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled Acquire = %v", err)
@@ -146,7 +147,7 @@ func TestLimiterCancelAndReload(t *testing.T) {
 	// A reload that raises the limit admits a waiter at once.
 	done := make(chan func(), 1)
 	go func() { r, _ := l.Acquire(context.Background(), "b"); done <- r }()
-	waitFor(t, time.Second, func() bool { l.mu.Lock(); defer l.mu.Unlock(); return len(l.queue) == 1 })
+	sessiontest.WaitFor(t, time.Second, "one waiter queued", func() bool { l.mu.Lock(); defer l.mu.Unlock(); return len(l.queue) == 1 })
 	l.SetLimits(config.Limits{MaxSessions: 2})
 	select {
 	case r := <-done:
@@ -157,18 +158,5 @@ func TestLimiterCancelAndReload(t *testing.T) {
 	rel()
 	if l.Running() != 0 {
 		t.Fatalf("Running = %d", l.Running())
-	}
-}
-
-// waitFor polls cond until it holds or d passes: a bounded wait in tests
-// instead of a sleep.
-func waitFor(t testing.TB, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %v", d)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }

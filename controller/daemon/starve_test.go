@@ -25,6 +25,7 @@ import (
 
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller"
+	"github.com/walkie-sh/walkie/session/sessiontest"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -278,7 +279,7 @@ func TestDaemonIdleConnectionsDoNotStarve(t *testing.T) {
 	}
 	t.Logf("a new client behind %d idle connections served after %v", clients, time.Since(start).Round(time.Millisecond))
 
-	waitUntil(t, time.Minute, "the debate dropped in during the storm converged", func() bool {
+	sessiontest.WaitFor(t, time.Minute, "the debate dropped in during the storm converged", func() bool {
 		return status(t, file) == walkie.StatusConverged && settled(t, file)
 	})
 	checkRecord(t, file)
@@ -305,14 +306,14 @@ func TestDaemonRetriesWhenOutOfDescriptors(t *testing.T) {
 		t.Fatalf("hog: %q", got)
 	}
 	file := newDebate(t, dir, "emfile", 3, "fa", "fb")
-	waitUntil(t, 30*time.Second, "the daemon met EMFILE reading the new debate", func() bool {
+	sessiontest.WaitFor(t, 30*time.Second, "the daemon met EMFILE reading the new debate", func() bool {
 		return h.logged("too many open files") && h.logged("emfile.walkie.md")
 	})
 	if got := h.send(t, "release"); got != "released" {
 		t.Fatalf("release: %q", got)
 	}
 	released := time.Now()
-	waitUntil(t, time.Minute, "the debate ran once descriptors were free", func() bool {
+	sessiontest.WaitFor(t, time.Minute, "the debate ran once descriptors were free", func() bool {
 		return status(t, file) == walkie.StatusConverged && settled(t, file)
 	})
 	t.Logf("converged %v after the descriptors were released", time.Since(released).Round(time.Millisecond))

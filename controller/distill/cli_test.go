@@ -18,6 +18,7 @@ import (
 	"github.com/walkie-sh/walkie/cmd/fakemodel/modelserver"
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/session"
+	"github.com/walkie-sh/walkie/session/sessiontest"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -25,16 +26,7 @@ import (
 // the test saying how to get it.
 func realCLI(t *testing.T, name string) string {
 	t.Helper()
-	bin, err := filepath.Abs(filepath.Join("..", ".cache", "clis", "node_modules", ".bin", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("real %s CLI not installed (%s missing): run scripts/install-clis.sh", name, bin)
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skipf("node is not on PATH; the %s CLI needs Node.js 20+", name)
-	}
+	bin := sessiontest.RealCLI(t, name)
 	if testing.Short() {
 		t.Skip("slow: real CLI sessions")
 	}

@@ -5,7 +5,6 @@ package roundtable_test
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,25 +12,9 @@ import (
 	"github.com/walkie-sh/walkie/cmd/fakemodel/modelserver"
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller/roundtable"
+	"github.com/walkie-sh/walkie/session/sessiontest"
 	"github.com/walkie-sh/walkie/walkie"
 )
-
-// cliPath returns the real CLI installed by scripts/install-clis.sh, or
-// skips the test saying how to get it.
-func cliPath(t *testing.T, name string) string {
-	t.Helper()
-	bin, err := filepath.Abs(filepath.Join("..", ".cache", "clis", "node_modules", ".bin", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("real %s CLI not installed (%s missing): run scripts/install-clis.sh", name, bin)
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skipf("node is not on PATH; the %s CLI needs Node.js 20+", name)
-	}
-	return bin
-}
 
 // toolResults counts the tool results a model request carries: how far
 // into its session the CLI is.
@@ -54,7 +37,7 @@ func toolResults(r *modelserver.Request) int {
 // the sandbox walkie gave it.
 func TestRoundtableWithRealCLIs(t *testing.T) {
 	leakCheck(t)
-	claude, codex, gemini := cliPath(t, "claude"), cliPath(t, "codex"), cliPath(t, "gemini")
+	claude, codex, gemini := sessiontest.RealCLI(t, "claude"), sessiontest.RealCLI(t, "codex"), sessiontest.RealCLI(t, "gemini")
 	python := needPython(t)
 	if testing.Short() {
 		t.Skip("slow: six real CLI sessions")

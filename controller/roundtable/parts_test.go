@@ -16,6 +16,7 @@ import (
 
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller/engine"
+	"github.com/walkie-sh/walkie/session/sessiontest"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -277,9 +278,7 @@ func TestWorkspaceFreeze(t *testing.T) {
 // In a git work tree the workspace is what git would commit: tracked and
 // untracked files, not ignored ones, never the .git directory.
 func TestWorkspaceGitListing(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
+	sessiontest.Tool(t, "git")
 	root := t.TempDir()
 	gitc := func(args ...string) {
 		cmd := exec.Command("git", append([]string{"-C", root, "-c", "user.email=t@example.com", "-c", "user.name=t"}, args...)...)

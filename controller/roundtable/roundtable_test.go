@@ -20,6 +20,7 @@ import (
 	"github.com/walkie-sh/walkie/controller/engine"
 	"github.com/walkie-sh/walkie/controller/roundtable"
 	"github.com/walkie-sh/walkie/session"
+	"github.com/walkie-sh/walkie/session/sessiontest"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -174,14 +175,8 @@ func leakCheck(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
 }
 
-func needPython(t *testing.T) string {
-	t.Helper()
-	p, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 is not installed: the evaluator's hidden tests need it")
-	}
-	return p
-}
+// needPython: the evaluator's hidden tests are a Python script.
+func needPython(t *testing.T) string { return sessiontest.Tool(t, "python3") }
 
 // The evaluator: the hidden tests pass in round 1, yet a reviewer blocks
 // with a valid failing input (floats lose 2 ** 53 + 1). The implementer is
@@ -506,18 +501,6 @@ func (f *rtFixture) exists(rel string) bool {
 	return err == nil
 }
 
-// waitFor polls cond until it holds, failing the test after limit.
-func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: still not %s", limit, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // Interrupted mid-review, a round table keeps what is done (the freeze,
 // the grader, the reviews that finished) and a second run picks up there:
 // only the interrupted reviewer runs again, and its attempt numbers go on.
@@ -540,7 +523,7 @@ func TestRoundtableInterruptedReviewResumes(t *testing.T) {
 		sum, err := controller.Run(ctx, controller.Options{File: f.file, Config: f.cfg, Approve: true})
 		done <- out{sum, err}
 	}()
-	waitFor(t, 30*time.Second, "cy's review saved", func() bool { return f.exists("roundtable/round-1/review-cy.json") })
+	sessiontest.WaitFor(t, 30*time.Second, "cy's review saved", func() bool { return f.exists("roundtable/round-1/review-cy.json") })
 	cancel()
 	first := <-done
 	if first.err != nil || !first.sum.Interrupted || first.sum.Turns != 1 {
@@ -591,7 +574,7 @@ func TestRoundtableHaltDuringReview(t *testing.T) {
 		}
 		done <- sum
 	}()
-	waitFor(t, 30*time.Second, "both reviewers running", func() bool {
+	sessiontest.WaitFor(t, 30*time.Second, "both reviewers running", func() bool {
 		return f.exists("roundtable/running/brook.json") && f.exists("roundtable/running/cy.json")
 	})
 	start := time.Now()

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/walkie-sh/walkie/session/sessiontest"
 )
 
 // claude -p as walkie's preset runs it: acceptEdits lets it change files
@@ -21,7 +23,7 @@ func claudeRun(t *testing.T, srvURL string, args []string, extraEnv ...string) c
 	if srvURL != "" {
 		env = ClaudeEnv(srvURL)
 	}
-	return cliRun{bin: cliBin(t, "claude"), args: args, env: append(env, extraEnv...)}
+	return cliRun{bin: sessiontest.RealCLI(t, "claude"), args: args, env: append(env, extraEnv...)}
 }
 
 // claudeResult is the part of `claude -p --output-format json` walkie reads.

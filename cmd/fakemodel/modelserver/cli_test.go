@@ -39,38 +39,6 @@ const testdataDir = "../testdata"
 // The prompt every run sends; tests check it reached the model.
 const prompt = "walkie-test-prompt: append your line to turn.md"
 
-// repoRoot is the module root, found from the package directory.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
-}
-
-// cliBin returns the installed CLI, or skips the test saying how to get it.
-func cliBin(t *testing.T, name string) string {
-	t.Helper()
-	bin := filepath.Join(repoRoot(t), ".cache", "clis", "node_modules", ".bin", name)
-	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("real %s CLI not installed (%s missing); run scripts/install-clis.sh to install the pinned claude, codex and gemini (needs npm and the npm registry)", name, bin)
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skipf("node not on PATH; the %s CLI needs Node.js 20+", name)
-	}
-	return bin
-}
-
 // cliRun is one run of a real CLI.
 type cliRun struct {
 	bin  string

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/walkie-sh/walkie/session/sessiontest"
 )
 
 // codex exec as walkie's preset runs it: the workspace-write sandbox lets
@@ -18,7 +20,7 @@ var codexArgs = []string{"exec", "--json", "--skip-git-repo-check", "-s", "works
 
 func codexRun(t *testing.T, srvURL string, args []string, extraEnv ...string) cliRun {
 	t.Helper()
-	bin := cliBin(t, "codex")
+	bin := sessiontest.RealCLI(t, "codex")
 	env, err := WriteCodexHome(t.TempDir(), srvURL)
 	if err != nil {
 		t.Fatal(err)
@@ -263,7 +265,7 @@ func TestCodexCLIStall(t *testing.T) {
 
 func TestCodexCLILoginStatus(t *testing.T) {
 	t.Parallel()
-	bin := cliBin(t, "codex")
+	bin := sessiontest.RealCLI(t, "codex")
 	home := t.TempDir()
 	res := cliRun{bin: bin, args: []string{"login", "status"}, env: []string{"CODEX_HOME=" + home}}.run(t)
 	wantExit(t, res, 1)

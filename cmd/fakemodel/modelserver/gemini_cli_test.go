@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/walkie-sh/walkie/session/sessiontest"
 )
 
 // In headless mode gemini drops every tool that would ask for approval:
@@ -37,7 +39,7 @@ func geminiPolicy(t *testing.T) string {
 // WriteGeminiHome (when srvURL is set).
 func geminiRun(t *testing.T, srvURL string, args []string, extraEnv ...string) cliRun {
 	t.Helper()
-	run := cliRun{bin: cliBin(t, "gemini"), args: args, home: t.TempDir()}
+	run := cliRun{bin: sessiontest.RealCLI(t, "gemini"), args: args, home: t.TempDir()}
 	if srvURL != "" {
 		env, err := WriteGeminiHome(run.home, srvURL)
 		if err != nil {

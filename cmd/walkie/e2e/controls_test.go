@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/walkie-sh/walkie/session/sessiontest"
 )
 
 // walkie halt while an agent hangs: the session ends within a second, the
@@ -101,12 +103,12 @@ func TestKillAndResume(t *testing.T) {
 	auto := d.start("auto", d.name, "--approve")
 	agent := d.waitRunning(auto, 2)
 	var grandchild int
-	eventually(t, 20*time.Second, "the grandchild deaf to SIGHUP", func() bool {
+	sessiontest.WaitFor(t, 20*time.Second, "the grandchild deaf to SIGHUP", func() bool {
 		b, err := os.ReadFile(d.path("grandchild.pid"))
 		grandchild, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 		return err == nil && grandchild > 0 && ignores(grandchild, syscall.SIGHUP)
 	})
-	eventually(t, 10*time.Second, "b's turn in the file", func() bool {
+	sessiontest.WaitFor(t, 10*time.Second, "b's turn in the file", func() bool {
 		return bytes.Contains(d.read(d.name), []byte("## Turn 2 · b"))
 	})
 	auto.signal(syscall.SIGKILL)
@@ -233,7 +235,7 @@ func TestSecondSIGINT(t *testing.T) {
 	auto := d.start("auto", d.name, "--approve")
 	d.waitRunning(auto, 1)
 	auto.signal(syscall.SIGINT)
-	eventually(t, 10*time.Second, "the first SIGINT acknowledged", func() bool {
+	sessiontest.WaitFor(t, 10*time.Second, "the first SIGINT acknowledged", func() bool {
 		return bytes.Contains(auto.stderrSoFar(), []byte("Ctrl-C again"))
 	})
 	second := time.Now()
@@ -265,7 +267,7 @@ func TestSupervisorNoteDuringTurn(t *testing.T) {
 		scripts:  map[string]string{"a": "hang_after: true"}})
 	auto := d.start("auto", d.name, "--approve")
 	d.waitRunning(auto, 1)
-	eventually(t, 10*time.Second, "a's turn in the file", func() bool {
+	sessiontest.WaitFor(t, 10*time.Second, "a's turn in the file", func() bool {
 		return bytes.Contains(d.read(d.name), []byte("## Turn 1 · a"))
 	})
 	d.write("note.txt", "Keep it short.\n")

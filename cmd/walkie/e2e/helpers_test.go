@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/walkie-sh/walkie/session/sessiontest"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -372,7 +373,7 @@ func (d *debate) status() string {
 func (d *debate) waitRunning(p *proc, turn int) int {
 	d.t.Helper()
 	pid := 0
-	eventually(d.t, 20*time.Second, fmt.Sprintf("running turn %d", turn), func() bool {
+	sessiontest.WaitFor(d.t, 20*time.Second, fmt.Sprintf("running turn %d", turn), func() bool {
 		select {
 		case <-p.done:
 			d.t.Fatalf("walkie exited %d before turn %d ran:\n%s", p.res.code, turn, p.res.stderr)
@@ -392,7 +393,7 @@ func (d *debate) waitRunning(p *proc, turn int) int {
 // counts its invocations in AGENT.state as soon as it has read its script.
 func (d *debate) waitInvoked(agent string, n int) {
 	d.t.Helper()
-	eventually(d.t, 20*time.Second, fmt.Sprintf("%s invoked %d times", agent, n), func() bool {
+	sessiontest.WaitFor(d.t, 20*time.Second, fmt.Sprintf("%s invoked %d times", agent, n), func() bool {
 		b, err := os.ReadFile(d.path(agent + ".state"))
 		k, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 		return err == nil && k >= n
@@ -475,17 +476,4 @@ func ignores(pid int, sig syscall.Signal) bool {
 		}
 	}
 	return false
-}
-
-// eventually polls cond until it holds or limit passes; tests wait with it,
-// never with a bare sleep.
-func eventually(t testing.TB, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: still not %s", limit, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }

@@ -19,6 +19,7 @@
 package realcli
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -27,6 +28,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/walkie-sh/walkie/session/sessiontest"
 )
 
 var (
@@ -83,7 +86,7 @@ func run(m *testing.M) int {
 func need(t *testing.T) {
 	t.Helper()
 	if skip != "" {
-		t.Skip(skip)
+		sessiontest.Need(t, errors.New(skip))
 	}
 	sourcesOnce.Do(func() { sourcesErr = readSources(filepath.Join("..", "..", "..")) })
 	if sourcesErr != nil {
