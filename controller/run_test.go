@@ -3,12 +3,16 @@ package controller
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/session/sessiontest"
 	"github.com/walkie-sh/walkie/walkie"
 )
@@ -172,4 +176,45 @@ func cpuTime(t *testing.T) time.Duration {
 		t.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// Issue 11: debate turns built their environment in config, where an
+// allow-list entry XDG_* let the real XDG_*_HOME through although the
+// session had a private HOME. Now the session alone builds it: with a
+// private HOME none of the caller's XDG homes reaches a turn, whatever the
+// allow-list says, while other allowed variables do.
+func TestTurnNeverSeesTheRealXDGHomes(t *testing.T) {
+	dir := t.TempDir()
+	envOut := filepath.Join(dir, "env.txt")
+	t.Setenv("XDG_CONFIG_HOME", "/real/home/.config")
+	t.Setenv("XDG_DATA_HOME", "/real/home/.local/share")
+	t.Setenv("XDG_RUNTIME_DIR", "/run/user/1000")
+	t.Setenv("WALKIE_TEST_ALLOWED", "yes")
+	file := filepath.Join(dir, "x.walkie.md")
+	if err := walkie.Init(file, walkie.InitOptions{Participants: []string{"a", "b"}, MaxRounds: 1, Briefing: []byte("Decide.\n")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := walkie.Approve(file); err != nil {
+		t.Fatal(err)
+	}
+	y := "defaults:\n  grace: 100ms\n  kill_grace: 500ms\n  timeout: 20s\nagents:\n  a:\n    command: " +
+		shAgent("env > "+envOut) + "\n    env_allow: [\"XDG_*\", WALKIE_TEST_ALLOWED]\n  b:\n    command: " + shAgent("") + "\n"
+	cfg, err := config.Parse(filepath.Join(dir, "walkie.yaml"), []byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(context.Background(), Options{File: file, Config: cfg}); err != nil {
+		t.Fatal(err)
+	}
+	env := string(readFile(t, envOut))
+	for _, leak := range []string{"/real/home/.config", "/real/home/.local/share"} {
+		if strings.Contains(env, leak) {
+			t.Errorf("the turn saw the real home %s:\n%s", leak, env)
+		}
+	}
+	for _, want := range []string{"WALKIE_TEST_ALLOWED=yes", "XDG_RUNTIME_DIR=/run/user/1000", "HOME=" + os.TempDir()} {
+		if !strings.Contains(env, want) {
+			t.Errorf("the turn's environment lacks %s:\n%s", want, env)
+		}
+	}
 }

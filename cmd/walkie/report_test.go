@@ -28,5 +28,6 @@ func TestRoundtableScripts(t *testing.T) {
 			env.Setenv("PATH", bins+string(os.PathListSeparator)+env.Getenv("PATH"))
 			return nil
 		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"exits": cmdExits},
 	})
 }

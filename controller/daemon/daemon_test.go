@@ -523,3 +523,51 @@ func TestDaemonRateLimitSurvivesRestart(t *testing.T) {
 		t.Errorf("%d attempts logged; the rate limit should have held fa back", n)
 	}
 }
+
+// Issue 11: a reviewer whose CLI is not installed was an ordinary error,
+// retried with backoff (1s, 2s, 4s…) for ever. It is bad input: the
+// daemon parks the debate, showing why, until its record or the config
+// changes. Installing the missing program alone changes neither, so a
+// backoff retry is the only way the review could go on: within the time of
+// three backoff retries it must not.
+func TestDaemonParksAReviewerWithoutItsCLI(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	dir := t.TempDir()
+	bin := filepath.Join(t.TempDir(), "late-reviewer")
+	cfg := testConfig(t, []string{fakeAgent("ada"), fmt.Sprintf("  cy:\n    command: [%q, \"--file\", \"{file}\"]\n    usage: none\n", bin)}, "")
+	file := filepath.Join(dir, "rt.walkie.md")
+	if err := os.MkdirAll(filepath.Join(dir, "work"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	front := "---\nwalkie: 1\nid: rt\nmode: roundtable\nimplementer: ada\nreviewers: [cy]\ngrader: [\"true\"]\nworkspace: work\nmax_rounds: 2\n---\n# Briefing\nWrite anything.\n"
+	if err := os.WriteFile(file, []byte(front), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := walkie.Approve(file); err != nil {
+		t.Fatal(err)
+	}
+	d := startDaemon(t, Options{Dir: dir, Config: cfg})
+	defer d.stop(t)
+	sessiontest.WaitFor(t, 20*time.Second, "the review parked as bad input", func() bool {
+		v := viewOf(d.Daemon, file)
+		return v.Turns == 1 && strings.Contains(v.Error, "agents.cy") && strings.Contains(v.Error, "bad input")
+	})
+	// Now the program exists (a verdict writer): only a retry would run it.
+	script := "#!/bin/sh\nexec " + bins.fakeagent + " --behavior verdict --agent cy \"$@\"\n"
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(4 * time.Second) // three backoff retries' worth: 1s + 2s, and a margin
+	if v := viewOf(d.Daemon, file); v.Turns != 1 {
+		t.Fatalf("the parked review was retried without a change: %+v", v)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".walkie", "rt", "roundtable", "round-1", "review-cy.json")); err == nil {
+		t.Fatal("the parked reviewer ran without a change")
+	}
+	// A change of the record (here a supervisor's note) is what brings it
+	// back.
+	if _, err := walkie.Append(file, walkie.Post{Supervisor: true, Body: []byte("cy's CLI is installed now.\n")}); err != nil {
+		t.Fatal(err)
+	}
+	sessiontest.WaitFor(t, 20*time.Second, "the review ran once the record changed", func() bool { return status(t, file) == walkie.StatusConverged })
+}

@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/controller/notify"
 	"github.com/walkie-sh/walkie/walkie"
@@ -25,6 +26,9 @@ type worker struct {
 	// ioDelay is the backoff while the record cannot be read for a
 	// transient reason (the loop's goroutine alone uses it).
 	ioDelay time.Duration
+	// parked is how the debate stood when a run failed on bad input; it
+	// waits until that changes. Owned by the loop's goroutine.
+	parked *standing
 
 	mu         sync.Mutex
 	view       DebateView
@@ -161,11 +165,12 @@ func (w *worker) loop() {
 				lockDelay = nextDelay(lockDelay, maxLockDelay)
 				recheck = lockDelay
 			case errors.Is(err, controller.ErrBadInput) && !transient(err):
-				// The record or the config must change first; an event
-				// will say when. The pause keeps a loop of our own writes
-				// from spinning.
+				// The record, the state or the config must change first;
+				// an event will say when. The run's own writes wake us
+				// too, so the debate is parked on how it stands now, and
+				// only a change of that brings it back.
 				w.setError(err.Error())
-				pause = minErrorDelay
+				w.parked = w.standing()
 			default:
 				errDelay = nextDelay(errDelay, maxErrorDelay)
 				w.setError(err.Error())
@@ -248,6 +253,13 @@ func (w *worker) check(lockDelay *time.Duration) (action, time.Duration) {
 		w.observe(controller.Event{Kind: controller.EventDebateEnded, Debate: doc.Meta.ID, File: w.file, Status: dec.Status, Line: st.Reason})
 	}
 	w.copyNew()
+	if w.parked != nil {
+		if *w.parked == w.standingOf(doc, st) && dec.Action == controller.ActRun {
+			w.setError(w.lastErr) // still why it cannot run
+			return actWait, 0
+		}
+		w.parked = nil
+	}
 	switch dec.Action {
 	case controller.ActRun:
 		*lockDelay = 0
@@ -398,4 +410,36 @@ func (w *worker) observe(e controller.Event) {
 		return
 	}
 	notify.Observer(w.d.notif.Load())(e)
+}
+
+// standing is what must change before a debate parked on bad input runs
+// again: its record (a post, a repair), its control state (resume, extend,
+// halt) or the configuration (a reload). Files the run writes for itself
+// (round-table results, the turn log, cost) are not part of it.
+type standing struct {
+	hash   string
+	seq    int
+	status string
+	extra  int
+	cfg    *config.Config
+}
+
+func (w *worker) standingOf(doc *walkie.Doc, st *walkie.State) standing {
+	p := doc.Progress()
+	return standing{hash: p.Hash, seq: p.Seq, status: st.Status, extra: st.ExtraRounds, cfg: w.d.cfg.Load()}
+}
+
+// standing reads how the debate stands now; nil when it cannot be read
+// (then nothing is parked, and the next look says why).
+func (w *worker) standing() *standing {
+	doc, err := walkie.Load(w.file)
+	if err != nil {
+		return nil
+	}
+	st, err := walkie.LoadState(walkie.StateDir(w.file, doc.Meta.ID))
+	if err != nil {
+		return nil
+	}
+	s := w.standingOf(doc, st)
+	return &s
 }
