@@ -60,7 +60,7 @@ func renderMarkdown(r *Result, posLimit int) string {
 		p("The review stopped before the reviewers could finish, so it says nothing about the design: fix the cause below and run the job again.\n\n")
 	}
 	if len(r.Docs) > 0 {
-		p("Reviewed by %s (%s, at most %d rounds) at commit `%s` against %s (merge base `%s`); %d round(s), %s.\n\n",
+		p("Reviewed by %s (%s, at most %d rounds) at commit `%s` against %s, merge base `%s`; %d round(s), %s.\n\n",
 			andList(r.Agents), r.Mode, r.Docs[0].MaxRounds, short(r.Head), baseLabel(r), short(r.MergeBase), r.Rounds, dollars(r.CostUSD))
 	}
 	for _, w := range r.Warnings {
@@ -163,12 +163,12 @@ func renderDoc(b *strings.Builder, r *Result, d *DocResult, posLimit int) {
 // branch when the base is its commit.
 func baseLabel(r *Result) string {
 	if pr := r.PullRequest; pr != nil && pr.BaseRef != "" && r.Base == pr.BaseSHA {
-		return fmt.Sprintf("`%s` (`%s`)", pr.BaseRef, short(r.BaseSHA))
+		return fmt.Sprintf("`%s` at `%s`", pr.BaseRef, short(r.BaseSHA))
 	}
 	if r.Base == r.BaseSHA {
 		return "`" + short(r.Base) + "`"
 	}
-	return fmt.Sprintf("`%s` (`%s`)", r.Base, short(r.BaseSHA))
+	return fmt.Sprintf("`%s` at `%s`", r.Base, short(r.BaseSHA))
 }
 
 func hasPosition(d *DocResult) bool {
