@@ -104,7 +104,7 @@ func (p *plan) outRel() string {
 
 // runDoc runs one document's debate and reports it.
 func (p *plan) runDoc(ctx context.Context, d planDoc) DocResult {
-	log := p.opts.Log.With(zap.String("doc", d.path), zap.String("debate", d.id))
+	log := p.opts.Log.With(zap.String("doc", d.path)) // the controller adds the debate
 	dir := filepath.Join(p.out, d.id)
 	name := d.id + controller.FileSuffix
 	file := filepath.Join(dir, name)
