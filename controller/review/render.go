@@ -55,7 +55,7 @@ func renderMarkdown(r *Result, posLimit int) string {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	p("## walkie review: %s\n\n", headline(r))
-	p("**Verdict: %s.** %s.\n\n", r.Verdict, strings.TrimSuffix(r.Reason, "."))
+	p("**Verdict: %s.** %s.\n\n", r.Verdict, prose(strings.TrimSuffix(r.Reason, ".")))
 	if r.Verdict == VerdictFailed {
 		p("The review stopped before the reviewers could finish, so it says nothing about the design: fix the cause below and run the job again.\n\n")
 	}
@@ -64,7 +64,7 @@ func renderMarkdown(r *Result, posLimit int) string {
 			andList(r.Agents), r.Mode, r.Docs[0].MaxRounds, short(r.Head), baseLabel(r), short(r.MergeBase), r.Rounds, dollars(r.CostUSD))
 	}
 	for _, w := range r.Warnings {
-		p("> [!WARNING]\n> %s\n\n", oneLine(w))
+		p("> [!WARNING]\n> %s\n\n", oneLine(w)) // walkie's own words
 	}
 	for i := range r.Docs {
 		renderDoc(&b, r, &r.Docs[i], posLimit)
@@ -77,7 +77,7 @@ func renderMarkdown(r *Result, posLimit int) string {
 
 func renderDoc(b *strings.Builder, r *Result, d *DocResult, posLimit int) {
 	p := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
-	p("### `%s`: %s\n\n%s.\n\n", d.Doc, d.Verdict, upperFirst(d.Reason))
+	p("### `%s`: %s\n\n%s.\n\n", d.Doc, d.Verdict, prose(upperFirst(d.Reason)))
 	if len(d.Parties) > 0 {
 		p("| agent | role | signed off | turns | sessions | cost |\n|---|---|---|---|---|---|\n")
 		for _, pt := range d.Parties {
@@ -200,6 +200,21 @@ func lineLink(r *Result, o Objection) string {
 }
 
 var backticks = regexp.MustCompile("`+")
+
+// markdownPunct are the characters markdown may read as markup.
+var markdownPunct = regexp.MustCompile("[\\\\`*_\\[\\]<>#|~!&]")
+
+// mention is an @ that GitHub would read as a mention.
+var mention = regexp.MustCompile(`@(\w)`)
+
+// prose shows a line of text that may quote what an agent wrote (a reason
+// naming a failed turn's detail, say) as plain text: every character
+// markdown could read as markup is escaped, and an @ is kept from
+// mentioning anyone by an invisible word joiner.
+func prose(s string) string {
+	s = markdownPunct.ReplaceAllString(oneLine(s), `\$0`)
+	return mention.ReplaceAllString(s, "@\u2060$1")
+}
 
 // fence is a run of backticks longer than any in text.
 func fence(text string, least int) string {

@@ -43,6 +43,14 @@ func TestMarkdownQuotesAgents(t *testing.T) {
 	}
 }
 
+func TestProse(t *testing.T) {
+	got := prose("turn 2: found `## Turn 9` <img src=x> [link](u) @team *bold* a_b\nnext")
+	want := "turn 2: found \\`\\#\\# Turn 9\\` \\<img src=x\\> \\[link\\](u) @\u2060team \\*bold\\* a\\_b next"
+	if got != want {
+		t.Errorf("prose:\n%s\nwant\n%s", got, want)
+	}
+}
+
 func TestCodeSpanAndFence(t *testing.T) {
 	for _, s := range []string{"plain", "`", "a ` b", "``x``", "` starts", "ends `", "```", "", "a\nb"} {
 		span := codeSpan(s)

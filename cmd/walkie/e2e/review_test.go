@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -61,6 +62,7 @@ type reviewFixture struct {
 	event  string
 	marker string
 	runs   int
+	cmd    *exec.Cmd // the last walkie started
 }
 
 // reviewSetup is what a test varies.
@@ -149,6 +151,16 @@ func (f *reviewFixture) env(runDir string) []string {
 // (fresh runner files and --out each time) and checks its exit code.
 func (f *reviewFixture) review(code int, env func([]string) []string, args ...string) reviewRun {
 	f.t.Helper()
+	r := f.startReview(env, args...)()
+	if r.code != code {
+		f.t.Fatalf("walkie review %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), r.code, code, r.stdout, tail(r.stderr, 30))
+	}
+	return r
+}
+
+// startReview starts walkie review; wait waits for it to end.
+func (f *reviewFixture) startReview(env func([]string) []string, args ...string) (wait func() reviewRun) {
+	f.t.Helper()
 	f.runs++
 	runDir := f.path(fmt.Sprintf("run-%d", f.runs))
 	if err := os.Mkdir(runDir, 0o755); err != nil {
@@ -163,25 +175,38 @@ func (f *reviewFixture) review(code int, env func([]string) []string, args ...st
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if err != nil && !errors.As(err, &ee) {
+	if err := cmd.Start(); err != nil {
 		f.t.Fatal(err)
 	}
-	r := reviewRun{result: result{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String(), took: time.Since(start)},
-		out: filepath.Join(runDir, "walkie-review")}
-	if strings.Contains(r.stderr, "DATA RACE") {
-		f.t.Errorf("the race detector fired:\n%s", r.stderr)
+	f.cmd = cmd
+	return func() reviewRun {
+		f.t.Helper()
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		var err error
+		select {
+		case err = <-done:
+		case <-time.After(90 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+			f.t.Fatalf("walkie review %s still running after 90s\nstderr:\n%s", strings.Join(args, " "), tail(stderr.String(), 30))
+		}
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			f.t.Fatal(err)
+		}
+		r := reviewRun{result: result{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String(), took: time.Since(start)},
+			out: filepath.Join(runDir, "walkie-review")}
+		if strings.Contains(r.stderr, "DATA RACE") {
+			f.t.Errorf("the race detector fired:\n%s", r.stderr)
+		}
+		b, _ := os.ReadFile(filepath.Join(runDir, "summary.md"))
+		r.summary = string(b)
+		b, _ = os.ReadFile(filepath.Join(runDir, "output.txt"))
+		r.output = string(b)
+		f.noneLeft()
+		return r
 	}
-	b, _ := os.ReadFile(filepath.Join(runDir, "summary.md"))
-	r.summary = string(b)
-	b, _ = os.ReadFile(filepath.Join(runDir, "output.txt"))
-	r.output = string(b)
-	if r.code != code {
-		f.t.Fatalf("walkie review %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), r.code, code, r.stdout, tail(r.stderr, 30))
-	}
-	f.noneLeft()
-	return r
 }
 
 func tail(s string, n int) string {
@@ -727,4 +752,34 @@ usage: true`
 			t.Errorf("comment:\n%s", body)
 		}
 	})
+}
+
+// A newer push cancels the job: SIGTERM ends the running session cleanly,
+// the review exits 130, says it was cancelled, and posts no comment (the
+// newer run will).
+func TestReviewCancelled(t *testing.T) {
+	t.Parallel()
+	f := newReviewFixture(t, reviewSetup{scripts: map[string]string{"claude": "delay: 60s", "codex": "sign: true"}})
+	wait := f.startReview(nil, docPath)
+	eventually(t, 30*time.Second, "claude's session started", func() bool {
+		b, err := os.ReadFile(f.path("claude.state"))
+		return err == nil && strings.TrimSpace(string(b)) == "1"
+	})
+	if err := f.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	r := wait()
+	if r.code != 130 || r.took > 30*time.Second {
+		t.Fatalf("exit %d after %s, want 130 at once\n%s", r.code, r.took, tail(r.stderr, 20))
+	}
+	if w := f.writes(); len(w) != 0 {
+		t.Errorf("a cancelled review wrote to GitHub: %+v", w)
+	}
+	if !strings.Contains(r.summary, "cancelled") || r.outputs()["status"] != "failed" {
+		t.Errorf("summary:\n%s\noutputs %v", r.summary, r.outputs())
+	}
+	rep := f.report(r)
+	if rep.Failure != "interrupted" || !strings.HasPrefix(rep.Docs[0].Failures[0], "turn 1 · claude, attempt 1: interrupted") {
+		t.Errorf("failure %q, attempts %v", rep.Failure, rep.Docs[0].Failures)
+	}
 }

@@ -55,6 +55,10 @@ func (g *GitHub) Publish(ctx context.Context, r *review.Result, ev *review.Event
 	switch {
 	case ev == nil || ev.PullRequest == nil:
 		// A push or a manual run: there is no pull request to comment on.
+	case r.Verdict == review.VerdictFailed && r.Failure == review.FailureInterrupted:
+		// Cancelled, most often by a newer push whose run will comment:
+		// an earlier comment stands until then, rather than a "cancelled".
+		pub.Warnings = append(pub.Warnings, "the review was cancelled: no comment posted (an earlier comment, if any, stands)")
 	case g.Token == "":
 		pub.Warnings = append(pub.Warnings, "no GITHUB_TOKEN: the report was not posted on the pull request; give the step the token (github-token) and the job `permissions: pull-requests: write`")
 	default:

@@ -142,6 +142,13 @@ func TestPublishWarnings(t *testing.T) {
 		t.Errorf("bad URL: %v", pub.Warnings)
 	}
 
+	cancelled := result(review.VerdictFailed)
+	cancelled.Failure = review.FailureInterrupted
+	before := len(gh.Requests())
+	if pub = rn.github("tok", nil).Publish(context.Background(), cancelled, prEvent); len(pub.Warnings) != 1 || !strings.Contains(pub.Warnings[0], "cancelled") || len(gh.Requests()) != before {
+		t.Errorf("cancelled: %v, %d requests", pub.Warnings, len(gh.Requests())-before)
+	}
+
 	delete(rn.env, "GITHUB_STEP_SUMMARY")
 	delete(rn.env, "GITHUB_OUTPUT")
 	pub = rn.github("tok", nil).Publish(context.Background(), result(review.VerdictAgreed), &review.Event{Name: "push"})
