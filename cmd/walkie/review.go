@@ -61,6 +61,7 @@ pass --config to use one. See docs/ci.md.
 
 EXIT CODES (review):
    0   agreed (also disagreed, with --fail-on never)
+   1   walkie itself failed (I/O, a bug)
    2   bad input: a DOC missing or not in the diff, a base that does not resolve,
        no git repository, an event payload that is not JSON (nothing is posted)
    12  halted by a person
@@ -80,7 +81,7 @@ EXAMPLES:
 			&cli.StringSliceFlag{Name: "agents", Usage: "configured agents that review, in turn order (default: claude,codex)"},
 			&cli.StringFlag{Name: "mode", Value: walkie.ModeDebate, Usage: "debate (reviewers take turns until all sign off) or roundtable (the first agent revises, the others judge)"},
 			&cli.IntFlag{Name: "max-rounds", Value: review.DefaultMaxRounds, Usage: "round cap of each document's debate"},
-			&cli.Float64Flag{Name: "budget", Usage: "most each document's debate may spend, in USD (default: the config's, none)"},
+			&cli.Float64Flag{Name: "budget", Usage: "most each document's debate may spend, in USD; 0 is the config's budget_usd (none by default)"},
 			&cli.StringFlag{Name: "fail-on", Value: "disagreement", Usage: "disagreement (exit 20 when not accepted) or never (exit 0 unless the review could not finish)"},
 			&cli.StringFlag{Name: "out", Usage: "where records and reports go (default: $RUNNER_TEMP/walkie-review on GitHub Actions, else ./walkie-review)"},
 			&cli.StringFlag{Name: "config", Usage: "config file (never ./walkie.yaml implicitly: in a pull request it is the pull request's)"},
