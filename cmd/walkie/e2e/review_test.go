@@ -783,3 +783,17 @@ func TestReviewCancelled(t *testing.T) {
 		t.Errorf("failure %q, attempts %v", rep.Failure, rep.Docs[0].Failures)
 	}
 }
+
+// The budget stops a debate as a failure, never as a disagreement: exit 13.
+func TestReviewBudget(t *testing.T) {
+	t.Parallel()
+	f := newReviewFixture(t, reviewSetup{scripts: disagreeingScripts()})
+	r := f.review(13, nil, docPath, "--budget", "0.02")
+	rep := f.report(r)
+	if d := rep.Docs[0]; rep.Failure != "budget" || d.Status != "over-budget" || d.Turns != 2 || d.BudgetUSD != 0.02 || !strings.Contains(d.Reason, "not a rejection") {
+		t.Errorf("failure %q: %+v", rep.Failure, d)
+	}
+	if body := f.gh.Comments(prNumber)[0].Body; !strings.Contains(body, "of a $0.0200 budget") || !strings.Contains(body, "could not finish (not a rejection)") {
+		t.Errorf("comment:\n%s", body)
+	}
+}
