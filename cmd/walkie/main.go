@@ -30,6 +30,14 @@ const (
 	exitSignal     = 130
 )
 
+// Exit codes of walkie review (docs/ci.md): a rejected design and a review
+// that could not finish never share a code.
+const (
+	exitDisagreed    = 20 // the reviewers did not all accept a document
+	exitAgentsFailed = 21 // an agent or its model kept failing: not a rejection
+	exitCannotRun    = 22 // an agent cannot run here (missing CLI, no key, blocked)
+)
+
 const exitCodesHelp = `EXIT CODES:
    0   success; for auto: the debate converged
    1   unexpected error
@@ -42,6 +50,9 @@ const exitCodesHelp = `EXIT CODES:
    13  over-budget
    14  deadlocked
    15  still open (reserved: walkie turn exits 0 after an accepted turn)
+   20  review: disagreed (a document was not accepted; not with --fail-on never)
+   21  review: an agent or its model kept failing; not a rejection, run it again
+   22  review: an agent cannot run here (CLI missing, not logged in, blocked)
    130 interrupted (SIGINT)`
 
 // exitError carries an exit code up to main, the one place that exits.
@@ -125,7 +136,7 @@ func commands() []*cli.Command {
 		initCommand(), briefCommand(), postCommand(), statusCommand(), verifyCommand(),
 		haltCommand(), resumeCommand(), extendCommand(), repairCommand(),
 		autoCommand(), turnCommand(), logCommand(), reportCommand(), doctorCommand(),
-		serveCommand(), watchCommand(), notifyCommand(),
+		serveCommand(), watchCommand(), notifyCommand(), reviewCommand(),
 	}
 }
 

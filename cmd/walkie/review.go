@@ -1,0 +1,261 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+	"go.uber.org/zap"
+
+	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/controller/review"
+	"github.com/walkie-sh/walkie/controller/review/publish"
+	"github.com/walkie-sh/walkie/walkie"
+)
+
+// The CI runners' own credentials. walkie review reads the token it
+// needs, then removes all of them from its environment before any agent
+// starts: even a config whose env_allow would pass GITHUB_* cannot hand
+// them to an agent.
+var ciSecrets = []string{
+	"GITHUB_TOKEN", "GH_TOKEN", "ACTIONS_RUNTIME_TOKEN", "ACTIONS_RUNTIME_URL", "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+	"ACTIONS_ID_TOKEN_REQUEST_URL", "ACTIONS_RESULTS_URL", "ACTIONS_CACHE_URL",
+	"CI_JOB_TOKEN", "CI_JOB_JWT", "CI_JOB_JWT_V2", "CI_REGISTRY_PASSWORD", "CI_DEPLOY_PASSWORD", "GITLAB_TOKEN",
+}
+
+func reviewCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "review",
+		Usage:     "CI: have agents debate the design documents a change adds or edits, and report the verdict",
+		ArgsUsage: "DOC...",
+		Description: `For each DOC (a path, or a git glob pattern such as 'docs/design/**/*.md' that
+stands for every changed file it matches), walkie makes a copy of the repository
+at HEAD, writes a debate whose briefing holds the document with line numbers,
+its diff from the merge base with --base and, on a pull_request event, the pull
+request's title and description; pins the briefing and records in the record
+that CI approved it; and runs the debate to its end. The agents work in the
+copy: they cannot change the checkout, and what they change in the copy is
+listed and thrown away. GITHUB_TOKEN and the runners' other credentials are
+removed from walkie's environment before any agent starts.
+
+The report (OUT/report.md and OUT/report.json, and one of each beside every
+record) says whether the reviewers agreed, disagreed or could not finish and
+why, each party's final position and sign-off, the open objections with the
+document line each cites (written "Objection: … docs/design/x.md:42"), the
+rounds, the cost per agent, the record's chain hash, and how to reproduce it.
+
+On GitHub Actions (GITHUB_ACTIONS=true) it also appends the report to the job
+summary, sets the step outputs status, rounds, cost, report, report-json, out
+and comment-url, annotates each cited line, and posts one pull-request comment,
+edited on a re-run (found by a hidden marker), through GITHUB_API_URL with
+GITHUB_TOKEN. A missing token or a refused comment is a warning, not a failure.
+Elsewhere it writes the report files and says where. walkie review never reads
+./walkie.yaml by itself (in a pull request it is the pull request's file):
+pass --config to use one. See docs/ci.md.
+
+EXIT CODES (review):
+   0   agreed (also disagreed, with --fail-on never)
+   1   walkie itself failed (I/O, a bug)
+   2   bad input: a DOC missing or not in the diff, a base that does not resolve,
+       no git repository, an event payload that is not JSON (nothing is posted)
+   12  halted by a person
+   13  over budget, before the reviewers agreed
+   20  disagreed: the reviewers did not all accept a document within the rounds
+   21  an agent or its model kept failing (retries spent): not a rejection, re-run
+   22  an agent cannot run here (CLI missing, not logged in, blocked): fix the setup
+   130 interrupted (SIGINT/SIGTERM, e.g. a newer push cancelled the job)
+   With several documents the first of 130, 22, 21, 1, 13, 12, 20 that applies.
+
+EXAMPLES:
+   walkie review docs/design/cache.md --base origin/main
+   walkie review 'docs/design/**/*.md' --base origin/main --agents claude,codex,gemini --budget 2
+   walkie review docs/design/cache.md --base main --mode roundtable --fail-on never`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "base", Usage: "the commit the documents are compared with (default: the pull request's base from $GITHUB_EVENT_PATH)"},
+			&cli.StringSliceFlag{Name: "agents", Usage: "configured agents that review, in turn order (default: claude,codex)"},
+			&cli.StringFlag{Name: "mode", Value: walkie.ModeDebate, Usage: "debate (reviewers take turns until all sign off) or roundtable (the first agent revises, the others judge)"},
+			&cli.IntFlag{Name: "max-rounds", Value: review.DefaultMaxRounds, Usage: "round cap of each document's debate"},
+			&cli.Float64Flag{Name: "budget", Usage: "most each document's debate may spend, in USD; 0 is the config's budget_usd (none by default)"},
+			&cli.StringFlag{Name: "fail-on", Value: "disagreement", Usage: "disagreement (exit 20 when not accepted) or never (exit 0 unless the review could not finish)"},
+			&cli.StringFlag{Name: "out", Usage: "where records and reports go (default: $RUNNER_TEMP/walkie-review on GitHub Actions, else ./walkie-review)"},
+			&cli.StringFlag{Name: "config", Usage: "config file (never ./walkie.yaml implicitly: in a pull request it is the pull request's)"},
+			&cli.BoolFlag{Name: "json", Usage: "print the JSON report on stdout"},
+			&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "auto (human on a terminal, JSON otherwise), console or json"},
+			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "debug logging"},
+		},
+		Action: runReview,
+	}
+}
+
+func runReview(c *cli.Context) error {
+	failOn := c.String("fail-on")
+	if failOn != "disagreement" && failOn != "never" {
+		return withCode(exitBadInput, fmt.Errorf("--fail-on %q: use disagreement or never", failOn))
+	}
+	onGitHub := os.Getenv("GITHUB_ACTIONS") == "true"
+	stdout, stderr := c.App.Writer, c.App.ErrWriter
+	token := cmp.Or(os.Getenv("GITHUB_TOKEN"), os.Getenv("GH_TOKEN"))
+	for _, name := range ciSecrets {
+		_ = os.Unsetenv(name)
+	}
+	opts, err := reviewOptions(c)
+	if err != nil {
+		return inputFailed(stdout, onGitHub, err)
+	}
+	log, err := newLogger(stderr, c.String("log-format"), c.Bool("verbose"), isTerminal(stderr))
+	if err != nil {
+		return withCode(exitBadInput, err)
+	}
+	defer func() { _ = log.Sync() }()
+	opts.Log = log
+	ctx, stop := interruptible(c.Context, stderr)
+	defer stop()
+	res, err := review.Run(ctx, opts)
+	var ie *walkie.InputError
+	switch {
+	case errors.As(err, &ie):
+		return inputFailed(stdout, onGitHub, err)
+	case err != nil:
+		return err
+	}
+	if onGitHub {
+		gh := &publish.GitHub{Getenv: os.Getenv, Token: token, Commands: stdout}
+		pub := gh.Publish(context.WithoutCancel(ctx), res, opts.Event)
+		for _, w := range pub.Warnings {
+			log.Warn("not published", zap.String("warning", w))
+		}
+		if pub.CommentURL != "" {
+			verb := "posted"
+			if pub.Edited {
+				verb = "updated"
+			}
+			fmt.Fprintf(stdout, "walkie review: comment %s: %s\n", verb, pub.CommentURL)
+		}
+		if err := review.WriteReports(res); err != nil {
+			return err
+		}
+	}
+	md, js := review.ReportPaths(res)
+	if c.Bool("json") {
+		b, err := review.JSON(res)
+		if err != nil {
+			return err
+		}
+		_, _ = stdout.Write(b)
+	} else {
+		printReview(stdout, res)
+		where := "not on GitHub Actions: the report is"
+		if onGitHub {
+			where = "the report is also"
+		}
+		fmt.Fprintf(stdout, "%s in %s and %s\n", where, md, js)
+	}
+	code := reviewExitCode(res, failOn == "never")
+	if code == exitOK {
+		return nil
+	}
+	return withCode(code, fmt.Errorf("review %s: %s", res.Verdict, res.Reason))
+}
+
+// reviewOptions reads the flags and the CI's event into review options.
+func reviewOptions(c *cli.Context) (review.Options, error) {
+	o := review.Options{Docs: c.Args().Slice(), Base: c.String("base"), Mode: c.String("mode"),
+		MaxRounds: c.Int("max-rounds"), BudgetUSD: c.Float64("budget"), Out: c.String("out")}
+	for _, a := range c.StringSlice("agents") {
+		o.Agents = append(o.Agents, strings.TrimSpace(a))
+	}
+	if c.IsSet("max-rounds") && o.MaxRounds <= 0 {
+		return o, &walkie.InputError{File: "--max-rounds", Msg: fmt.Sprintf("%d is not a round cap", o.MaxRounds), Fix: "give a positive number"}
+	}
+	if o.Out == "" {
+		o.Out = review.DefaultOut
+		if tmp := os.Getenv("RUNNER_TEMP"); tmp != "" && os.Getenv("GITHUB_ACTIONS") == "true" {
+			o.Out = filepath.Join(tmp, review.DefaultOut)
+		}
+	}
+	cfg := config.Default()
+	if path := c.String("config"); path != "" {
+		var err error
+		if cfg, err = config.Load(path); err != nil {
+			return o, err
+		}
+	}
+	o.Config = cfg
+	if path := os.Getenv("GITHUB_EVENT_PATH"); path != "" {
+		ev, err := review.ReadEvent(path, os.Getenv("GITHUB_EVENT_NAME"))
+		if err != nil {
+			return o, err
+		}
+		o.Event = ev
+	}
+	o.ApprovedBy = approvedBy()
+	return o, nil
+}
+
+// approvedBy names the CI run that approved the briefing, for the record.
+func approvedBy() string {
+	if os.Getenv("GITHUB_ACTIONS") == "true" {
+		run := fmt.Sprintf("%s/%s/actions/runs/%s", cmp.Or(os.Getenv("GITHUB_SERVER_URL"), "https://github.com"), os.Getenv("GITHUB_REPOSITORY"), os.Getenv("GITHUB_RUN_ID"))
+		if a := os.Getenv("GITHUB_RUN_ATTEMPT"); a != "" {
+			run += "/attempts/" + a
+		}
+		return fmt.Sprintf("GitHub Actions run %s (workflow %q, actor %s)", run, os.Getenv("GITHUB_WORKFLOW"), os.Getenv("GITHUB_ACTOR"))
+	}
+	if os.Getenv("GITLAB_CI") == "true" {
+		return fmt.Sprintf("GitLab CI job %s (pipeline %s, user %s)", os.Getenv("CI_JOB_URL"), os.Getenv("CI_PIPELINE_ID"), os.Getenv("GITLAB_USER_LOGIN"))
+	}
+	if os.Getenv("CI") != "" {
+		return "a CI job (CI is set)"
+	}
+	return ""
+}
+
+// inputFailed is bad input: exit 2, and on GitHub an error annotation so
+// the check's page shows it. Nothing is posted on the pull request.
+func inputFailed(stdout io.Writer, onGitHub bool, err error) error {
+	if onGitHub {
+		publish.Annotate(stdout, "error", "walkie review: bad input", err.Error())
+	}
+	return withCode(exitBadInput, err)
+}
+
+// reviewExitCode is the documented code of a finished review.
+func reviewExitCode(res *review.Result, disagreementOK bool) int {
+	codes := map[string]int{
+		review.FailureInterrupted: exitSignal, review.FailureSetup: exitCannotRun, review.FailureAgents: exitAgentsFailed,
+		review.FailureWalkie: exitError, review.FailureBudget: exitOverBudget, review.FailureHalted: exitHalted,
+	}
+	switch res.Verdict {
+	case review.VerdictFailed:
+		return codes[res.Failure]
+	case review.VerdictDisagreed:
+		if !disagreementOK {
+			return exitDisagreed
+		}
+	}
+	return exitOK
+}
+
+// printReview is the plain summary on stdout: one line per document.
+func printReview(w io.Writer, res *review.Result) {
+	for _, d := range res.Docs {
+		fmt.Fprintf(w, "%s: %s after %d round(s), $%.4f: %s\n", d.Doc, d.Verdict, d.Rounds, d.CostUSD, d.Reason)
+		for _, o := range d.Objections {
+			where := ""
+			if o.Line > 0 {
+				where = fmt.Sprintf(" (%s:%d)", o.File, o.Line)
+			}
+			fmt.Fprintf(w, "  objection by %s%s: %s\n", o.Agent, where, o.Text)
+		}
+	}
+	fmt.Fprintf(w, "walkie review: %s: %s\n", res.Verdict, res.Reason)
+	for _, warn := range res.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+}

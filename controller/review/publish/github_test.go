@@ -1,0 +1,184 @@
+package publish
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/walkie-sh/walkie/controller/review"
+	"github.com/walkie-sh/walkie/controller/review/reviewtest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// runner is a GitHub Actions step's files and variables.
+type runner struct {
+	summary, output string
+	env             map[string]string
+	hc              *http.Client
+}
+
+func newRunner(t *testing.T, gh *reviewtest.GitHub) *runner {
+	dir := t.TempDir()
+	r := &runner{summary: filepath.Join(dir, "summary.md"), output: filepath.Join(dir, "output")}
+	r.env = map[string]string{"GITHUB_STEP_SUMMARY": r.summary, "GITHUB_OUTPUT": r.output, "GITHUB_REPOSITORY": "o/r"}
+	if gh != nil {
+		r.env["GITHUB_API_URL"] = gh.URL
+	}
+	// Its own transport, closed at the end: goleak sees every goroutine.
+	r.hc = &http.Client{Transport: &http.Transport{}}
+	t.Cleanup(r.hc.CloseIdleConnections)
+	return r
+}
+
+func (r *runner) github(token string, w *strings.Builder) *GitHub {
+	g := &GitHub{Getenv: func(k string) string { return r.env[k] }, Token: token, Commands: io.Discard, HTTP: r.hc}
+	if w != nil {
+		g.Commands = w
+	}
+	return g
+}
+
+func read(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func result(verdict string) *review.Result {
+	return &review.Result{Verdict: verdict, Reason: "a: reason, with: punctuation\nand a line", Rounds: 2, CostUSD: 0.12345, Out: "/out",
+		Agents: []string{"claude", "codex"}, Docs: []review.DocResult{{Doc: "docs/a.md", Verdict: verdict, MaxRounds: 3,
+			Objections: []review.Objection{
+				{Agent: "codex", Text: "100% wrong, see docs/a.md:4\nreally", File: "docs/a.md", Line: 4, EndLine: 6},
+				{Agent: "codex", Text: "no line cited"},
+			}}}}
+}
+
+var prEvent = &review.Event{Name: "pull_request", PullRequest: &review.PullRequest{Number: 5, Repo: "o/r"}}
+
+func TestPublish(t *testing.T) {
+	gh := reviewtest.StartGitHub(t, "o/r")
+	rn := newRunner(t, gh)
+	var cmds strings.Builder
+	pub := rn.github("tok", &cmds).Publish(context.Background(), result(review.VerdictDisagreed), prEvent)
+	if len(pub.Warnings) != 0 || pub.Edited || pub.CommentURL == "" {
+		t.Fatalf("%+v", pub)
+	}
+	wantCmds := "::error title=walkie review%3A disagreed::a: reason, with: punctuation%0Aand a line\n" +
+		"::warning file=docs/a.md,line=4,endLine=6,title=walkie review%3A objection by codex::100%25 wrong, see docs/a.md:4%0Areally\n"
+	if cmds.String() != wantCmds {
+		t.Errorf("workflow commands:\n%s\nwant:\n%s", cmds.String(), wantCmds)
+	}
+	out := read(t, rn.output)
+	want := "status=disagreed\nrounds=2\ncost=0.1235\nreport=/out/report.md\nreport-json=/out/report.json\nout=/out\ncomment-url=" + pub.CommentURL + "\n"
+	if out != want {
+		t.Errorf("outputs:\n%s\nwant:\n%s", out, want)
+	}
+	if s := read(t, rn.summary); !strings.HasPrefix(s, "## walkie review: ❌ not accepted") {
+		t.Errorf("summary:\n%s", s)
+	}
+	cs := gh.Comments(5)
+	if len(cs) != 1 || !strings.HasPrefix(cs[0].Body, review.CommentMarker) {
+		t.Fatalf("%+v", cs)
+	}
+	// Again: the same comment is edited, and the summary appended to.
+	pub = rn.github("tok", &cmds).Publish(context.Background(), result(review.VerdictAgreed), prEvent)
+	if cs2 := gh.Comments(5); !pub.Edited || len(cs2) != 1 || cs2[0].ID != cs[0].ID || !strings.Contains(cs2[0].Body, "✅ agreed") {
+		t.Fatalf("%+v %+v", pub, cs2)
+	}
+	if s := read(t, rn.summary); strings.Count(s, "## walkie review:") != 2 {
+		t.Errorf("the summary was not appended to:\n%s", s)
+	}
+}
+
+// GITHUB_API_URL of GitHub Enterprise Server has a path (/api/v3): every
+// request goes under it.
+func TestPublishEnterprise(t *testing.T) {
+	gh := reviewtest.StartGitHub(t, "o/r")
+	rn := newRunner(t, gh)
+	rn.env["GITHUB_API_URL"] = gh.URL + "/api/v3"
+	pub := rn.github("tok", nil).Publish(context.Background(), result(review.VerdictAgreed), prEvent)
+	if len(pub.Warnings) != 0 {
+		t.Fatal(pub.Warnings)
+	}
+	for _, r := range gh.Requests() {
+		if !strings.HasPrefix(r.Path, "/api/v3/repos/o/r/issues/") || r.Auth != "Bearer tok" {
+			t.Errorf("%+v", r)
+		}
+	}
+}
+
+// Nothing that goes wrong while publishing fails: each is a warning, in
+// the summary too.
+func TestPublishWarnings(t *testing.T) {
+	gh := reviewtest.StartGitHub(t, "o/r")
+	rn := newRunner(t, gh)
+	res := result(review.VerdictAgreed)
+	pub := rn.github("", nil).Publish(context.Background(), res, prEvent)
+	if len(pub.Warnings) != 1 || !strings.Contains(pub.Warnings[0], "no GITHUB_TOKEN") || len(gh.Requests()) != 0 {
+		t.Errorf("no token: %v, %d requests", pub.Warnings, len(gh.Requests()))
+	}
+	if !strings.Contains(read(t, rn.summary), "no GITHUB_TOKEN") || len(res.Warnings) != 1 {
+		t.Error("the warning is not in the summary and the result")
+	}
+
+	gh.Refuse(http.StatusForbidden)
+	pub = rn.github("tok", nil).Publish(context.Background(), result(review.VerdictAgreed), prEvent)
+	if len(pub.Warnings) != 1 || !strings.Contains(pub.Warnings[0], "403") || !strings.Contains(pub.Warnings[0], "pull-requests: write") {
+		t.Errorf("refused: %v", pub.Warnings)
+	}
+
+	rn.env["GITHUB_API_URL"] = "::not a url"
+	if pub = rn.github("tok", nil).Publish(context.Background(), result(review.VerdictAgreed), prEvent); len(pub.Warnings) != 1 || !strings.Contains(pub.Warnings[0], "GITHUB_API_URL") {
+		t.Errorf("bad URL: %v", pub.Warnings)
+	}
+
+	cancelled := result(review.VerdictFailed)
+	cancelled.Failure = review.FailureInterrupted
+	before := len(gh.Requests())
+	if pub = rn.github("tok", nil).Publish(context.Background(), cancelled, prEvent); len(pub.Warnings) != 1 || !strings.Contains(pub.Warnings[0], "cancelled") || len(gh.Requests()) != before {
+		t.Errorf("cancelled: %v, %d requests", pub.Warnings, len(gh.Requests())-before)
+	}
+
+	delete(rn.env, "GITHUB_STEP_SUMMARY")
+	delete(rn.env, "GITHUB_OUTPUT")
+	pub = rn.github("tok", nil).Publish(context.Background(), result(review.VerdictAgreed), &review.Event{Name: "push"})
+	if len(pub.Warnings) != 2 || !strings.Contains(pub.Warnings[0], "GITHUB_STEP_SUMMARY is not set") {
+		t.Errorf("no runner files, a push: %v", pub.Warnings)
+	}
+}
+
+// A comment someone else wrote with the marker cannot be edited; the
+// review's own comment is found past it, and a third run edits that one.
+func TestPublishSkipsForeignMarker(t *testing.T) {
+	gh := reviewtest.StartGitHub(t, "o/r")
+	rn := newRunner(t, gh)
+	gh.AddComment(5, "mallory", "User", review.CommentMarker+"\nfake")
+	for range 3 {
+		if pub := rn.github("tok", nil).Publish(context.Background(), result(review.VerdictAgreed), prEvent); len(pub.Warnings) != 0 {
+			t.Fatal(pub.Warnings)
+		}
+	}
+	cs := gh.Comments(5)
+	if len(cs) != 2 || cs[0].Body != review.CommentMarker+"\nfake" {
+		t.Fatalf("%+v", cs)
+	}
+}
+
+func TestWriteOutput(t *testing.T) {
+	var b strings.Builder
+	writeOutput(&b, "a", "one line")
+	writeOutput(&b, "b", "two\nlines WALKIE_EOF")
+	if want := "a=one line\nb<<WALKIE_EOF_\ntwo\nlines WALKIE_EOF\nWALKIE_EOF_\n"; b.String() != want {
+		t.Errorf("%q", b.String())
+	}
+}
