@@ -287,7 +287,10 @@ func TestWorkspaceGitListing(t *testing.T) {
 		}
 	}
 	gitc("init", "-q")
-	for p, c := range map[string]string{".gitignore": "build/\n", "main.go": "package main\n", "build/out": "bin", "new.go": "package main\n", "gone.go": "x"} {
+	// The record and its state directory live in the work tree, untracked:
+	// git lists them, and they are never part of the workspace.
+	for p, c := range map[string]string{".gitignore": "build/\n", "main.go": "package main\n", "build/out": "bin", "new.go": "package main\n", "gone.go": "x",
+		"rt.walkie.md": "the record", ".walkie/rt/state.json": "{}", ".walkie/rt/roundtable/round-1/freeze.json": "{}"} {
 		full := filepath.Join(root, p)
 		os.MkdirAll(filepath.Dir(full), 0o755)
 		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
@@ -297,7 +300,8 @@ func TestWorkspaceGitListing(t *testing.T) {
 	gitc("add", ".gitignore", "main.go", "gone.go")
 	gitc("commit", "-q", "-m", "init")
 	os.Remove(filepath.Join(root, "gone.go"))
-	paths, listing, err := workspace{root: root}.list(context.Background())
+	ws := workspace{root: root, exclude: []string{filepath.Join(root, "rt.walkie.md"), filepath.Join(root, ".walkie")}}
+	paths, listing, err := ws.list(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

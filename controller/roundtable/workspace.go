@@ -160,8 +160,12 @@ func (w workspace) walk(dir string) ([]string, error) {
 	return paths, err
 }
 
+// excluded reports whether p is one of the excluded paths or inside one:
+// git lists the files under .walkie/ one by one.
 func (w workspace) excluded(p string) bool {
-	return slices.Contains(w.exclude, p)
+	return slices.ContainsFunc(w.exclude, func(e string) bool {
+		return p == e || strings.HasPrefix(p, e+string(filepath.Separator))
+	})
 }
 
 // scan reads the entries of paths under root (paths that vanished or are
