@@ -114,6 +114,13 @@ func (c *controller) recover() error {
 	if err := c.recoverInterrupted(); err != nil {
 		return fmt.Errorf("recover interrupted attempt: %w", err)
 	}
+	// A turn stamped by a controller that died before it wrote the state:
+	// the state and the doorbell catch up, as the dead run would have.
+	if caught, err := walkie.Reconcile(c.file); err != nil {
+		return fmt.Errorf("recover the state of a stamped turn: %w", err)
+	} else if caught {
+		c.log.Warn("state.json and the doorbell caught up with a turn stamped just before a controller stopped")
+	}
 	if c.table != nil {
 		if err := c.table.Recover(); err != nil {
 			return fmt.Errorf("recover interrupted reviewers: %w", err)

@@ -90,6 +90,34 @@ func writeUnsynced(path string, data []byte) error {
 	return os.Rename(f.Name(), path)
 }
 
+// restoreTarget is what the record goes back to after an attempt a
+// controller did not live to settle: everything stamped that continues the
+// chain the attempt started from (a post or a note that a person made
+// while the controller was gone was acknowledged, and stays), without the
+// unstamped tail the agent left. When the record itself does not hold
+// such a chain (the agent changed it above its turn), the snapshot does.
+func restoreTarget(file string, a *walkie.Attempt, st *walkie.State) ([]byte, error) {
+	cur, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	if d, err := walkie.Parse(file, cur); err == nil && d.Verify() == nil && a.Hash != "" && continues(d, a.Seq, a.Hash) {
+		return cur[:d.TailOffset], nil
+	}
+	return readSnapshot(file, cur, a, st)
+}
+
+// continues reports whether d's chain has hash after entry seq.
+func continues(d *walkie.Doc, seq int, hash string) bool {
+	switch n := len(d.Entries); {
+	case n == seq:
+		return d.Progress().Hash == hash
+	case n > seq:
+		return d.Entries[seq].Marker.Prev == hash
+	}
+	return false
+}
+
 // readSnapshot returns the record as it stood before the interrupted
 // attempt a. The snapshot file is written without fsync, so after a
 // machine crash it may be short or stale: it is used only if it verifies
@@ -97,7 +125,7 @@ func writeUnsynced(path string, data []byte) error {
 // chain hash).
 // Otherwise the record's own first a.Size bytes are used if they match:
 // an agent that only appended left them as they were.
-func readSnapshot(file string, a *walkie.Attempt, st *walkie.State) ([]byte, error) {
+func readSnapshot(file string, cur []byte, a *walkie.Attempt, st *walkie.State) ([]byte, error) {
 	matches := func(b []byte) bool {
 		if int64(len(b)) != a.Size {
 			return false
@@ -107,13 +135,18 @@ func readSnapshot(file string, a *walkie.Attempt, st *walkie.State) ([]byte, err
 			return false
 		}
 		p := d.Progress()
+		if a.Hash != "" {
+			return p.Seq == a.Seq && p.Hash == a.Hash
+		}
+		// Recorded by an older walkie, without the chain hash.
 		return p.Seq == a.Seq && (st.LastHash == "" || p.Hash == st.LastHash)
 	}
 	if b, err := os.ReadFile(a.Snapshot); err == nil && matches(b) {
 		return b, nil
 	}
-	if cur, err := os.ReadFile(file); err == nil && int64(len(cur)) >= a.Size && matches(cur[:a.Size]) {
+	if int64(len(cur)) >= a.Size && matches(cur[:a.Size]) {
 		return cur[:a.Size], nil
 	}
-	return nil, fmt.Errorf("the interrupted attempt's snapshot %s is missing or damaged and the record was changed above its end; check it with walkie verify, then walkie repair", a.Snapshot)
+	return nil, fmt.Errorf("the record was changed above the turn that was being written when a controller stopped (turn %d by %s), and the copy taken before it (%s) is gone or damaged: nothing trustworthy to restore it to. "+
+		"Run `walkie verify %s` to see where; restore the record from git or a copy of yours, then run again", a.Turn, a.Agent, a.Snapshot, file)
 }

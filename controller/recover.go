@@ -24,10 +24,8 @@ func (c *controller) recoverInterrupted() error {
 		return err
 	}
 	a := st.Running
-	if a.SessionPID > 0 {
-		if err := session.KillStale(session.ProcIdentity{Pid: a.SessionPID, StartTicks: a.SessionStart}); err != nil {
-			return fmt.Errorf("end the interrupted session (pid %d): %w", a.SessionPID, err)
-		}
+	if err := endSession(a); err != nil {
+		return err
 	}
 	retries := 0
 	agent, agentErr := c.agentFor(a.Agent)
@@ -63,7 +61,7 @@ func (c *controller) recoverInterrupted() error {
 		// The turn was stamped before the controller died.
 		rec.Outcome, rec.Detail, rec.Seq = walkie.OutcomeAccepted, "recorded before the controller stopped; found on restart", p.Seq
 	} else {
-		snapshot, err := readSnapshot(c.file, a, st)
+		snapshot, err := restoreTarget(c.file, a, st)
 		if err != nil {
 			return err
 		}
@@ -80,4 +78,23 @@ func (c *controller) recoverInterrupted() error {
 	c.log.Warn("recovered an interrupted attempt", zap.Int("turn", a.Turn), zap.String("agent", a.Agent),
 		zap.Int("attempt", a.Number), zap.String("outcome", string(rec.Outcome)))
 	return c.applyOutcome(retries, rec)
+}
+
+// endSession ends every process of the attempt's session and removes its
+// private HOME: by its recorded pid (the group and session it leads) and
+// by its id, recorded before it started (whatever carries it, wherever it
+// moved), so a controller killed before it learned the pid leaves nothing
+// running either.
+func endSession(a *walkie.Attempt) error {
+	if a.SessionPID > 0 {
+		if err := session.KillStale(session.ProcIdentity{Pid: a.SessionPID, StartTicks: a.SessionStart}); err != nil {
+			return fmt.Errorf("end the interrupted session (pid %d): %w", a.SessionPID, err)
+		}
+	}
+	if a.Session != "" {
+		if err := session.Sweep(a.Session); err != nil {
+			return fmt.Errorf("end the interrupted session %s: %w", a.Session, err)
+		}
+	}
+	return nil
 }

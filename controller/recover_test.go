@@ -12,6 +12,7 @@ import (
 
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller/engine"
+	"github.com/walkie-sh/walkie/session"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -37,7 +38,7 @@ func crashedDebate(t *testing.T) (file string, cfg *config.Config, c *controller
 		t.Fatal(err)
 	}
 	p = &plan{Decision: Decision{Turn: 2, Round: 1, Participant: "b", Agent: agent}, attempt: 1}
-	if _, _, err := c.begin(p); err != nil {
+	if _, _, err := c.begin(p, session.NewID()); err != nil {
 		t.Fatal(err)
 	}
 	return file, cfg, c, p
@@ -186,5 +187,106 @@ func TestRecoverDamagedSnapshotTamperedRecord(t *testing.T) {
 	}
 	if loadState(t, file).Running == nil {
 		t.Error("the running attempt was cleared though nothing was recovered")
+	}
+}
+
+// Issue 12, item 2: killed after a turn was stamped and before state.json
+// was written, then killed again during the next turn. The first restart
+// logged the turn but left last_seq/last_hash and the doorbell behind; the
+// second could then not trust the snapshot ("missing or damaged") and
+// every later run failed, while verify said ok and repair had nothing to
+// do. Recovery must leave the state as an uninterrupted run would, and the
+// debate must finish.
+func TestRecoverTwoCrashes(t *testing.T) {
+	file, cfg := testDebate(t, 3, map[string]string{"a": shAgent(""), "b": shAgent("")}, "a", "b")
+	if _, err := walkie.Append(file, walkie.Post{From: "a", Body: []byte("Turn one.\n")}); err != nil {
+		t.Fatal(err)
+	}
+	dir := stateDir(t, file)
+	begin := func(turn int, who string) (*controller, []byte) {
+		t.Helper()
+		c, err := newController(Options{File: file, Config: cfg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.tries = map[int]int{}
+		a, err := cfg.Agent(who)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snapshot, _, err := c.begin(&plan{Decision: Decision{Turn: turn, Round: (turn + 1) / 2, Participant: who, Agent: a}, attempt: 1}, session.NewID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c, snapshot
+	}
+	// Crash 1: turn 2 stamped, state.json and the doorbell not written.
+	_, snapshot := begin(2, "b")
+	stBefore, sigBefore := readFile(t, filepath.Join(dir, "state.json")), readFile(t, filepath.Join(dir, "signal.json"))
+	appendText(t, file, "\n## Turn 2 · b\nA whole turn.\n")
+	if s, err := walkie.Settle(file, snapshot, walkie.Expect{Turn: 2, Agent: "b"}, ""); err != nil || s.Outcome != walkie.VerdictAccepted {
+		t.Fatalf("settle: %v %+v", err, s.Verdict)
+	}
+	for name, b := range map[string][]byte{"state.json": stBefore, "signal.json": sigBefore} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The restart recovers (and here only recovers: Once after the
+	// recovered turn, the next look comes later).
+	c, err := newController(Options{File: file, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock, err := walkie.TryRunLock(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.recover(); err != nil {
+		t.Fatal(err)
+	}
+	lock.Unlock()
+	d := loadDoc(t, file)
+	st := loadState(t, file)
+	if p := d.Progress(); st.LastSeq != p.Seq || st.LastHash != p.Hash || st.Running != nil {
+		t.Fatalf("after recovery the state is behind the record: last_seq %d/%d, running %+v", st.LastSeq, p.Seq, st.Running)
+	}
+	if sig, err := walkie.LoadSignal(dir); err != nil || sig.Seq != 2 || sig.Turn != "a" {
+		t.Fatalf("the doorbell after recovery: %+v %v", sig, err)
+	}
+	// Crash 2: during turn 3, half a turn written.
+	begin(3, "a")
+	appendText(t, file, "\n## Turn 3 · a\nhalf")
+	sum := runAgain(t, file, cfg)
+	if sum.Status != walkie.StatusMaxRounds || sum.Turns != 6 {
+		t.Fatalf("the debate did not finish after two crashes: %+v", sum)
+	}
+	if got := outcomesOf(turnLog(t, file)); !slices.Equal(got, []walkie.Outcome{walkie.OutcomeAccepted, walkie.OutcomeInterrupted,
+		walkie.OutcomeAccepted, walkie.OutcomeAccepted, walkie.OutcomeAccepted, walkie.OutcomeAccepted}) {
+		t.Errorf("outcomes %v", got)
+	}
+}
+
+func loadDoc(t *testing.T, file string) *walkie.Doc {
+	t.Helper()
+	d, err := walkie.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// A note posted while the controller was gone (its attempt still recorded
+// as running) was acknowledged: recovery keeps it, where restoring the
+// snapshot taken before the attempt would erase it.
+func TestRecoverKeepsWhatWasPostedMeanwhile(t *testing.T) {
+	file, cfg, _, _ := crashedDebate(t)
+	rc, err := walkie.Append(file, walkie.Post{Supervisor: true, Body: []byte("Posted while no controller ran.\n")})
+	if err != nil || rc.Queued {
+		t.Fatalf("note: %+v %v", rc, err)
+	}
+	runAgain(t, file, cfg)
+	if !strings.Contains(string(readFile(t, file)), "Posted while no controller ran.") {
+		t.Fatal("recovery erased a note that walkie post had acknowledged")
 	}
 }

@@ -33,12 +33,16 @@ func (c *controller) turn(ctx context.Context, t *plan) (TurnRecord, error) {
 		}
 		defer release()
 	}
-	snapshot, started, err := c.begin(t)
+	// The session's id goes into the state with the attempt, before the
+	// agent can fork: a controller killed at any moment after leaves what
+	// the next one needs to end every process the session started.
+	id := session.NewID()
+	snapshot, started, err := c.begin(t, id)
 	if err != nil {
 		return TurnRecord{}, err
 	}
 	rec := TurnRecord{Turn: t.Turn, Round: t.Round, Agent: t.Participant, Role: cmp.Or(t.role, "participant"), Attempt: t.attempt, Started: started}
-	at, err := c.turnAttempt(t, snapshot, started)
+	at, err := c.turnAttempt(t, snapshot, started, id)
 	if err != nil {
 		return rec, c.abandon(snapshot, err)
 	}
@@ -79,7 +83,7 @@ func (c *controller) turn(ctx context.Context, t *plan) (TurnRecord, error) {
 // turnAttempt is the engine's attempt for t: the agent's pinned prompt
 // (or the round table's), the record as the file it writes, the state file
 // for halts.
-func (c *controller) turnAttempt(t *plan, snapshot []byte, started time.Time) (engine.TurnAttempt, error) {
+func (c *controller) turnAttempt(t *plan, snapshot []byte, started time.Time, id string) (engine.TurnAttempt, error) {
 	prompt := t.prompt
 	if prompt == "" {
 		var err error
@@ -91,7 +95,7 @@ func (c *controller) turnAttempt(t *plan, snapshot []byte, started time.Time) (e
 	}
 	at := engine.TurnAttempt{
 		File: c.file, Before: snapshot, Turn: t.Turn, Round: t.Round, Attempt: t.attempt, Participant: t.Participant,
-		Agent: t.Agent, Prompt: prompt, StateDir: c.dir,
+		Agent: t.Agent, Prompt: prompt, StateDir: c.dir, ID: id,
 		Control: filepath.Join(c.dir, "state.json"),
 		Halted:  c.halted,
 		Started: func(s *session.Session) {
@@ -117,7 +121,7 @@ func (c *controller) turnAttempt(t *plan, snapshot []byte, started time.Time) (e
 // is either in the snapshot or queued until the turn is recorded, never
 // lost when a rejected turn is undone. The previous attempt's pending
 // outcome goes into the same write.
-func (c *controller) begin(t *plan) ([]byte, time.Time, error) {
+func (c *controller) begin(t *plan, sessionID string) ([]byte, time.Time, error) {
 	path := filepath.Join(c.dir, "snapshot.md")
 	started := time.Now().UTC().Truncate(time.Millisecond)
 	var snapshot []byte
@@ -134,7 +138,7 @@ func (c *controller) begin(t *plan) ([]byte, time.Time, error) {
 			c.pending.applyTo(s)
 		}
 		s.Running = &walkie.Attempt{Turn: t.Turn, Agent: t.Participant, Number: t.attempt, Started: started,
-			ControllerPID: os.Getpid(), Snapshot: path, Size: int64(len(raw)), Seq: p.Seq}
+			ControllerPID: os.Getpid(), Snapshot: path, Size: int64(len(raw)), Seq: p.Seq, Hash: p.Hash, Session: sessionID}
 		return nil
 	})
 	if err == nil {

@@ -59,6 +59,11 @@ func buildEnv(parent []string, spec Spec, made madeDirs) []string {
 			set(k, v)
 		}
 	}
+	if spec.ID != "" {
+		// Last, over the caller's and the session's own: what recovery
+		// looks for must be this session's.
+		set(SessionVar, spec.ID)
+	}
 	if made.home != "" {
 		set("HOME", made.home)
 	}
@@ -132,7 +137,7 @@ func privateDirs(spec Spec) (made madeDirs, err error) {
 		}
 	}()
 	if spec.PrivateHome {
-		home, err := os.MkdirTemp("", "walkie-home-")
+		home, err := makeOwnDir(homeDir(spec.ID))
 		if err != nil {
 			return made, fmt.Errorf("private HOME: %w", err)
 		}
@@ -151,7 +156,7 @@ func privateDirs(spec Spec) (made madeDirs, err error) {
 		}
 		return made, nil
 	}
-	tmp, err := os.MkdirTemp("", "walkie-tmp-")
+	tmp, err := makeOwnDir(tmpDir(spec.ID))
 	if err != nil {
 		return made, fmt.Errorf("private TMPDIR: %w", err)
 	}
@@ -272,4 +277,18 @@ func executable(p string) error {
 		return &fs.PathError{Op: "exec", Path: p, Err: fs.ErrPermission}
 	}
 	return nil
+}
+
+// homeDir and tmpDir are where a session's private HOME and TMPDIR are:
+// named after its id, so recovery finds them from the id alone.
+func homeDir(id string) string { return filepath.Join(os.TempDir(), "walkie-home-"+id) }
+func tmpDir(id string) string  { return filepath.Join(os.TempDir(), "walkie-tmp-"+id) }
+
+// makeOwnDir makes dir, only its owner may enter it; an id names one
+// session, so a directory already there is an error, never shared.
+func makeOwnDir(dir string) (string, error) {
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return "", err
+	}
+	return dir, nil
 }

@@ -104,3 +104,33 @@ func parseStat(b []byte) (procStat, error) {
 	}
 	return st, nil
 }
+
+// processesWith lists the processes whose environment holds the entry kv
+// ("K=V"), as /proc/PID/environ shows it: the environment the process was
+// started with. Processes that are not ours cannot be read and are not
+// ours to end anyway.
+func processesWith(kv string) ([]int, error) {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	want := []byte(kv)
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil {
+			continue
+		}
+		for entry := range bytes.SplitSeq(env, []byte{0}) {
+			if bytes.Equal(entry, want) {
+				pids = append(pids, pid)
+				break
+			}
+		}
+	}
+	return pids, nil
+}

@@ -21,3 +21,9 @@ func KillStale(id ProcIdentity) error { return errNoIdentity }
 func groupGone(pgid int) bool {
 	return errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH)
 }
+
+// killSession needs a process list, which only Linux and macOS give.
+func killSession(int) {}
+
+// processesWith needs a process list, which only Linux and macOS give.
+func processesWith(string) ([]int, error) { return nil, nil }

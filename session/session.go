@@ -50,6 +50,13 @@ type Spec struct {
 	// session: inside the private HOME when there is one, so what a CLI
 	// leaves there goes with it.
 	PrivateTmp bool
+	// ID names the session for crash recovery (NewID makes one; empty: the
+	// session makes its own). Every process of the session finds it in
+	// its environment as WALKIE_SESSION, and the private HOME and TMPDIR
+	// are named after it, so a caller that records the ID before Start
+	// can end what the session left even if it dies before it learns the
+	// pid: Sweep.
+	ID string
 	// Rows and Cols size the terminal (default 40x120).
 	Rows, Cols uint16
 	// Input is written to the terminal right after the start, as if typed.
@@ -197,6 +204,11 @@ type Session struct {
 func Start(ctx context.Context, spec Spec) (*Session, error) {
 	if len(spec.Argv) == 0 {
 		return nil, errors.New("session start: empty argv")
+	}
+	if spec.ID == "" {
+		spec.ID = NewID()
+	} else if !validID(spec.ID) {
+		return nil, fmt.Errorf("session start: id %q: use letters, digits, - and _ only (NewID makes one)", spec.ID)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("session start %q: %w", spec.Argv[0], context.Cause(ctx))
@@ -486,8 +498,12 @@ func (s *Session) supervise(ctx context.Context) {
 		}
 	}
 	// Always, even after a clean exit: a descendant that ignores SIGHUP
-	// would otherwise keep the terminal open and the reader blocked.
+	// would otherwise keep the terminal open and the reader blocked. A
+	// descendant that moved to a process group of its own (a shell with
+	// job control, `set -m`) is still in the terminal's session: the
+	// session is swept too, as crash recovery does.
 	_ = signalGroup(s.pid, syscall.SIGKILL)
+	killSession(s.pid)
 
 	// Drain: the kernel hands over what is buffered, then EIO once the last
 	// holder of the terminal is gone. A descendant that escaped the group

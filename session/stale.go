@@ -59,3 +59,16 @@ func groupGone(pgid int) bool {
 	procs, err := listGroup(pgid)
 	return err == nil && !groupLive(procs, pgid)
 }
+
+// killSession sends SIGKILL to every live process left in the session led
+// by sid, but the leader: those that moved to a group of their own escape
+// a kill of the leader's group.
+func killSession(sid int) {
+	procs, err := listSession(sid)
+	if err != nil {
+		return
+	}
+	for _, pid := range sessionMembers(procs, sid) {
+		_ = syscall.Kill(pid, syscall.SIGKILL) // ESRCH: it went by itself
+	}
+}

@@ -181,6 +181,15 @@ func Append(file string, p Post) (Receipt, error) {
 	if err != nil {
 		return Receipt{}, err
 	}
+	if !p.Supervisor && st.Running != nil && ControllerRunning(dir) {
+		// The agent of the running attempt may be appending right now: a
+		// post beside it would be judged together with it, and a rejected
+		// attempt is undone, post and all. So nothing a participant posts
+		// lands while an attempt runs: it waits for its end (--wait).
+		a := st.Running
+		return Receipt{}, &RefusedError{Busy: true, Reason: fmt.Sprintf("%s's agent is writing turn %d now, run by a controller (pid %d); a post beside it would be undone with the attempt, so it is refused: post once the turn is recorded (walkie post --wait waits for that), or stop that controller first",
+			a.Agent, a.Turn, a.ControllerPID)}
+	}
 	if p.Supervisor && st.Running != nil && ControllerRunning(dir) {
 		// The running agent may be appending right now; the controller
 		// adds this note right after it records the turn.
@@ -703,4 +712,39 @@ func appendNote(file, dir string, meta *Meta, body []byte, at time.Time) error {
 	}
 	_, err = appendLocked(f, file, dir, meta, st, Post{Supervisor: true, Body: body, At: at})
 	return err
+}
+
+// Reconcile makes state.json and the doorbell agree with a record that is
+// ahead of them: an entry stamped by a process that died before it could
+// write the state (its append is synced first, so this is the one way the
+// two part). Nothing changes when they agree or the record does not
+// verify. It reports whether it wrote.
+func Reconcile(file string) (bool, error) {
+	meta, err := ReadMeta(file)
+	if err != nil {
+		return false, err
+	}
+	dir := StateDir(file, meta.ID)
+	lock, err := LockRecord(dir)
+	if err != nil {
+		return false, err
+	}
+	defer lock.Unlock()
+	d, err := Load(file)
+	if err != nil || d.Verify() != nil {
+		return false, nil // verify and repair say what is wrong
+	}
+	st, err := LoadState(dir)
+	if err != nil {
+		return false, err
+	}
+	prog := d.Progress()
+	if prog.Seq <= st.LastSeq {
+		return false, nil
+	}
+	var last *EntryBrief
+	if n := len(d.Entries); n > 0 {
+		last = d.Entries[n-1].Brief()
+	}
+	return true, recordAppended(dir, &d.Meta, st, prog, last)
 }

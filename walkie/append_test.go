@@ -387,8 +387,23 @@ func TestSupervisorInbox(t *testing.T) {
 	if !bytes.Equal(before, readFile(t, file)) {
 		t.Fatal("a queued note changed the record")
 	}
-	// The agent's turn goes in meanwhile; then the notes follow it.
-	mustAppend(t, file, turn("codex", "Two.\n"))
+	// A participant's post is refused beside the running attempt: it
+	// would be judged with the agent's turn and undone with it.
+	if _, err := Append(file, turn("codex", "Two.\n")); err == nil {
+		t.Fatal("a post landed beside a running attempt")
+	} else if re := asRefused(t, err, "is writing turn 2 now"); !re.Busy {
+		t.Errorf("a refusal beside a running attempt is not Busy: %+v", re)
+	}
+	// The agent's turn goes in meanwhile and is settled; then the notes
+	// follow it.
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND, 0)
+	must(t, err)
+	_, err = f.WriteString("\n## Turn 2 · codex\n\nTwo.\n")
+	f.Close()
+	must(t, err)
+	if s, err := Settle(file, before, Expect{Turn: 2, Agent: "codex"}, ""); err != nil || s.Outcome != VerdictAccepted {
+		t.Fatalf("settle: %+v %v", s, err)
+	}
 	n, err := FlushInbox(file)
 	must(t, err)
 	if n != 3 {

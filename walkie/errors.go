@@ -35,8 +35,9 @@ type RefusedError struct {
 	Reason string
 	Whose  string // the agent whose turn it is, if the debate is open
 	// OutOfTurn is set when the post would be accepted in its author's
-	// turn: the one refusal that waiting can cure.
-	OutOfTurn bool
+	// turn, and Busy when an agent's attempt is running: the refusals that
+	// waiting can cure.
+	OutOfTurn, Busy bool
 }
 
 func (e *RefusedError) Error() string {

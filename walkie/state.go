@@ -55,9 +55,11 @@ type Attempt struct {
 	ControllerPID int       `json:"controller_pid"`
 	SessionPID    int       `json:"session_pid,omitempty"`
 	SessionStart  uint64    `json:"session_start_ticks,omitempty"`
-	Snapshot      string    `json:"snapshot"` // copy of the file before the attempt
-	Size          int64     `json:"size"`     // file size before the attempt
-	Seq           int       `json:"seq"`      // last sequence before the attempt
+	Snapshot      string    `json:"snapshot"`          // copy of the file before the attempt
+	Size          int64     `json:"size"`              // file size before the attempt
+	Seq           int       `json:"seq"`               // last sequence before the attempt
+	Hash          string    `json:"hash,omitempty"`    // chain hash before the attempt
+	Session       string    `json:"session,omitempty"` // the session's id (its WALKIE_SESSION), recorded before it starts
 }
 
 // WatchMemory is what `walkie watch --once` remembers between ticks.

@@ -9,9 +9,10 @@ import (
 	"github.com/fsnotify/fsnotify"
 )
 
-// WaitTurn blocks until it is name's turn (or the debate has ended, or ctx
-// is done). It wakes on the doorbell rather than polling the record; a
-// slow fallback tick covers file systems without change events.
+// WaitTurn blocks until it is name's turn and no agent's attempt is running
+// (or the debate has ended, or ctx is done). It wakes on the doorbell and
+// the control state rather than polling the record; a slow fallback tick
+// covers file systems without change events.
 func WaitTurn(ctx context.Context, file, name string) (*Signal, error) {
 	meta, err := ReadMeta(file)
 	if err != nil {
@@ -33,7 +34,7 @@ func WaitTurn(ctx context.Context, file, name string) (*Signal, error) {
 	defer tick.Stop()
 	for {
 		sig, err := LoadSignal(dir)
-		if err == nil && sig != nil && (sig.Turn == name || sig.Status != StatusOpen) {
+		if err == nil && sig != nil && (sig.Turn == name || sig.Status != StatusOpen) && !attemptRunning(dir) {
 			return sig, nil
 		}
 		select {
@@ -45,4 +46,11 @@ func WaitTurn(ctx context.Context, file, name string) (*Signal, error) {
 		case <-tick.C:
 		}
 	}
+}
+
+// attemptRunning reports whether a controller is running an agent's
+// attempt at a turn now.
+func attemptRunning(dir string) bool {
+	st, err := LoadState(dir)
+	return err == nil && st.Running != nil && ControllerRunning(dir)
 }

@@ -214,10 +214,10 @@ func appendWaiting(ctx context.Context, file string, p walkie.Post, wait time.Du
 	for {
 		rc, err := walkie.Append(file, p)
 		var re *walkie.RefusedError
-		// Only a post out of turn can become acceptable by waiting; any
-		// other refusal is final, and waiting on it would spin until the
-		// deadline.
-		if wait <= 0 || !errors.As(err, &re) || !re.OutOfTurn {
+		// Only a post out of turn, or one beside a running attempt, can
+		// become acceptable by waiting; any other refusal is final, and
+		// waiting on it would spin until the deadline.
+		if wait <= 0 || !errors.As(err, &re) || !(re.OutOfTurn || re.Busy) {
 			return rc, err
 		}
 		if _, werr := walkie.WaitTurn(ctx, file, p.From); werr != nil {

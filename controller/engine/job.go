@@ -42,8 +42,12 @@ type Job struct {
 	// is asked then. Empty: nothing halts the job but its context.
 	Control string
 	Halted  func() bool
+	// ID names the session (session.NewID). A caller that records it
+	// before Run can end what the session left even if it dies before
+	// Started is called (session.Sweep). Empty: the session makes one.
+	ID string
 	// Started is called as soon as the process runs, before the engine
-	// watches it: the moment to record what crash recovery needs.
+	// watches it: the moment to record its pid for crash recovery.
 	Started func(*session.Session)
 	// Output sees the agent's latest output line when it changes.
 	Output func(line string)
@@ -93,6 +97,7 @@ func (e *Engine) Spec(j Job) (session.Spec, error) {
 		Stall:       a.Stall,
 		Grace:       a.KillGrace,
 		Rules:       rules,
+		ID:          j.ID,
 	}
 	if j.Transcript != "" {
 		spec.RawPath, spec.TextPath = j.Transcript+".log", j.Transcript+".txt"

@@ -28,7 +28,8 @@ type TurnAttempt struct {
 	Prompt string
 	// StateDir gets the transcripts (TranscriptBase).
 	StateDir string
-	// Control and Halted, Started and Output: as in Job.
+	// ID, Control and Halted, Started and Output: as in Job.
+	ID      string
 	Control string
 	Halted  func() bool
 	Started func(*session.Session)
@@ -46,6 +47,7 @@ func (e *Engine) RunTurn(ctx context.Context, a TurnAttempt) (Result, error) {
 		Result:     a.File,
 		Ready:      func() bool { return TurnIsIn(a.File, a.Before, expect) },
 		Done:       "the turn is in",
+		ID:         a.ID,
 		Control:    a.Control,
 		Halted:     a.Halted,
 		Started:    a.Started,

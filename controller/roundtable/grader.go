@@ -75,9 +75,10 @@ func graderCommand(cmd walkie.Command, dir, copyDir string, round int) []string 
 // timeout. Its output goes to transcript+".log" (raw) and ".txt". A
 // cancelled ctx gives an error: the result of an interrupted grader is not
 // a result.
-func (rt *Table) runGrader(ctx context.Context, argv []string, copyDir, fileDir string, round int, timeout time.Duration, transcript string, started func(*session.Session)) (GraderResult, error) {
+func (rt *Table) runGrader(ctx context.Context, argv []string, copyDir, fileDir string, round int, timeout time.Duration, transcript, id string, started func(*session.Session)) (GraderResult, error) {
 	res := GraderResult{Round: round, Command: strings.Join(argv, " ")}
 	j := engine.Job{
+		ID: id,
 		// The grader is the user's own test command, not an agent: it
 		// gets the environment and HOME of the person who runs walkie.
 		Agent: config.Agent{Name: "grader", Timing: config.Timing{Timeout: timeout, KillGrace: graderKillGrace},
@@ -169,8 +170,12 @@ func (rt *Table) grade(ctx context.Context, round int, fr *Freeze, mf manifest, 
 		return nil, err
 	}
 	dir := filepath.Dir(rt.File)
-	g, err = rt.runGrader(ctx, graderCommand(m.Grader, dir, copyDir, round), copyDir, dir, round, m.GraderLimit(), graderTranscript(rd),
-		func(s *session.Session) { rt.noteRunning("grader", s.Pid(), tmp) })
+	id := session.NewID()
+	if err := rt.noteStarting("grader", id, tmp); err != nil {
+		return nil, err
+	}
+	g, err = rt.runGrader(ctx, graderCommand(m.Grader, dir, copyDir, round), copyDir, dir, round, m.GraderLimit(), graderTranscript(rd), id,
+		func(s *session.Session) { rt.noteRunning("grader", id, s.Pid(), tmp) })
 	rt.forgetRunning("grader")
 	if err != nil {
 		return nil, err

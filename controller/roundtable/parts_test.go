@@ -339,7 +339,7 @@ func TestRunGrader(t *testing.T) {
 	transcript := filepath.Join(dir, "grader")
 	run := func(cmd walkie.Command, timeout time.Duration) GraderResult {
 		t.Helper()
-		g, err := rt.runGrader(context.Background(), graderCommand(cmd, "/the/dir", dir, 3), dir, "/the/dir", 3, timeout, transcript, nil)
+		g, err := rt.runGrader(context.Background(), graderCommand(cmd, "/the/dir", dir, 3), dir, "/the/dir", 3, timeout, transcript, "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -390,7 +390,7 @@ func TestRunGrader(t *testing.T) {
 	// A cancelled run is no result.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := rt.runGrader(ctx, []string{"sleep", "5"}, dir, dir, 1, time.Minute, transcript, nil); err == nil {
+	if _, err := rt.runGrader(ctx, []string{"sleep", "5"}, dir, dir, 1, time.Minute, transcript, "", nil); err == nil {
 		t.Fatal("a cancelled grader gave a result")
 	}
 	rt.Engine.Close()

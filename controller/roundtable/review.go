@@ -198,6 +198,9 @@ func (rt *Table) reviewAttempt(ctx context.Context, job *reviewJob, a config.Age
 	if err != nil {
 		return rec, nil, nil, "", err
 	}
+	if err := rt.noteStarting(name, j.ID, sandbox); err != nil {
+		return rec, nil, nil, "", err
+	}
 	defer rt.forgetRunning(name)
 	res, err := rt.Engine.Run(ctx, j)
 	if err != nil {
@@ -281,7 +284,9 @@ func (rt *Table) reviewerJob(job *reviewJob, a config.Agent, name string, turn, 
 	if err != nil {
 		return engine.Job{}, fmt.Errorf("reviewer prompt: %w", err)
 	}
+	id := session.NewID()
 	j := engine.Job{
+		ID:         id,
 		Agent:      a,
 		Vars:       config.Vars{Prompt: prompt, File: recordCopy, Agent: name, Dir: sandbox, Turn: turn, Round: t.Round},
 		Dir:        sandbox,
@@ -300,7 +305,7 @@ func (rt *Table) reviewerJob(job *reviewJob, a config.Agent, name string, turn, 
 		Control: filepath.Join(rt.Dir, "state.json"),
 		Halted:  rt.Halted,
 		Started: func(s *session.Session) {
-			rt.noteRunning(name, s.Pid(), sandbox)
+			rt.noteRunning(name, id, s.Pid(), sandbox)
 			rt.Emit(engine.Event{Kind: engine.EventTurnStarted, Turn: turn, Round: t.Round, Agent: name, Attempt: attempt, Started: started})
 			rt.Log.Info("review started", zap.Int("round", t.Round), zap.String("reviewer", name), zap.Int("attempt", attempt))
 		},
@@ -318,22 +323,33 @@ func (rt *Table) reviewerJob(job *reviewJob, a config.Agent, name string, turn, 
 
 type runningSession struct {
 	session.ProcIdentity
+	Session string `json:"session,omitempty"` // its id, written before it starts
 	Sandbox string `json:"sandbox,omitempty"`
 }
 
-func (rt *Table) runningPath(name string) string {
-	return filepath.Join(rt.Dir, "roundtable", "running", name+".json")
+// noteStarting records a session about to start, by its id: a controller
+// that dies before it learns the pid leaves enough to end it.
+func (rt *Table) noteStarting(name, id, sandbox string) error {
+	if err := writeJSON(rt.runningPath(name), runningSession{Session: id, Sandbox: sandbox}); err != nil {
+		return fmt.Errorf("record the %s session: %w", name, err)
+	}
+	return nil
 }
 
-func (rt *Table) noteRunning(name string, pid int, sandbox string) {
-	id, err := session.Identify(pid)
+// noteRunning adds the started process's identity.
+func (rt *Table) noteRunning(name, id string, pid int, sandbox string) {
+	pi, err := session.Identify(pid)
 	if err != nil {
 		rt.Log.Warn("cannot identify a round-table process", zap.String("name", name), zap.Int("pid", pid), zap.Error(err))
 		return
 	}
-	if err := writeJSON(rt.runningPath(name), runningSession{id, sandbox}); err != nil {
+	if err := writeJSON(rt.runningPath(name), runningSession{pi, id, sandbox}); err != nil {
 		rt.Log.Warn("cannot record a round-table process", zap.String("name", name), zap.Error(err))
 	}
+}
+
+func (rt *Table) runningPath(name string) string {
+	return filepath.Join(rt.Dir, "roundtable", "running", name+".json")
 }
 
 func (rt *Table) forgetRunning(name string) { _ = os.Remove(rt.runningPath(name)) }
@@ -357,8 +373,15 @@ func (rt *Table) recoverReviewers() error {
 			_ = os.Remove(p)
 			continue
 		}
-		if err := session.KillStale(rs.ProcIdentity); err != nil {
-			return fmt.Errorf("end the interrupted %s (pid %d): %w", strings.TrimSuffix(e.Name(), ".json"), rs.Pid, err)
+		if rs.Pid > 0 {
+			if err := session.KillStale(rs.ProcIdentity); err != nil {
+				return fmt.Errorf("end the interrupted %s (pid %d): %w", strings.TrimSuffix(e.Name(), ".json"), rs.Pid, err)
+			}
+		}
+		if rs.Session != "" {
+			if err := session.Sweep(rs.Session); err != nil {
+				return fmt.Errorf("end the interrupted %s (session %s): %w", strings.TrimSuffix(e.Name(), ".json"), rs.Session, err)
+			}
 		}
 		if rs.Sandbox != "" && strings.HasPrefix(filepath.Base(rs.Sandbox), "walkie-") {
 			_ = os.RemoveAll(rs.Sandbox)
