@@ -228,17 +228,10 @@ func appendLocked(f *os.File, file, dir string, meta *Meta, st *State, p Post) (
 		}
 	}
 	mk := Marker{Seq: ti.prog.Seq + 1, Agent: SupervisorName, At: p.At, Prev: ti.prog.Hash}
-	var entry bytes.Buffer
-	if p.Supervisor {
-		entry.WriteString("\n## Supervisor\n\n")
-	} else {
+	if !p.Supervisor {
 		mk.Turn, mk.Agent = ti.prog.NextTurn, p.From
-		fmt.Fprintf(&entry, "\n## Turn %d · %s\n\n", mk.Turn, p.From)
 	}
-	entry.Write(body)
-	if p.Sign {
-		fmt.Fprintf(&entry, "Signed-off-by: %s\n", p.From)
-	}
+	entry := postedText(&p, mk.Turn, body)
 	if mk.At.IsZero() {
 		mk.At = time.Now()
 	}
@@ -255,8 +248,8 @@ func appendLocked(f *os.File, file, dir string, meta *Meta, st *State, p Post) (
 	if len(ti.tail) > 0 {
 		hashed = append(hashed, lead...)
 	}
-	hashed = append(hashed, entry.Bytes()...)
-	rec := append(append(lead, entry.Bytes()...), stamp(hashed, &mk)...)
+	hashed = append(hashed, entry...)
+	rec := append(append(lead, entry...), stamp(hashed, &mk)...)
 	if _, err := f.Write(rec); err != nil {
 		return Receipt{}, fmt.Errorf("append entry %d to %s: %w", mk.Seq, file, err)
 	}
@@ -270,6 +263,22 @@ func appendLocked(f *os.File, file, dir string, meta *Meta, st *State, p Post) (
 		prog = progress(meta, append(ti.recent, TurnRef{Turn: mk.Turn, Agent: p.From, Signed: p.Sign}), mk.Turn, mk.Seq, mk.Hash)
 	}
 	return Receipt{Entry: *brief, Progress: prog, Status: DebateStatus(meta, prog, st)}, recordAppended(dir, meta, st, prog, brief)
+}
+
+// postedText is an entry as the writer appends it, before its marker:
+// heading, the body checkBody returned, and the sign-off.
+func postedText(p *Post, turn int, body []byte) []byte {
+	var b bytes.Buffer
+	if p.Supervisor {
+		b.WriteString("\n## Supervisor\n\n")
+	} else {
+		fmt.Fprintf(&b, "\n## Turn %d · %s\n\n", turn, p.From)
+	}
+	b.Write(body)
+	if p.Sign {
+		fmt.Fprintf(&b, "Signed-off-by: %s\n", p.From)
+	}
+	return b.Bytes()
 }
 
 // CheckAgainstState catches what the chain alone cannot: whole entries cut
@@ -366,15 +375,11 @@ func checkBody(meta *Meta, p *Post, whose string) ([]byte, error) {
 	if len(lines) == 0 {
 		return refuse("the body is empty")
 	}
+	if pr := checkText([]byte(strings.Join(lines, "\n"))); pr != nil {
+		return refuse("%s", pr.postReason())
+	}
 	for i, l := range lines {
-		t := strings.TrimSuffix(l, "\r")
-		switch {
-		case looseHeadingRe.MatchString(t):
-			return refuse("body line %d is an entry heading (%q); walkie writes the heading itself", i+1, t)
-		case looseMarkerRe.MatchString(t):
-			return refuse("body line %d holds a walkie marker; only walkie writes markers", i+1)
-		}
-		m := signOffRe.FindStringSubmatch(t)
+		m := signOffRe.FindStringSubmatch(strings.TrimSuffix(l, "\r"))
 		if m == nil {
 			continue
 		}

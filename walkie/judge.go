@@ -58,18 +58,16 @@ func Judge(file string, before, after []byte, want Expect) (Verdict, *Doc) {
 		return Verdict{Outcome: VerdictMalformed, Detail: err.Error()}, nil
 	}
 	switch n := len(ad.Entries) - len(bd.Entries); {
+	case n == 0:
 	case n == 1 && isBlank(ad.Tail):
-		// Posted through `walkie post`, which checked and stamped it.
-		e := &ad.Entries[len(ad.Entries)-1]
-		if err := ad.Verify(); err != nil {
-			return Verdict{Outcome: VerdictTampered, Detail: err.Error()}, nil
+		return judgeStamped(ad, want)
+	default:
+		if v, forged := forgedMarker(ad, len(bd.Entries)); forged {
+			return v, nil
 		}
-		if e.Kind != KindTurn || e.Turn != want.Turn || e.Agent != want.Agent {
-			return Verdict{Outcome: VerdictMalformed, Line: e.Line, Detail: fmt.Sprintf("the new entry is not turn %d by %s", want.Turn, want.Agent)}, nil
-		}
-		return Verdict{Outcome: VerdictAccepted, Stamped: true, Signed: e.Signed(), Detail: "posted with walkie post"}, ad
-	case n != 0:
 		return Verdict{Outcome: VerdictMalformed, Detail: fmt.Sprintf("%d new recorded entries where one turn was expected", n)}, nil
+	}
+	switch {
 	case ad.TailOffset != bd.TailOffset:
 		// Before the first entry the parser counts every line up to an
 		// entry heading as the briefing: text added under a wrong heading
@@ -82,10 +80,55 @@ func Judge(file string, before, after []byte, want Expect) (Verdict, *Doc) {
 	return v, ad
 }
 
+// judgeStamped checks a turn that came stamped: posted through `walkie
+// post`, or closed by a marker the agent wrote itself. Only the record
+// before the attempt is known good, so a chain that breaks at the new
+// entry is the turn's fault; a forged marker that does verify must still
+// hold a body walkie post would have taken (Settle then checks that
+// walkie really recorded it).
+func judgeStamped(ad *Doc, want Expect) (Verdict, *Doc) {
+	e := &ad.Entries[len(ad.Entries)-1]
+	if v, forged := forgedMarker(ad, len(ad.Entries)-1); forged {
+		return v, nil
+	}
+	if err := ad.Verify(); err != nil {
+		return Verdict{Outcome: VerdictTampered, Detail: err.Error()}, nil
+	}
+	if e.Kind != KindTurn || e.Turn != want.Turn || e.Agent != want.Agent {
+		return Verdict{Outcome: VerdictMalformed, Line: e.Line, Detail: fmt.Sprintf("the new entry is not turn %d by %s", want.Turn, want.Agent)}, nil
+	}
+	if pr := checkText(e.Body); pr != nil {
+		return Verdict{Outcome: VerdictMalformed, Line: e.Line + pr.line, Detail: pr.turnDetail(e.Line + pr.line)}, nil
+	}
+	return Verdict{Outcome: VerdictAccepted, Stamped: true, Signed: e.Signed(), Detail: "posted with walkie post"}, ad
+}
+
+// forgedMarker reports a new entry (after the first old ones) whose
+// marker the chain does not confirm: the record verified up to it, so
+// its marker was written by the agent, not by walkie.
+func forgedMarker(ad *Doc, old int) (Verdict, bool) {
+	var ce *ChainError
+	if err := ad.Verify(); !errors.As(err, &ce) || ce.Seq <= old || ce.Seq > len(ad.Entries) {
+		return Verdict{}, false
+	}
+	e := &ad.Entries[ce.Seq-1]
+	return Verdict{Outcome: VerdictMalformed, Line: e.MarkLine, Detail: forgedDetail(e.MarkLine, "the chain does not match it")}, true
+}
+
+func forgedDetail(line int, why string) string {
+	return fmt.Sprintf("line %d is a walkie marker that walkie did not write (%s): only walkie post and the controller stamp turns; write the turn under its heading and leave the marker to walkie", line, why)
+}
+
 // judgeTail checks the unstamped text after the last marker.
 func judgeTail(d *Doc, want Expect) Verdict {
 	if !utf8.Valid(d.Tail) {
 		return Verdict{Outcome: VerdictMalformed, Line: d.TailLine, Detail: "the turn is not UTF-8"}
+	}
+	bad := func(l int, format string, args ...any) Verdict {
+		return Verdict{Outcome: VerdictMalformed, Line: l, Detail: fmt.Sprintf(format, args...)}
+	}
+	if pr := controlProblem(d.Tail); pr != nil {
+		return bad(d.TailLine+pr.line-1, "%s", pr.turnDetail(d.TailLine+pr.line-1))
 	}
 	lines := splitLines(d.Tail, 0, d.TailLine)
 	k := 0
@@ -97,9 +140,6 @@ func judgeTail(d *Doc, want Expect) Verdict {
 	}
 	h := lines[k]
 	heading := fmt.Sprintf("## Turn %d · %s", want.Turn, want.Agent)
-	bad := func(l int, format string, args ...any) Verdict {
-		return Verdict{Outcome: VerdictMalformed, Line: l, Detail: fmt.Sprintf(format, args...)}
-	}
 	if string(h.text) != heading {
 		if m := turnHeadingRe.FindSubmatch(h.text); m != nil && string(m[2]) != want.Agent {
 			return bad(h.num, "the turn is headed for %s, not %s", m[2], want.Agent)
@@ -110,14 +150,11 @@ func judgeTail(d *Doc, want Expect) Verdict {
 	if len(body) > d.Meta.turnLimit() {
 		return bad(h.num, "the turn is %d bytes, over the limit of %d", len(body), d.Meta.turnLimit())
 	}
+	if pr := checkText(body); pr != nil {
+		return bad(h.num+pr.line, "%s", pr.turnDetail(h.num+pr.line))
+	}
 	last := -1
 	for _, l := range lines[k+1:] {
-		switch {
-		case looseHeadingRe.Match(l.text):
-			return bad(l.num, "a second heading %q: exactly one turn was expected", clip(l.text))
-		case looseMarkerRe.Match(l.text):
-			return bad(l.num, "the turn contains a walkie marker; only walkie writes markers")
-		}
 		if !isBlank(l.text) {
 			last = l.num
 		}
@@ -195,6 +232,13 @@ func Settle(file string, snapshot []byte, want Expect, keep string) (Settled, er
 	if err != nil {
 		return Settled{}, err
 	}
+	if v.Stamped {
+		// walkie post records every entry it appends in state.json; one
+		// it never recorded was stamped by the agent, with a valid hash.
+		if e := &d.Entries[len(d.Entries)-1]; e.Marker.Seq != st.LastSeq || (st.LastHash != "" && st.LastHash != e.Marker.Hash) {
+			v = Verdict{Outcome: VerdictMalformed, Line: e.MarkLine, Detail: forgedDetail(e.MarkLine, "walkie post never recorded it")}
+		}
+	}
 	if v.Outcome != VerdictAccepted {
 		return restore(file, dir, snapshot, after, keep, v, st)
 	}
@@ -216,8 +260,7 @@ func Settle(file string, snapshot []byte, want Expect, keep string) (Settled, er
 
 // stampTail appends the marker for the unstamped turn in d's tail.
 func stampTail(file string, d *Doc) error {
-	content := bytes.TrimRight(d.Tail, "\r\n\t ")
-	content = append(append([]byte(nil), content...), '\n')
+	content := stampedText(d.Tail)
 	last := d.Progress()
 	mk := Marker{Seq: last.Seq + 1, Turn: last.NextTurn, Agent: last.NextAgent, At: time.Now(), Prev: last.Hash}
 	line := stamp(content, &mk)
@@ -226,8 +269,7 @@ func stampTail(file string, d *Doc) error {
 		return err
 	}
 	defer f.Close()
-	// Trailing blank lines after the turn are dropped so the sign-off
-	// stays the line before the marker. The turn and its marker are
+	// The turn and its marker are
 	// written over the tail first and the rest cut after: a crash in
 	// between leaves the agent's text in the file (a torn tail at worst),
 	// never a file cut short of it.
@@ -239,6 +281,13 @@ func stampTail(file string, d *Doc) error {
 		return fmt.Errorf("stamp turn %d: %w", mk.Turn, err)
 	}
 	return f.Sync()
+}
+
+// stampedText is an accepted tail as it is stamped: trailing blank lines
+// dropped, so the sign-off stays the line before the marker.
+func stampedText(tail []byte) []byte {
+	content := bytes.TrimRight(tail, "\r\n\t ")
+	return append(append([]byte(nil), content...), '\n')
 }
 
 // restore puts the snapshot back, keeps what the agent left (if the file

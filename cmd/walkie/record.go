@@ -156,7 +156,9 @@ stamped into the chain and the doorbell (.walkie/ID/signal.json) is rung.
 A post is refused, with the reason and whose turn it is, when it is out of
 turn, by an unknown name, after convergence, on a halted debate, past the
 round cap, empty, over the size limit, not UTF-8, or when its body carries a
-turn heading, a walkie marker or another agent's sign-off.
+control character, a walkie marker, another agent's sign-off, a line that
+reads as an entry heading (also as a markdown viewer renders it: indented,
+setext, quoted), or a code fence left open (docs/format.md, "Entry text").
 
 EXAMPLES:
    walkie post api.walkie.md --from codex --body-file reply.md
