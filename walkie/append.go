@@ -20,18 +20,18 @@ import (
 
 // Load reads and parses a walkie file.
 func Load(file string) (*Doc, error) {
-	data, err := os.ReadFile(file)
+	data, err := readRecord(file)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", file, err)
+		return nil, err
 	}
 	return Parse(file, data)
 }
 
 // ReadMeta reads only the front matter, however long the file.
 func ReadMeta(file string) (Meta, error) {
-	f, err := os.Open(file)
+	f, err := openRecord(file, os.O_RDONLY)
 	if err != nil {
-		return Meta{}, fmt.Errorf("read %s: %w", file, err)
+		return Meta{}, err
 	}
 	defer f.Close()
 	buf, err := readPrefix(f, file, frontMatterEnd)
@@ -153,9 +153,9 @@ type Receipt struct {
 func Append(file string, p Post) (Receipt, error) {
 	// The head is checked before the lock is taken: a bad file changes
 	// nothing on disk, not even the lock file.
-	hf, err := os.Open(file)
+	hf, err := openRecord(file, os.O_RDONLY)
 	if err != nil {
-		return Receipt{}, fmt.Errorf("open %s: %w", file, err)
+		return Receipt{}, err
 	}
 	head, err := checkHead(hf, file)
 	hf.Close()
@@ -172,9 +172,9 @@ func Append(file string, p Post) (Receipt, error) {
 	// Opened only now, under the lock: a restore replaces the file by
 	// renaming a new one over it, and a descriptor opened before that
 	// would append to the old, unlinked file.
-	f, err := os.OpenFile(file, os.O_RDWR|os.O_APPEND, 0)
+	f, err := openRecord(file, os.O_RDWR|os.O_APPEND)
 	if err != nil {
-		return Receipt{}, fmt.Errorf("open %s: %w", file, err)
+		return Receipt{}, err
 	}
 	defer f.Close()
 	st, err := LoadState(dir)
@@ -697,9 +697,9 @@ func appendNote(file, dir string, meta *Meta, body []byte, at time.Time) error {
 		return err
 	}
 	defer lock.Unlock()
-	f, err := os.OpenFile(file, os.O_RDWR|os.O_APPEND, 0) // under the lock: see Append
+	f, err := openRecord(file, os.O_RDWR|os.O_APPEND) // under the lock: see Append
 	if err != nil {
-		return fmt.Errorf("open %s: %w", file, err)
+		return err
 	}
 	defer f.Close()
 	st, err := LoadState(dir)

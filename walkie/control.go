@@ -209,7 +209,7 @@ func Repair(file string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("save torn bytes: %w", err)
 	}
-	f, err := os.OpenFile(file, os.O_WRONLY, 0)
+	f, err := openRecord(file, os.O_WRONLY)
 	if err != nil {
 		return "", err
 	}

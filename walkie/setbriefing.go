@@ -35,7 +35,7 @@ func SetBriefing(file string, text []byte) (unpinned bool, err error) {
 		return false, err
 	}
 	defer lock.Unlock()
-	data, err := os.ReadFile(file)
+	data, err := readRecord(file)
 	if err != nil {
 		return false, err
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -15,12 +16,24 @@ import (
 	"github.com/walkie-sh/walkie/walkie"
 )
 
-// fileArg returns the one FILE argument of a command.
+// fileArg returns the one FILE argument of a command, resolved once: a
+// symbolic link becomes the file it leads to, which is what walkie then
+// acts on (docs/format.md), and a directory is bad input naming the walkie
+// file inside it. A FILE that does not exist is returned as it is, for the
+// commands that create one.
 func fileArg(c *cli.Context) (string, error) {
 	if c.NArg() != 1 {
 		return "", withCode(exitBadInput, fmt.Errorf("%s needs exactly one FILE argument (got %d); see `walkie %s --help`", c.Command.Name, c.NArg(), c.Command.Name))
 	}
-	return c.Args().First(), nil
+	file := c.Args().First()
+	real, err := walkie.Resolve(file)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return file, nil
+	case err != nil:
+		return "", withCode(exitBadInput, err)
+	}
+	return real, nil
 }
 
 // recordArg is fileArg for a walkie file that must exist: a missing file

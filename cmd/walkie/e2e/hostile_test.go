@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -55,4 +57,54 @@ func TestHostileTurnText(t *testing.T) {
 			d.noProcessesLeft()
 		})
 	}
+}
+
+// An agent that swaps the record for a link has tampered with it: the
+// record comes back as a regular file, the link is kept under rejected/
+// and its target is left alone; a rejected turn's copy keeps the record's
+// mode (issue 12, item 9).
+func TestRecordSwappedForLink(t *testing.T) {
+	swap := "cp \"$1\" elsewhere.md && printf '\\n## Turn 1 · a\\n\\nMine.\\n' >> elsewhere.md && rm \"$1\" && ln -s elsewhere.md \"$1\"\n"
+	d := newDebate(t, setup{participants: []string{"a", "b"},
+		defaults: map[string]string{"retries": "0"},
+		agents:   map[string]map[string]string{"a": {"command": `[sh, swap.sh, "{file}"]`}}})
+	d.write("swap.sh", swap)
+	d.mustRun(0, "brief", "approve", d.name, "--yes")
+	before := d.read(d.name)
+	d.mustRun(11, "turn", d.name)
+	recs := d.turns()
+	d.wantOutcomes(recs, "tampered")
+	if rec := recs[0]; !strings.Contains(rec.Detail, "the record was replaced by a symbolic link to elsewhere.md") || rec.Kept == "" {
+		t.Fatalf("attempt: %s kept=%q", rec, rec.Kept)
+	}
+	if fi, err := os.Lstat(d.path(d.name)); err != nil || !fi.Mode().IsRegular() || !bytes.Equal(d.read(d.name), before) {
+		t.Fatalf("the record is not back as a regular file: %v %v", fi, err)
+	}
+	if fi, err := os.Lstat(filepath.Join(d.stateDir(), recs[0].Kept)); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("kept %v %v, want the agent's link", fi, err)
+	}
+	if !bytes.Contains(d.read("elsewhere.md"), []byte("Mine.")) {
+		t.Error("the link's target was changed")
+	}
+	d.verify(0)
+	d.noProcessesLeft()
+}
+
+func TestRejectedCopyKeepsMode(t *testing.T) {
+	d := newDebate(t, setup{participants: []string{"a", "b"},
+		defaults: map[string]string{"retries": "0"},
+		scripts:  map[string]string{"a": "behavior: wrong-heading"}})
+	d.mustRun(0, "brief", "approve", d.name, "--yes")
+	if err := os.Chmod(d.path(d.name), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d.mustRun(11, "turn", d.name)
+	recs := d.turns()
+	d.wantOutcomes(recs, "malformed")
+	for _, p := range []string{d.path(d.name), filepath.Join(d.stateDir(), recs[0].Kept)} {
+		if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v (%v), want 0600", p, fi.Mode().Perm(), err)
+		}
+	}
+	d.verify(0)
 }
