@@ -46,6 +46,8 @@ type AgentDefaults struct {
 	Debounce  time.Duration // watch --once: wait this long after the last entry before invoking
 	EnvAllow  []string      // parent variables every agent gets (DefaultEnvAllow plus the config's)
 	Home      string        // HomePrivate or HomeInherit, for agents that do not say
+	// TranscriptCap bounds each transcript file of a session, in bytes; 0 = no cap.
+	TranscriptCap int64
 }
 
 // Agent is one resolved participant: a command and how to run it.
@@ -70,6 +72,9 @@ type Agent struct {
 	Usage     string // UsageClaudeJSON | UsageCodexJSONL | UsageGeminiJSON | UsageNone
 	Model     string // model name for pricing lookups and the {model} placeholder
 	Prompt    string // name of the prompt template; default "turn"
+	// TranscriptCap bounds each transcript file, in bytes: the head and the
+	// tail are kept, with a line saying what was cut; 0 = no cap.
+	TranscriptCap int64
 }
 
 // Home modes.
@@ -146,6 +151,10 @@ const (
 	DefaultDir       = "{dir}"
 	DefaultTokenEnv  = "TELEGRAM_BOT_TOKEN"
 	DefaultTelegram  = "https://api.telegram.org"
+	// DefaultTranscriptCap keeps a transcript's first and last 4 MiB: the
+	// start of a session and its end, where the CLIs print their result
+	// and usage.
+	DefaultTranscriptCap = 8 << 20
 )
 
 // DefaultEnvAllow are the parent variables every agent gets.
@@ -153,12 +162,13 @@ var DefaultEnvAllow = []string{"PATH", "LANG", "LC_*", "TERM", "TZ", "USER", "LO
 
 func builtinDefaults() AgentDefaults {
 	return AgentDefaults{
-		Timeout:   DefaultTimeout,
-		Stall:     DefaultStall,
-		Grace:     DefaultGrace,
-		KillGrace: DefaultKillGrace,
-		Retries:   DefaultRetries,
-		Debounce:  DefaultDebounce,
+		Timeout:       DefaultTimeout,
+		Stall:         DefaultStall,
+		Grace:         DefaultGrace,
+		KillGrace:     DefaultKillGrace,
+		Retries:       DefaultRetries,
+		Debounce:      DefaultDebounce,
+		TranscriptCap: DefaultTranscriptCap,
 	}
 }
 

@@ -54,9 +54,9 @@ const maxNodes = 100_000
 
 var (
 	topKeys      = []string{"defaults", "agents", "prompts", "pricing", "limits", "notify", "budget_usd"}
-	defaultsKeys = []string{"timeout", "stall", "grace", "kill_grace", "retries", "debounce", "env_allow", "home"}
+	defaultsKeys = []string{"timeout", "stall", "grace", "kill_grace", "retries", "debounce", "env_allow", "home", "transcript_cap"}
 	agentKeys    = []string{"preset", "mode", "command", "env", "env_allow", "dir", "home", "home_files", "tmpdir",
-		"timeout", "stall", "grace", "kill_grace", "retries", "debounce", "rules", "usage", "model", "prompt"}
+		"timeout", "stall", "grace", "kill_grace", "retries", "debounce", "rules", "usage", "model", "prompt", "transcript_cap"}
 	ruleKeys     = []string{"match", "reply", "outcome", "detail"}
 	pricingKeys  = []string{"as_of", "models"}
 	priceKeys    = []string{"input", "output"}
@@ -72,6 +72,7 @@ var (
 	envNameRE   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	envGlobRE   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\*?$`)
 	yamlLineRE  = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+	sizeRE      = regexp.MustCompile(`^([0-9]+)(KiB|MiB|GiB)?$`)
 )
 
 type decoder struct {
@@ -249,6 +250,25 @@ func (d *decoder) count(n *yaml.Node, p string, dst *int) {
 		return
 	}
 	*dst = v
+}
+
+// size decodes a byte count: a whole number, or one followed by KiB, MiB
+// or GiB.
+func (d *decoder) size(n *yaml.Node, p string, dst *int64) {
+	s, ok := d.scalar(n, p)
+	if !ok {
+		return
+	}
+	m := sizeRE.FindStringSubmatch(s)
+	if m != nil {
+		v, err := strconv.ParseInt(m[1], 10, 64)
+		shift := map[string]uint{"KiB": 10, "MiB": 20, "GiB": 30}[m[2]]
+		if err == nil && v <= math.MaxInt64>>shift {
+			*dst = v << shift
+			return
+		}
+	}
+	d.errorf(n, p, "%q is not a size (write e.g. 8MiB, 512KiB or 1048576)", s)
 }
 
 func (d *decoder) money(n *yaml.Node, p string, dst *float64) {
@@ -451,6 +471,8 @@ func (d *decoder) defaults(n *yaml.Node, def *AgentDefaults) {
 			}
 		case "home":
 			d.oneOf(v, p, homeModes, &def.Home)
+		case "transcript_cap":
+			d.size(v, p, &def.TranscriptCap)
 		}
 	})
 }
@@ -483,7 +505,7 @@ func base(name, presetName, mode string, def AgentDefaults) Agent {
 	a, _ := preset(presetName, mode)
 	a.Name = name
 	a.Timeout, a.Stall, a.Grace, a.KillGrace = def.Timeout, def.Stall, def.Grace, def.KillGrace
-	a.Retries, a.Debounce = def.Retries, def.Debounce
+	a.Retries, a.Debounce, a.TranscriptCap = def.Retries, def.Debounce, def.TranscriptCap
 	a.EnvAllow = union(def.EnvAllow, a.EnvAllow)
 	a.Home = def.Home
 	a.Dir = DefaultDir
@@ -637,6 +659,8 @@ func (d *decoder) agentFields(n *yaml.Node, ap string, a *Agent, prompts Prompts
 			d.duration(v, p, false, &a.Debounce)
 		case "retries":
 			d.count(v, p, &a.Retries)
+		case "transcript_cap":
+			d.size(v, p, &a.TranscriptCap)
 		case "rules":
 			userRules = d.rules(v, p)
 		case "usage":

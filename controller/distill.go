@@ -214,7 +214,7 @@ func distillOnce(ctx context.Context, o DistillOptions, a config.Agent, file, di
 		return att, nil, badInput(err)
 	}
 	spec := session.Spec{Argv: argv, Dir: wd, Env: env, Timeout: a.Timeout, Stall: a.Stall, Grace: a.KillGrace,
-		RawPath: att.Transcript.Raw, TextPath: att.Transcript.Text, Rules: rules}
+		RawPath: att.Transcript.Raw, TextPath: att.Transcript.Text, Rules: rules, TranscriptCap: a.TranscriptCap}
 	if o.Output != nil {
 		var lt lineTracker
 		spec.Observer = func(chunk []byte) {

@@ -314,7 +314,7 @@ func (c *controller) reviewerSpec(job *reviewJob, a config.Agent, name string, t
 	// The sandbox is the working directory whatever the agent's dir: says:
 	// a reviewer must not start in the real workspace.
 	spec := session.Spec{Argv: argv, Dir: sandbox, Env: env, Timeout: a.Timeout, Stall: a.Stall, Grace: a.KillGrace,
-		RawPath: base + ".log", TextPath: base + ".txt", Rules: rules,
+		RawPath: base + ".log", TextPath: base + ".txt", Rules: rules, TranscriptCap: a.TranscriptCap,
 		Observer: func(chunk []byte) {
 			if line, changed := lt.feed(chunk); changed && c.opts.Observe != nil {
 				c.emit(Event{Kind: EventOutput, Turn: turn, Round: t.round, Agent: name, Attempt: attempt, Started: started, Line: line})

@@ -133,8 +133,12 @@ type Post struct {
 	From       string // participant name; ignored for supervisor entries
 	Supervisor bool
 	Body       []byte
-	Sign       bool
-	At         time.Time // zero means now
+	// Size is the body's whole size when Body holds only its first bytes
+	// (a bounded read stopped past the limit), -1 when that size is not
+	// known (standard input); 0 when Body is the whole body.
+	Size int64
+	Sign bool
+	At   time.Time // zero means now
 }
 
 // Receipt says what Append did.
@@ -362,8 +366,12 @@ func checkBody(meta *Meta, p *Post, whose string) ([]byte, error) {
 	if !utf8.Valid(p.Body) {
 		return refuse("the body is not UTF-8")
 	}
-	if len(p.Body) > meta.turnLimit() {
-		return refuse("the body is %d bytes, over the limit of %d (max_turn_bytes)", len(p.Body), meta.turnLimit())
+	switch {
+	case len(p.Body) <= meta.TurnLimit():
+	case p.Size < 0:
+		return refuse("the body is over the limit of %d bytes (max_turn_bytes)", meta.TurnLimit())
+	default:
+		return refuse("the body is %d bytes, over the limit of %d (max_turn_bytes)", max(int64(len(p.Body)), p.Size), meta.TurnLimit())
 	}
 	if p.Supervisor && p.Sign {
 		return refuse("supervisor entries cannot sign: a sign-off belongs to a participant's turn")

@@ -142,8 +142,8 @@ func judgeTail(d *Doc, want Expect) Verdict {
 		return bad(h.num, "heading %q where %q was expected", clip(h.text), heading)
 	}
 	body := d.Tail[h.end:]
-	if len(body) > d.Meta.turnLimit() {
-		return bad(h.num, "the turn is %d bytes, over the limit of %d", len(body), d.Meta.turnLimit())
+	if len(body) > d.Meta.TurnLimit() {
+		return bad(h.num, "the turn is %d bytes, over the limit of %d", len(body), d.Meta.TurnLimit())
 	}
 	if pr := checkText(body); pr != nil {
 		return bad(h.num+pr.line, "%s", pr.turnDetail(h.num+pr.line))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -154,4 +155,54 @@ func TestSettleKeepsMode(t *testing.T) {
 			t.Errorf("%s has mode %v, want 0600", p, fi.Mode().Perm())
 		}
 	}
+}
+
+// Issue 12.10: a turn of 1 GiB is judged, undone and kept without being
+// read whole: what Settle allocates stays near one turn's worth, and the
+// copy under rejected/ holds only the part the judge read, saying so.
+func TestSettleBoundsWhatItReads(t *testing.T) {
+	file, before := oneTurn(t)
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND, 0)
+	must(t, err)
+	_, err = f.WriteString("\n## Turn 2 · codex\n\n")
+	must(t, err)
+	must(t, f.Truncate(1<<30)) // sparse: costs no disk
+	must(t, f.Close())
+	bound := judgeLimit(&Meta{}, before)
+
+	allocated := func(run func()) uint64 {
+		var m0, m1 runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m0)
+		run()
+		runtime.ReadMemStats(&m1)
+		return m1.TotalAlloc - m0.TotalAlloc
+	}
+	if n := allocated(func() {
+		if TurnIsIn(file, before, want2) {
+			t.Error("a 1 GiB turn counted as in")
+		}
+	}); n > 4*uint64(bound) {
+		t.Errorf("TurnIsIn allocated %d bytes for a 1 GiB file (bound %d)", n, bound)
+	}
+	keep := KeepPath(StateDir(file, "d"), 2, "codex", 1)
+	var s Settled
+	if n := allocated(func() {
+		s, err = Settle(file, before, want2, keep)
+		must(t, err)
+	}); n > 8*uint64(bound) {
+		t.Errorf("Settle allocated %d bytes for a 1 GiB file (bound %d)", n, bound)
+	}
+	if s.Outcome != VerdictMalformed || !strings.Contains(s.Detail, "the turn added 1073741") || !strings.Contains(s.Detail, "did not read it all") {
+		t.Errorf("settled %+v", s.Verdict)
+	}
+	fi, err := os.Stat(keep)
+	must(t, err)
+	if fi.Size() > bound+200 || !bytes.Contains(readFile(t, keep), []byte("[walkie: the agent's version was 1073741824 bytes or more; only its first")) {
+		t.Errorf("kept %d bytes (bound %d)", fi.Size(), bound)
+	}
+	if !bytes.Equal(readFile(t, file), before) {
+		t.Error("the record was not restored")
+	}
+	mustVerify(t, file)
 }

@@ -134,7 +134,7 @@ const growthSlack = 64 << 10
 // judgeLimit is the most the judge reads of what an attempt left: the
 // record before it, and one turn of the largest size the record allows.
 func judgeLimit(m *Meta, snapshot []byte) int64 {
-	return int64(len(snapshot)) + int64(m.turnLimit()) + growthSlack
+	return int64(len(snapshot)) + int64(m.TurnLimit()) + growthSlack
 }
 
 // readAgentVersion reads what stands at file after an attempt, at most
@@ -302,4 +302,20 @@ func Discard(file string, snapshot []byte, keep string) (Settled, error) {
 // KeepPath is where a rejected version of turn is kept.
 func KeepPath(dir string, turn int, agent string, attempt int) string {
 	return filepath.Join(dir, "rejected", fmt.Sprintf("%04d-%s-%d.md", turn, strings.ReplaceAll(agent, "/", "_"), attempt))
+}
+
+// TurnIsIn reports whether the file holds a valid turn want on top of
+// snapshot, reading no more of it than the judge would: the controller
+// asks while the agent runs, on every quiet moment of the file.
+func TurnIsIn(file string, snapshot []byte, want Expect) bool {
+	d, err := Parse(file, snapshot)
+	if err != nil {
+		return false
+	}
+	av, err := readAgentVersion(file, judgeLimit(&d.Meta, snapshot))
+	if err != nil {
+		return false
+	}
+	v, _ := judgeVersion(file, snapshot, av, want)
+	return v.Outcome == VerdictAccepted
 }

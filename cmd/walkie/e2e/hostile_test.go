@@ -108,3 +108,44 @@ func TestRejectedCopyKeepsMode(t *testing.T) {
 	}
 	d.verify(0)
 }
+
+// Memory and disk that follow the input (issue 12, item 10): an agent that
+// prints 30 MB and appends a 30 MB turn leaves transcripts within
+// transcript_cap, is judged malformed without its turn being read whole,
+// and its kept copy holds only what the judge read.
+func TestHugeTurnAndOutput(t *testing.T) {
+	flood := "head -c 30000000 /dev/zero | tr '\\000' o\nprintf '\\n## Turn 1 · a\\n\\n' >> \"$1\"\nhead -c 30000000 /dev/zero | tr '\\000' t >> \"$1\"\n"
+	d := newDebate(t, setup{participants: []string{"a", "b"},
+		defaults: map[string]string{"retries": "0", "transcript_cap": "1MiB"},
+		agents:   map[string]map[string]string{"a": {"command": `[sh, flood.sh, "{file}"]`}}})
+	d.write("flood.sh", flood)
+	d.mustRun(0, "brief", "approve", d.name, "--yes")
+	before := d.read(d.name)
+	d.mustRun(11, "turn", d.name)
+	recs := d.turns()
+	d.wantOutcomes(recs, "malformed")
+	rec := recs[0]
+	if !strings.Contains(rec.Detail, "the turn added 3000001") || !strings.Contains(rec.Detail, "did not read it all") {
+		t.Errorf("attempt: %s", rec)
+	}
+	if rec.Bytes < 30_000_000 {
+		t.Errorf("output bytes %d: every byte printed must be counted", rec.Bytes)
+	}
+	for _, p := range []string{rec.Transcript.Raw, rec.Transcript.Text} {
+		fi, err := os.Stat(filepath.Join(d.stateDir(), p))
+		if err != nil || fi.Size() > 1<<20+200 {
+			t.Errorf("transcript %s: %v bytes (%v), want at most transcript_cap", p, fi.Size(), err)
+		}
+	}
+	if tail := d.read(filepath.Join(".walkie", d.id, rec.Transcript.Text)); !bytes.Contains(tail, []byte("bytes of output cut here")) {
+		t.Error("the transcript does not say what was cut")
+	}
+	if fi, err := os.Stat(filepath.Join(d.stateDir(), rec.Kept)); err != nil || fi.Size() > int64(len(before))+1<<20 {
+		t.Errorf("kept copy: %v bytes (%v), want about one turn's worth", fi.Size(), err)
+	}
+	if !bytes.Equal(d.read(d.name), before) {
+		t.Error("the record was not restored")
+	}
+	d.verify(0)
+	d.noProcessesLeft()
+}
