@@ -157,8 +157,12 @@ const (
 	DefaultTranscriptCap = 8 << 20
 )
 
-// DefaultEnvAllow are the parent variables every agent gets.
-var DefaultEnvAllow = []string{"PATH", "LANG", "LC_*", "TERM", "TZ", "USER", "LOGNAME", "SHELL", "TMPDIR"}
+// DefaultEnvAllow are the parent variables every agent gets. Locale
+// variables are named one by one (POSIX and glibc's): a prefix like LC_*
+// would also pass any LC_SECRET a user happens to have.
+var DefaultEnvAllow = []string{"PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_COLLATE", "LC_MESSAGES", "LC_MONETARY",
+	"LC_NUMERIC", "LC_TIME", "LC_ADDRESS", "LC_IDENTIFICATION", "LC_MEASUREMENT", "LC_NAME", "LC_PAPER", "LC_TELEPHONE",
+	"TERM", "TZ", "USER", "LOGNAME", "SHELL", "TMPDIR"}
 
 func builtinDefaults() AgentDefaults {
 	return AgentDefaults{

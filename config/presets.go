@@ -76,6 +76,9 @@ func preset(name, mode string) (Agent, bool) {
 				// ten over minutes: walkie's own retry policy takes it from there.
 				"CLAUDE_CODE_MAX_RETRIES": "2",
 			},
+			// CLAUDE_CODE_* is Claude Code's own namespace: everything in it
+			// configures this CLI and nothing else, so a prefix passes no
+			// one else's secret.
 			EnvAllow: []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "ANTHROPIC_MODEL", "CLAUDE_CODE_*"},
 			TmpDir:   TmpDirPrivate,
 			Usage:    UsageClaudeJSON,
@@ -131,7 +134,15 @@ func preset(name, mode string) (Agent, bool) {
 				// The same, for a command that drops --skip-trust.
 				"GEMINI_CLI_TRUST_WORKSPACE": "true",
 			},
-			EnvAllow: []string{"GEMINI_API_KEY", "GOOGLE_*"},
+			// By name, not GOOGLE_*: that prefix is shared by every Google
+			// SDK and tool (an app's GOOGLE_CLIENT_SECRET, or
+			// GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES, which lets
+			// credentials run programs). These are the ones gemini 0.61
+			// reads for its auth, project and endpoints.
+			EnvAllow: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_ACCESS_TOKEN",
+				"GOOGLE_CLOUD_LOCATION", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_PROJECT_ID", "GOOGLE_CLOUD_QUOTA_PROJECT", "GOOGLE_CLOUD_REGION",
+				"GOOGLE_CLOUD_UNIVERSE_DOMAIN", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_GENAI_API_VERSION", "GOOGLE_GENAI_USE_GCA",
+				"GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_VERTEX_BASE_URL"},
 			HomeFiles: map[string]string{
 				// A private HOME has no auth choice: select the API key (from
 				// GEMINI_API_KEY); two tries per model call (about 5 s), not

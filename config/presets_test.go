@@ -363,3 +363,34 @@ func TestPresetRules(t *testing.T) {
 		})
 	}
 }
+
+// Issue 12.12: secrets are not passed by prefix. Locale variables go by
+// name (LC_SECRET reaches no agent), and a preset passes a prefix only for
+// a namespace its own CLI owns (CLAUDE_CODE_*), never a shared one.
+func TestEnvAllowByName(t *testing.T) {
+	c := Default()
+	for _, name := range PresetNames {
+		a, _ := c.Agent(name)
+		for _, v := range []string{"LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "LC_TIME", "LC_COLLATE", "LC_NUMERIC", "LC_MONETARY"} {
+			if !envAllowed(v, a.EnvAllow) {
+				t.Errorf("%s: locale variable %s not passed", name, v)
+			}
+		}
+		for _, v := range []string{"LC_SECRET", "LC_", "LCX", "GOOGLE_CLIENT_SECRET", "GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES", "OPENAI_ORG_SECRET"} {
+			if envAllowed(v, a.EnvAllow) {
+				t.Errorf("%s: %s passed by default", name, v)
+			}
+		}
+		for _, p := range a.EnvAllow {
+			if strings.HasSuffix(p, "*") && p != "CLAUDE_CODE_*" {
+				t.Errorf("%s: prefix %s in the default env_allow", name, p)
+			}
+		}
+	}
+	g, _ := c.Agent("gemini")
+	for _, v := range []string{"GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GEMINI_BASE_URL"} {
+		if !envAllowed(v, g.EnvAllow) {
+			t.Errorf("gemini: %s not passed", v)
+		}
+	}
+}

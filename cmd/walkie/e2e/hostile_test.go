@@ -149,3 +149,19 @@ func TestHugeTurnAndOutput(t *testing.T) {
 	d.verify(0)
 	d.noProcessesLeft()
 }
+
+// Locale variables reach an agent by name; a secret that merely starts
+// like one does not (issue 12, item 12).
+func TestLocaleSecretsNotPassed(t *testing.T) {
+	t.Setenv("LC_SECRET", "hunter2")
+	t.Setenv("LC_TIME", "C.UTF-8")
+	d := newDebate(t, setup{participants: []string{"a", "b"},
+		defaults: map[string]string{"retries": "0"},
+		agents:   map[string]map[string]string{"a": {"command": `[sh, -c, "env > seen.env"]`}}})
+	d.mustRun(0, "brief", "approve", d.name, "--yes")
+	d.mustRun(11, "turn", d.name)
+	seen := string(d.read("seen.env"))
+	if strings.Contains(seen, "hunter2") || !strings.Contains(seen, "LC_TIME=C.UTF-8\n") {
+		t.Errorf("the agent's environment:\n%s", seen)
+	}
+}
