@@ -165,3 +165,25 @@ func TestLocaleSecretsNotPassed(t *testing.T) {
 		t.Errorf("the agent's environment:\n%s", seen)
 	}
 }
+
+// The claude preset with --output-format text: "Not logged in" is auth,
+// never retried, as with the preset's own JSON output (issue 12, item 13).
+func TestAuthInTextMode(t *testing.T) {
+	d := newDebate(t, setup{participants: []string{"claude", "b"},
+		defaults: map[string]string{"retries": "3"},
+		agents:   map[string]map[string]string{"claude": {"command": `[sh, claude.sh, -p, "{prompt}", --output-format, text]`, "usage": "none"}}})
+	// What claude -p --output-format text printed with an empty HOME
+	// (cmd/fakemodel/testdata/runs/claude-not-logged-in-text.stdout).
+	d.write("claude.sh", "printf 'Not logged in · Please run /login\\n'\nexit 1\n")
+	r := d.auto(11)
+	recs := d.turns()
+	d.wantOutcomes(recs, "auth")
+	if !strings.Contains(recs[0].Detail, "claude is not logged in") {
+		t.Errorf("attempt: %s", recs[0])
+	}
+	if s := d.status(); s != "failed" || !strings.Contains(r.stderr, "auth") {
+		t.Errorf("status %s, stderr:\n%s", s, r.stderr)
+	}
+	d.verify(0)
+	d.noProcessesLeft()
+}
