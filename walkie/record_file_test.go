@@ -169,6 +169,9 @@ func TestSettleBoundsWhatItReads(t *testing.T) {
 	must(t, f.Truncate(1<<30)) // sparse: costs no disk
 	must(t, f.Close())
 	bound := judgeLimit(&Meta{}, before)
+	// Far below the file's size, with room for the race detector's own
+	// accounting and the parses of the small record before the turn.
+	const ceiling = 16 << 20
 
 	allocated := func(run func()) uint64 {
 		var m0, m1 runtime.MemStats
@@ -182,16 +185,16 @@ func TestSettleBoundsWhatItReads(t *testing.T) {
 		if TurnIsIn(file, before, want2) {
 			t.Error("a 1 GiB turn counted as in")
 		}
-	}); n > 4*uint64(bound) {
-		t.Errorf("TurnIsIn allocated %d bytes for a 1 GiB file (bound %d)", n, bound)
+	}); n > ceiling {
+		t.Errorf("TurnIsIn allocated %d bytes for a 1 GiB file (judge bound %d)", n, bound)
 	}
 	keep := KeepPath(StateDir(file, "d"), 2, "codex", 1)
 	var s Settled
 	if n := allocated(func() {
 		s, err = Settle(file, before, want2, keep)
 		must(t, err)
-	}); n > 8*uint64(bound) {
-		t.Errorf("Settle allocated %d bytes for a 1 GiB file (bound %d)", n, bound)
+	}); n > ceiling {
+		t.Errorf("Settle allocated %d bytes for a 1 GiB file (judge bound %d)", n, bound)
 	}
 	if s.Outcome != VerdictMalformed || !strings.Contains(s.Detail, "the turn added 1073741") || !strings.Contains(s.Detail, "did not read it all") {
 		t.Errorf("settled %+v", s.Verdict)
