@@ -54,6 +54,10 @@ type Timing struct {
 	KillGrace time.Duration // time between SIGTERM and SIGKILL to the process group
 	Retries   int           // retries of a retryable outcome before the debate fails
 	Debounce  time.Duration // watch --once: wait this long after the last entry before invoking
+	// TranscriptCap bounds each transcript file of a session, in bytes:
+	// the head and the tail are kept, with a line saying what was cut;
+	// 0 = no cap.
+	TranscriptCap int64
 }
 
 // AgentDefaults are the settings every agent starts from.
@@ -177,10 +181,18 @@ const (
 	DefaultDir       = "{dir}"
 	DefaultTokenEnv  = "TELEGRAM_BOT_TOKEN"
 	DefaultTelegram  = "https://api.telegram.org"
+	// DefaultTranscriptCap keeps a transcript's first and last 4 MiB: the
+	// start of a session and its end, where the CLIs print their result
+	// and usage.
+	DefaultTranscriptCap = 8 << 20
 )
 
-// DefaultEnvAllow are the parent variables every agent gets.
-var DefaultEnvAllow = []string{"PATH", "LANG", "LC_*", "TERM", "TZ", "USER", "LOGNAME", "SHELL", "TMPDIR"}
+// DefaultEnvAllow are the parent variables every agent gets. Locale
+// variables are named one by one (POSIX and glibc's): a prefix like LC_*
+// would also pass any LC_SECRET a user happens to have.
+var DefaultEnvAllow = []string{"PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_COLLATE", "LC_MESSAGES", "LC_MONETARY",
+	"LC_NUMERIC", "LC_TIME", "LC_ADDRESS", "LC_IDENTIFICATION", "LC_MEASUREMENT", "LC_NAME", "LC_PAPER", "LC_TELEPHONE",
+	"TERM", "TZ", "USER", "LOGNAME", "SHELL", "TMPDIR"}
 
 func builtinDefaults() AgentDefaults {
 	return AgentDefaults{
@@ -191,6 +203,8 @@ func builtinDefaults() AgentDefaults {
 			KillGrace: DefaultKillGrace,
 			Retries:   DefaultRetries,
 			Debounce:  DefaultDebounce,
+			// TranscriptCap, below the rest so its name fits.
+			TranscriptCap: DefaultTranscriptCap,
 		},
 		EnvAllow: slices.Clone(DefaultEnvAllow),
 		Home:     HomePrivate,

@@ -340,3 +340,29 @@ func TestParseReportsOnce(t *testing.T) {
 		t.Errorf("reported %d times:\n%v", n, err)
 	}
 }
+
+// transcript_cap (issue 12.10): a size in bytes, KiB, MiB or GiB, in the
+// defaults and per agent; 0 turns the cap off; the default caps.
+func TestTranscriptCap(t *testing.T) {
+	c, err := Parse("w.yaml", []byte("defaults:\n  transcript_cap: 2MiB\nagents:\n  codex:\n    transcript_cap: 0\n  x:\n    command: [x]\n    transcript_cap: 512KiB\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]int64{"claude": 2 << 20, "codex": 0, "x": 512 << 10} {
+		if a, _ := c.Agent(name); a.TranscriptCap != want {
+			t.Errorf("%s: TranscriptCap %d, want %d", name, a.TranscriptCap, want)
+		}
+	}
+	if a, _ := Default().Agent("gemini"); a.TranscriptCap != DefaultTranscriptCap {
+		t.Errorf("default TranscriptCap %d", a.TranscriptCap)
+	}
+	for src, want := range map[string]string{
+		"defaults:\n  transcript_cap: lots\n":  `config w.yaml:2: defaults.transcript_cap: "lots" is not a size (write e.g. 8MiB, 512KiB or 1048576)`,
+		"defaults:\n  transcript_cap: -1MiB\n": `defaults.transcript_cap: "-1MiB" is not a size`,
+		"defaults:\n  transcript_cap: 2MB\n":   `defaults.transcript_cap: "2MB" is not a size`,
+	} {
+		if _, err := Parse("w.yaml", []byte(src)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", src, err, want)
+		}
+	}
+}

@@ -77,6 +77,9 @@ func preset(name, mode string) (Agent, bool) {
 				// ten over minutes: walkie's own retry policy takes it from there.
 				"CLAUDE_CODE_MAX_RETRIES": "2",
 			},
+			// CLAUDE_CODE_* is Claude Code's own namespace: everything in it
+			// configures this CLI and nothing else, so a prefix passes no
+			// one else's secret.
 			EnvAllow: []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "ANTHROPIC_MODEL", "CLAUDE_CODE_*"},
 			TmpDir:   TmpDirPrivate,
 			Usage:    UsageClaudeJSON,
@@ -132,7 +135,15 @@ func preset(name, mode string) (Agent, bool) {
 				// The same, for a command that drops --skip-trust.
 				"GEMINI_CLI_TRUST_WORKSPACE": "true",
 			},
-			EnvAllow: []string{"GEMINI_API_KEY", "GOOGLE_*"},
+			// By name, not GOOGLE_*: that prefix is shared by every Google
+			// SDK and tool (an app's GOOGLE_CLIENT_SECRET, or
+			// GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES, which lets
+			// credentials run programs). These are the ones gemini 0.61
+			// reads for its auth, project and endpoints.
+			EnvAllow: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_ACCESS_TOKEN",
+				"GOOGLE_CLOUD_LOCATION", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_PROJECT_ID", "GOOGLE_CLOUD_QUOTA_PROJECT", "GOOGLE_CLOUD_REGION",
+				"GOOGLE_CLOUD_UNIVERSE_DOMAIN", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_GENAI_API_VERSION", "GOOGLE_GENAI_USE_GCA",
+				"GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_VERTEX_BASE_URL"},
 			HomeFiles: map[string]string{
 				// A private HOME has no auth choice: select the API key (from
 				// GEMINI_API_KEY); two tries per model call (about 5 s), not
@@ -160,19 +171,34 @@ func preset(name, mode string) (Agent, bool) {
 //
 // The patterns come from the real CLIs' output (cmd/fakemodel/testdata/runs).
 
-// claudeResult matches the start of claude's result object for a failed
-// run, up to its "result" text, which follows.
-const claudeResult = `(?m)^\{"type":"result",[^\n]*"is_error":true,`
+// Each rule matches the failure as the CLI reports it in any output
+// format the user's command may pick: its JSON result event (json,
+// stream-json) or, in text mode, the line it prints instead (issue 12.13).
+// Both are anchored at a line start, where an agent's own text read back
+// from a file never is in the JSON forms; in text mode claude and gemini
+// print only the final answer on stdout, after the turn is written.
+
+// claudeSaid matches claude's failure text at the start of a line: the
+// "result" of its failed result event, or the text alone, as
+// --output-format text prints it ("Not logged in · Please run /login").
+func claudeSaid(text string) string {
+	return `(?m)^(?:\{"type":"result",[^\n]*"is_error":true,[^\n]*"result":")?(?:` + text + `)`
+}
+
+// claudeStatus matches claude's failed result event by its HTTP status.
+func claudeStatus(status string) string {
+	return `(?m)^\{"type":"result",[^\n]*"is_error":true,"api_error_status":` + status + `,`
+}
 
 func claudeRules() []Rule {
 	return []Rule{
 		{
-			Match:   claudeResult + `(?:"api_error_status":40[13],|[^\n]*"result":"(?:Not logged in|Invalid API key|OAuth token))`,
+			Match:   claudeStatus(`40[13]`) + `|` + claudeSaid(`Not logged in|Invalid API key|OAuth token`),
 			Outcome: "auth",
 			Detail:  "claude is not logged in or its API key was refused: set ANTHROPIC_API_KEY, or use home: inherit to reuse your own login",
 		},
 		{
-			Match:   claudeResult + `[^\n]*"result":"[^"]*(?i:usage limit reached|hit your (?:usage )?limit|limit reached[^"]*resets)`,
+			Match:   claudeSaid(`[^"\n]*(?i:usage limit reached|hit your (?:usage )?limit|limit reached[^"\n]*resets)`),
 			Outcome: "blocked-prompt",
 			Detail:  "claude hit its usage limit: wait for the reset or switch accounts",
 		},
@@ -182,38 +208,44 @@ func claudeRules() []Rule {
 			Detail:  "claude refuses to skip permission checks as root: use --permission-mode acceptEdits, as the preset does",
 		},
 		{
-			Match:   claudeResult + `"api_error_status":429,`,
+			Match:   claudeStatus(`429`) + `|` + claudeSaid(`API Error: Request rejected \(429\)|API Error: 429\b`),
 			Outcome: "crashed",
 			Detail:  "the model API is rate-limiting claude (HTTP 429)",
 		},
 		{
-			Match:   claudeResult + `"api_error_status":5\d\d,`,
+			Match:   claudeStatus(`5\d\d`) + `|` + claudeSaid(`API Error: 5\d\d\b`),
 			Outcome: "crashed",
 			Detail:  "the model API failed with a server error (HTTP 5xx) after claude's own retries",
 		},
 		{
-			Match:   claudeResult + `[^\n]*"result":"(?:API Error: Unable to connect to API|Request timed out)`,
+			Match:   claudeSaid(`API Error: Unable to connect to API|Request timed out`),
 			Outcome: "stalled",
 			Detail:  "claude cannot reach the model API (no network, a wrong ANTHROPIC_BASE_URL, or no answer in time)",
 		},
 	}
 }
 
-// codexFailed matches codex's final event for a failed turn, up to its
-// message. Its "error" events come for every reconnect, also the ones it
-// survives, so only turn.failed decides.
-const codexFailed = `(?m)^\{"type":"turn\.failed","error":\{"message":"`
+// codexSaid matches codex's message for a failed turn: its turn.failed
+// event's with --json (its "error" events come for every reconnect, also
+// the ones it survives, so only turn.failed decides), or, in text mode,
+// the ERROR line it prints. Text mode prints survived errors as ERROR
+// lines too, always as "Reconnecting… (message)", so text is matched from
+// the start of the message, never after a prefix that could be one.
+func codexSaid(json, text string) string {
+	return `(?m)^(?:\{"type":"turn\.failed","error":\{"message":"(?:` + json + `)|ERROR: (?:` + text + `))`
+}
 
 func codexRules() []Rule {
-	reconnect := `^\{"type":"error","message":"Reconnecting\.\.\. waiting for network`
+	reconnect := `^(?:\{"type":"error","message":"|ERROR: )Reconnecting\.\.\. waiting for network`
+	auth := `Missing environment variable|unexpected status 40[13]`
 	return []Rule{
 		{
-			Match:   codexFailed + `(?:Missing environment variable|unexpected status 40[13])`,
+			Match:   codexSaid(auth, auth),
 			Outcome: "auth",
 			Detail:  "codex has no API key or it was refused: set OPENAI_API_KEY (or CODEX_API_KEY), or use home: inherit to reuse your codex login",
 		},
 		{
-			Match:   codexFailed + `(?i:[^"]*hit your usage limit)`,
+			Match:   codexSaid(`(?i:[^"]*hit your usage limit)`, `(?i:You've hit your usage limit|You have hit your usage limit)`),
 			Outcome: "blocked-prompt",
 			Detail:  "codex hit its usage limit: wait for the reset or switch accounts",
 		},
@@ -223,12 +255,13 @@ func codexRules() []Rule {
 			Detail:  "codex refused the directory (not a git repository): keep --skip-git-repo-check in the command",
 		},
 		{
-			Match:   codexFailed + `[^"]*status:? 429`,
+			Match:   codexSaid(`[^"]*status:? 429`, `(?:exceeded retry limit, last status|unexpected status):? 429`),
 			Outcome: "crashed",
 			Detail:  "the model API is rate-limiting codex (HTTP 429)",
 		},
 		{
-			Match:   codexFailed + `(?:We’re currently experiencing high demand|[^"]*status:? 5\d\d|stream disconnected before completion)`,
+			Match: codexSaid(`We’re currently experiencing high demand|[^"]*status:? 5\d\d|stream disconnected before completion`,
+				`We’re currently experiencing high demand|(?:exceeded retry limit, last status|unexpected status):? 5\d\d|stream disconnected before completion`),
 			Outcome: "crashed",
 			Detail:  "the model API failed (a server error, or a stream cut off) after codex's own retries",
 		},
@@ -243,9 +276,14 @@ func codexRules() []Rule {
 	}
 }
 
-// geminiFailed matches gemini's result event for a failed run, up to the
-// error in it; the API's own error JSON is quoted inside its message.
-const geminiFailed = `(?m)^\{"type":"result",[^\n]*"status":"error",[^\n]*`
+// geminiSaid matches gemini's report of a failed model call: the result
+// event of -o stream-json, where the API's error JSON is quoted inside its
+// message (json), or, with -o text or -o json, the "Error when talking to
+// Gemini API" line it prints once its retries are spent, holding the same
+// error unquoted (text).
+func geminiSaid(json, text string) string {
+	return `(?m)^(?:\{"type":"result",[^\n]*"status":"error",[^\n]*(?:` + json + `)|Error when talking to Gemini API[^\n]*(?:` + text + `))`
+}
 
 func geminiRules() []Rule {
 	return []Rule{
@@ -257,7 +295,7 @@ func geminiRules() []Rule {
 			Detail:  "gemini has no credentials: set GEMINI_API_KEY, or use home: inherit to reuse your own login",
 		},
 		{
-			Match:   geminiFailed + `(?:API key not valid|\\"code\\":40[13],)`,
+			Match:   geminiSaid(`API key not valid|\\"code\\":40[13],`, `API key not valid|"code":40[13],`),
 			Outcome: "auth",
 			Detail:  "gemini's API key was refused: check GEMINI_API_KEY",
 		},
@@ -267,12 +305,12 @@ func geminiRules() []Rule {
 			Detail:  "gemini does not trust the folder: keep --skip-trust (or GEMINI_CLI_TRUST_WORKSPACE=true)",
 		},
 		{
-			Match:   geminiFailed + `(?:\\"code\\":429,|Resource has been exhausted)`,
+			Match:   geminiSaid(`\\"code\\":429,|Resource has been exhausted`, `"code":429,|Resource has been exhausted`),
 			Outcome: "crashed",
 			Detail:  "the model API is rate-limiting gemini or its quota is spent (HTTP 429)",
 		},
 		{
-			Match:   geminiFailed + `\\"code\\":5\d\d,`,
+			Match:   geminiSaid(`\\"code\\":5\d\d,`, `"code":5\d\d,`),
 			Outcome: "crashed",
 			Detail:  "the model API failed with a server error (HTTP 5xx) after gemini's own retries",
 		},

@@ -321,6 +321,18 @@ func TestPresetRules(t *testing.T) {
 		{"claude", "API timeout", runs("runs/claude-hang-api-timeout.stdout"), "stalled"},
 		{"claude", "root bypass", runs("runs/claude-root-bypass.stderr"), "blocked-prompt"},
 		{"claude", "usage limit", `{"type":"result","subtype":"success","is_error":true,"api_error_status":429,"duration_ms":1,"result":"Claude AI usage limit reached|1764460800"}`, "blocked-prompt"},
+		// Issue 12.13: the same outcomes whatever output format the
+		// command picks; text mode prints the result's text alone.
+		{"claude", "not logged in, text", runs("runs/claude-not-logged-in-text.stdout"), "auth"},
+		{"claude", "not logged in, text in a pty", "Not logged in · Please run /login\r\n", "auth"},
+		{"claude", "401, text", "Invalid API key · Fix external API key\n", "auth"},
+		{"claude", "expired token, text", "OAuth token has expired. Please obtain a new token or refresh your existing token.\n", "auth"},
+		{"claude", "429, text", "API Error: Request rejected (429) · rate limited\n", "crashed"},
+		{"claude", "500, text", runs("runs/claude-http-500-text.stdout"), "crashed"},
+		{"claude", "no network, text", "API Error: Unable to connect to API (ConnectionRefused)\n", "stalled"},
+		{"claude", "API timeout, text", "Request timed out\n", "stalled"},
+		{"claude", "usage limit, text", "Claude AI usage limit reached|1764460800\n", "blocked-prompt"},
+		{"claude", "an answer quoting errors, text", "I checked: the log says `Not logged in · Please run /login` and API Error: 500 twice.\n", ""},
 		{"claude", "usage limit, reset time", `{"type":"result","subtype":"success","is_error":true,"api_error_status":null,"result":"5-hour limit reached ∙ resets 3pm"}`, "blocked-prompt"},
 
 		{"codex", "ok", runs("codex-events.jsonl"), ""},
@@ -334,6 +346,15 @@ func TestPresetRules(t *testing.T) {
 		{"codex", "outside git", runs("runs/codex-untrusted-dir.stderr"), "blocked-prompt"},
 		{"codex", "no network", runs("runs/codex-connection-refused.stdout"), "stalled"},
 		{"codex", "one network blip", `{"type":"error","message":"Reconnecting... waiting for network (Connection failed: error sending request)"}` + "\n", ""},
+		{"codex", "key variable unset, text", "ERROR: Missing environment variable: `FAKE_API_KEY`.\nERROR: Missing environment variable: `FAKE_API_KEY`.\n", "auth"},
+		{"codex", "401, text", "ERROR: unexpected status 401 Unauthorized: Incorrect API key provided\n", "auth"},
+		{"codex", "500, text", runs("runs/codex-http-500-text.stderr"), "crashed"},
+		{"codex", "429, text", "ERROR: exceeded retry limit, last status: 429 Too Many Requests\n", "crashed"},
+		{"codex", "a survived reconnect, text", "ERROR: Reconnecting... 1/5 (We’re currently experiencing high demand, which may cause temporary errors.)\n" + runs("runs/codex-ok-text.stderr"), ""},
+		{"codex", "no network, text", "ERROR: Reconnecting... waiting for network (Connection failed: error sending request)\nERROR: Reconnecting... waiting for network (Connection failed: error sending request)\n", "stalled"},
+		{"codex", "one network blip, text", "ERROR: Reconnecting... waiting for network (Connection failed: error sending request)\n", ""},
+		{"codex", "usage limit, text", "ERROR: You've hit your usage limit. Try again in 2 days.\n", "blocked-prompt"},
+		{"codex", "ok, text", runs("runs/codex-ok-text.stdout") + runs("runs/codex-ok-text.stderr"), ""},
 		{"codex", "usage limit", `{"type":"turn.failed","error":{"message":"You've hit your usage limit. Try again in 2 days."}}`, "blocked-prompt"},
 
 		{"gemini", "ok", runs("gemini-stream.jsonl") + runs("runs/gemini-stream.stderr"), ""},
@@ -344,6 +365,9 @@ func TestPresetRules(t *testing.T) {
 		{"gemini", "key unset", runs("runs/gemini-key-missing.stderr"), "auth"},
 		{"gemini", "key unset, text", "When using Gemini API, you must specify the GEMINI_API_KEY environment variable.\n", "auth"},
 		{"gemini", "bad key", strings.ReplaceAll(gemini500, `\"code\":500,\"message\":\"boom\"`, `\"code\":400,\"message\":\"API key not valid. Please pass a valid API key.\"`), "auth"},
+		{"gemini", "bad key, text", runs("runs/gemini-http-400-bad-key.stderr"), "auth"},
+		{"gemini", "500, text", runs("runs/gemini-http-500-text.stderr"), "crashed"},
+		{"gemini", "429, text", runs("runs/gemini-http-429.stderr"), "crashed"},
 		{"gemini", "untrusted folder", runs("runs/gemini-untrusted-dir.stderr"), "blocked-prompt"},
 		{"gemini", "500", gemini500, "crashed"},
 		{"gemini", "429", `{"type":"result","timestamp":"2026-11-30T03:56:59.588Z","status":"error","error":{"type":"unknown","message":"[API Error: Resource has been exhausted (e.g. check quota).]\nPlease wait and try again later. To increase your limits, request a quota increase through AI Studio, or switch to another /auth method"},"stats":{"total_tokens":1234,"input_tokens":1200,"output_tokens":34}}`, "crashed"},
@@ -365,5 +389,36 @@ func TestPresetRules(t *testing.T) {
 				t.Errorf("outcome %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// Issue 12.12: secrets are not passed by prefix. Locale variables go by
+// name (LC_SECRET reaches no agent), and a preset passes a prefix only for
+// a namespace its own CLI owns (CLAUDE_CODE_*), never a shared one.
+func TestEnvAllowByName(t *testing.T) {
+	c := Default()
+	for _, name := range PresetNames {
+		a, _ := c.Agent(name)
+		for _, v := range []string{"LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "LC_TIME", "LC_COLLATE", "LC_NUMERIC", "LC_MONETARY"} {
+			if !session.Allowed(v, a.EnvAllow) {
+				t.Errorf("%s: locale variable %s not passed", name, v)
+			}
+		}
+		for _, v := range []string{"LC_SECRET", "LC_", "LCX", "GOOGLE_CLIENT_SECRET", "GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES", "OPENAI_ORG_SECRET"} {
+			if session.Allowed(v, a.EnvAllow) {
+				t.Errorf("%s: %s passed by default", name, v)
+			}
+		}
+		for _, p := range a.EnvAllow {
+			if strings.HasSuffix(p, "*") && p != "CLAUDE_CODE_*" {
+				t.Errorf("%s: prefix %s in the default env_allow", name, p)
+			}
+		}
+	}
+	g, _ := c.Agent("gemini")
+	for _, v := range []string{"GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GEMINI_BASE_URL"} {
+		if !session.Allowed(v, g.EnvAllow) {
+			t.Errorf("gemini: %s not passed", v)
+		}
 	}
 }

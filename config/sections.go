@@ -55,6 +55,7 @@ func sharedFields(t *Timing, envAllow *[]string, home *string) fields {
 		{"kill_grace", duration(&t.KillGrace)},
 		{"retries", count(&t.Retries)},
 		{"debounce", duration(&t.Debounce)},
+		{"transcript_cap", size(&t.TranscriptCap)},
 		{"env_allow", envPatterns(envAllow)},
 		{"home", oneOf(homeModes, home)},
 	}

@@ -87,6 +87,28 @@ func durationOf(positive bool, dst *time.Duration) decodeFunc {
 }
 
 // count stores a whole number of zero or more.
+var sizeRE = regexp.MustCompile(`^([0-9]+)(KiB|MiB|GiB)?$`)
+
+// size stores a byte count: a whole number, or one followed by KiB, MiB or
+// GiB.
+func size(dst *int64) decodeFunc {
+	return func(d *decoder, v *yaml.Node, p string) {
+		s, ok := d.scalar(v, p)
+		if !ok {
+			return
+		}
+		if m := sizeRE.FindStringSubmatch(s); m != nil {
+			x, err := strconv.ParseInt(m[1], 10, 64)
+			shift := map[string]uint{"KiB": 10, "MiB": 20, "GiB": 30}[m[2]]
+			if err == nil && x <= math.MaxInt64>>shift {
+				*dst = x << shift
+				return
+			}
+		}
+		d.errorf(v, p, "%q is not a size (write e.g. 8MiB, 512KiB or 1048576)", s)
+	}
+}
+
 func count(dst *int) decodeFunc {
 	return func(d *decoder, v *yaml.Node, p string) {
 		s, ok := d.scalar(v, p)

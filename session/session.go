@@ -82,6 +82,11 @@ type Spec struct {
 	// goroutine. It must not retain the slice, and must return quickly:
 	// while it runs, the session reads no output.
 	Observer func(chunk []byte)
+	// TranscriptCap bounds each transcript file to about this many bytes
+	// (0 = no cap). Past it, a transcript keeps the first half of the
+	// output and the last half, with a line between them saying how many
+	// bytes were cut; the last half is held in memory until the end.
+	TranscriptCap int64
 }
 
 // Rule is a prompt rule. Pattern is matched against the plain-text output
@@ -167,7 +172,7 @@ type Session struct {
 	guard    groupGuard
 	guardErr error
 
-	raw, text   *os.File
+	raw, text   *capWriter
 	rawW, textW *bufio.Writer
 
 	// activity is the time of the last output or Progress, as a duration
@@ -262,10 +267,10 @@ func (s *Session) start() error {
 	if err := checkDir(s.spec.Dir); err != nil {
 		return err
 	}
-	if s.raw, s.rawW, err = createTranscript(s.spec.RawPath); err != nil {
+	if s.raw, s.rawW, err = createTranscript(s.spec.RawPath, s.spec.TranscriptCap); err != nil {
 		return err
 	}
-	if s.text, s.textW, err = createTranscript(s.spec.TextPath); err != nil {
+	if s.text, s.textW, err = createTranscript(s.spec.TextPath, s.spec.TranscriptCap); err != nil {
 		return err
 	}
 	s.fold.out = s.textW
@@ -336,7 +341,7 @@ func nonblockingDup(f *os.File) (*os.File, error) {
 	return os.NewFile(uintptr(fd), f.Name()), nil
 }
 
-func createTranscript(path string) (*os.File, *bufio.Writer, error) {
+func createTranscript(path string, limit int64) (*capWriter, *bufio.Writer, error) {
 	if path == "" {
 		return nil, nil, nil
 	}
@@ -349,14 +354,15 @@ func createTranscript(path string) (*os.File, *bufio.Writer, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("transcript: %w", err)
 	}
-	return f, bufio.NewWriterSize(f, transcriptSize), nil
+	c := newCapWriter(f, limit)
+	return c, bufio.NewWriterSize(c, transcriptSize), nil
 }
 
 // cleanup releases what start acquired when the start failed.
 func (s *Session) cleanup() {
-	for _, f := range []*os.File{s.raw, s.text} {
-		if f != nil {
-			f.Close()
+	for _, c := range []*capWriter{s.raw, s.text} {
+		if c != nil {
+			c.f.Close()
 		}
 	}
 	s.made.remove()
@@ -637,12 +643,15 @@ func (s *Session) finish(ending Ending, detail, endedBy string) Result {
 	return r
 }
 
-func closeTranscript(what string, f *os.File, w *bufio.Writer) error {
-	if f == nil {
+func closeTranscript(what string, c *capWriter, w *bufio.Writer) error {
+	if c == nil {
 		return nil
 	}
 	err := w.Flush()
-	if cerr := f.Close(); err == nil {
+	if ferr := c.finish(); err == nil {
+		err = ferr
+	}
+	if cerr := c.f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {

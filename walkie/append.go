@@ -20,18 +20,18 @@ import (
 
 // Load reads and parses a walkie file.
 func Load(file string) (*Doc, error) {
-	data, err := os.ReadFile(file)
+	data, err := readRecord(file)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", file, err)
+		return nil, err
 	}
 	return Parse(file, data)
 }
 
 // ReadMeta reads only the front matter, however long the file.
 func ReadMeta(file string) (Meta, error) {
-	f, err := os.Open(file)
+	f, err := openRecord(file, os.O_RDONLY)
 	if err != nil {
-		return Meta{}, fmt.Errorf("read %s: %w", file, err)
+		return Meta{}, err
 	}
 	defer f.Close()
 	buf, err := readPrefix(f, file, frontMatterEnd)
@@ -133,8 +133,12 @@ type Post struct {
 	From       string // participant name; ignored for supervisor entries
 	Supervisor bool
 	Body       []byte
-	Sign       bool
-	At         time.Time // zero means now
+	// Size is the body's whole size when Body holds only its first bytes
+	// (a bounded read stopped past the limit), -1 when that size is not
+	// known (standard input); 0 when Body is the whole body.
+	Size int64
+	Sign bool
+	At   time.Time // zero means now
 }
 
 // Receipt says what Append did.
@@ -153,9 +157,9 @@ type Receipt struct {
 func Append(file string, p Post) (Receipt, error) {
 	// The head is checked before the lock is taken: a bad file changes
 	// nothing on disk, not even the lock file.
-	hf, err := os.Open(file)
+	hf, err := openRecord(file, os.O_RDONLY)
 	if err != nil {
-		return Receipt{}, fmt.Errorf("open %s: %w", file, err)
+		return Receipt{}, err
 	}
 	head, err := checkHead(hf, file)
 	hf.Close()
@@ -172,9 +176,9 @@ func Append(file string, p Post) (Receipt, error) {
 	// Opened only now, under the lock: a restore replaces the file by
 	// renaming a new one over it, and a descriptor opened before that
 	// would append to the old, unlinked file.
-	f, err := os.OpenFile(file, os.O_RDWR|os.O_APPEND, 0)
+	f, err := openRecord(file, os.O_RDWR|os.O_APPEND)
 	if err != nil {
-		return Receipt{}, fmt.Errorf("open %s: %w", file, err)
+		return Receipt{}, err
 	}
 	defer f.Close()
 	st, err := LoadState(dir)
@@ -237,17 +241,10 @@ func appendLocked(f *os.File, file, dir string, meta *Meta, st *State, p Post) (
 		}
 	}
 	mk := Marker{Seq: ti.prog.Seq + 1, Agent: SupervisorName, At: p.At, Prev: ti.prog.Hash}
-	var entry bytes.Buffer
-	if p.Supervisor {
-		entry.WriteString("\n## Supervisor\n\n")
-	} else {
+	if !p.Supervisor {
 		mk.Turn, mk.Agent = ti.prog.NextTurn, p.From
-		fmt.Fprintf(&entry, "\n## Turn %d · %s\n\n", mk.Turn, p.From)
 	}
-	entry.Write(body)
-	if p.Sign {
-		fmt.Fprintf(&entry, "Signed-off-by: %s\n", p.From)
-	}
+	entry := postedText(&p, mk.Turn, body)
 	if mk.At.IsZero() {
 		mk.At = time.Now()
 	}
@@ -264,8 +261,8 @@ func appendLocked(f *os.File, file, dir string, meta *Meta, st *State, p Post) (
 	if len(ti.tail) > 0 {
 		hashed = append(hashed, lead...)
 	}
-	hashed = append(hashed, entry.Bytes()...)
-	rec := append(append(lead, entry.Bytes()...), stamp(hashed, &mk)...)
+	hashed = append(hashed, entry...)
+	rec := append(append(lead, entry...), stamp(hashed, &mk)...)
 	if _, err := f.Write(rec); err != nil {
 		return Receipt{}, fmt.Errorf("append entry %d to %s: %w", mk.Seq, file, err)
 	}
@@ -279,6 +276,22 @@ func appendLocked(f *os.File, file, dir string, meta *Meta, st *State, p Post) (
 		prog = progress(meta, append(ti.recent, TurnRef{Turn: mk.Turn, Agent: p.From, Signed: p.Sign}), mk.Turn, mk.Seq, mk.Hash)
 	}
 	return Receipt{Entry: *brief, Progress: prog, Status: DebateStatus(meta, prog, st)}, recordAppended(dir, meta, st, prog, brief)
+}
+
+// postedText is an entry as the writer appends it, before its marker:
+// heading, the body checkBody returned, and the sign-off.
+func postedText(p *Post, turn int, body []byte) []byte {
+	var b bytes.Buffer
+	if p.Supervisor {
+		b.WriteString("\n## Supervisor\n\n")
+	} else {
+		fmt.Fprintf(&b, "\n## Turn %d · %s\n\n", turn, p.From)
+	}
+	b.Write(body)
+	if p.Sign {
+		fmt.Fprintf(&b, "Signed-off-by: %s\n", p.From)
+	}
+	return b.Bytes()
 }
 
 // CheckAgainstState catches what the chain alone cannot: whole entries cut
@@ -362,8 +375,12 @@ func checkBody(meta *Meta, p *Post, whose string) ([]byte, error) {
 	if !utf8.Valid(p.Body) {
 		return refuse("the body is not UTF-8")
 	}
-	if len(p.Body) > meta.turnLimit() {
-		return refuse("the body is %d bytes, over the limit of %d (max_turn_bytes)", len(p.Body), meta.turnLimit())
+	switch {
+	case len(p.Body) <= meta.TurnLimit():
+	case p.Size < 0:
+		return refuse("the body is over the limit of %d bytes (max_turn_bytes)", meta.TurnLimit())
+	default:
+		return refuse("the body is %d bytes, over the limit of %d (max_turn_bytes)", max(int64(len(p.Body)), p.Size), meta.TurnLimit())
 	}
 	if p.Supervisor && p.Sign {
 		return refuse("supervisor entries cannot sign: a sign-off belongs to a participant's turn")
@@ -375,15 +392,11 @@ func checkBody(meta *Meta, p *Post, whose string) ([]byte, error) {
 	if len(lines) == 0 {
 		return refuse("the body is empty")
 	}
+	if pr := checkText([]byte(strings.Join(lines, "\n"))); pr != nil {
+		return refuse("%s", pr.postReason())
+	}
 	for i, l := range lines {
-		t := strings.TrimSuffix(l, "\r")
-		switch {
-		case looseHeadingRe.MatchString(t):
-			return refuse("body line %d is an entry heading (%q); walkie writes the heading itself", i+1, t)
-		case looseMarkerRe.MatchString(t):
-			return refuse("body line %d holds a walkie marker; only walkie writes markers", i+1)
-		}
-		m := signOffRe.FindStringSubmatch(t)
+		m := signOffRe.FindStringSubmatch(strings.TrimSuffix(l, "\r"))
 		if m == nil {
 			continue
 		}
@@ -701,9 +714,9 @@ func appendNote(file, dir string, meta *Meta, body []byte, at time.Time) error {
 		return err
 	}
 	defer lock.Unlock()
-	f, err := os.OpenFile(file, os.O_RDWR|os.O_APPEND, 0) // under the lock: see Append
+	f, err := openRecord(file, os.O_RDWR|os.O_APPEND) // under the lock: see Append
 	if err != nil {
-		return fmt.Errorf("open %s: %w", file, err)
+		return err
 	}
 	defer f.Close()
 	st, err := LoadState(dir)

@@ -20,7 +20,7 @@ func Approve(file string) (hash string, err error) {
 		return "", err
 	}
 	defer lock.Unlock()
-	data, err := os.ReadFile(file)
+	data, err := readRecord(file)
 	if err != nil {
 		return "", err
 	}

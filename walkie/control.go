@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // InitOptions describe a new debate.
@@ -54,17 +53,8 @@ func Init(file string, o InitOptions) error {
 	if len(brief) == 0 {
 		brief = []byte("(Write the briefing here: `walkie brief draft FILE` gives a template.)\n")
 	}
-	if !utf8.Valid(brief) {
-		return &InputError{File: file, Msg: "the briefing is not UTF-8", Fix: "save the briefing as UTF-8"}
-	}
-	// A briefing line that reads as an entry heading or a marker would
-	// end the header there and break every later parse.
-	for i, l := range strings.Split(string(brief), "\n") {
-		l = strings.TrimSuffix(l, "\r")
-		if turnHeadingRe.MatchString(l) || superHeadingRe.MatchString(l) || markerRe.MatchString(l) {
-			return &InputError{File: file, Msg: fmt.Sprintf("line %d of the briefing reads as an entry heading or a walkie marker: %q", i+1, clip([]byte(l))),
-				Fix: "reword that line (e.g. indent it or drop the ##)"}
-		}
+	if err := checkBriefingText(file, brief); err != nil {
+		return err
 	}
 	var b bytes.Buffer
 	b.Write(renderMeta(m))
@@ -219,7 +209,7 @@ func Repair(file string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("save torn bytes: %w", err)
 	}
-	f, err := os.OpenFile(file, os.O_WRONLY, 0)
+	f, err := openRecord(file, os.O_WRONLY)
 	if err != nil {
 		return "", err
 	}

@@ -4,11 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"strings"
-	"time"
 	"unicode/utf8"
 )
 
@@ -58,18 +53,16 @@ func Judge(file string, before, after []byte, want Expect) (Verdict, *Doc) {
 		return Verdict{Outcome: VerdictMalformed, Detail: err.Error()}, nil
 	}
 	switch n := len(ad.Entries) - len(bd.Entries); {
+	case n == 0:
 	case n == 1 && isBlank(ad.Tail):
-		// Posted through `walkie post`, which checked and stamped it.
-		e := &ad.Entries[len(ad.Entries)-1]
-		if err := ad.Verify(); err != nil {
-			return Verdict{Outcome: VerdictTampered, Detail: err.Error()}, nil
+		return judgeStamped(ad, want)
+	default:
+		if v, forged := forgedMarker(ad, len(bd.Entries)); forged {
+			return v, nil
 		}
-		if e.Kind != KindTurn || e.Turn != want.Turn || e.Agent != want.Agent {
-			return Verdict{Outcome: VerdictMalformed, Line: e.Line, Detail: fmt.Sprintf("the new entry is not turn %d by %s", want.Turn, want.Agent)}, nil
-		}
-		return Verdict{Outcome: VerdictAccepted, Stamped: true, Signed: e.Signed(), Detail: "posted with walkie post"}, ad
-	case n != 0:
 		return Verdict{Outcome: VerdictMalformed, Detail: fmt.Sprintf("%d new recorded entries where one turn was expected", n)}, nil
+	}
+	switch {
 	case ad.TailOffset != bd.TailOffset:
 		// Before the first entry the parser counts every line up to an
 		// entry heading as the briefing: text added under a wrong heading
@@ -82,10 +75,55 @@ func Judge(file string, before, after []byte, want Expect) (Verdict, *Doc) {
 	return v, ad
 }
 
+// judgeStamped checks a turn that came stamped: posted through `walkie
+// post`, or closed by a marker the agent wrote itself. Only the record
+// before the attempt is known good, so a chain that breaks at the new
+// entry is the turn's fault; a forged marker that does verify must still
+// hold a body walkie post would have taken (Settle then checks that
+// walkie really recorded it).
+func judgeStamped(ad *Doc, want Expect) (Verdict, *Doc) {
+	e := &ad.Entries[len(ad.Entries)-1]
+	if v, forged := forgedMarker(ad, len(ad.Entries)-1); forged {
+		return v, nil
+	}
+	if err := ad.Verify(); err != nil {
+		return Verdict{Outcome: VerdictTampered, Detail: err.Error()}, nil
+	}
+	if e.Kind != KindTurn || e.Turn != want.Turn || e.Agent != want.Agent {
+		return Verdict{Outcome: VerdictMalformed, Line: e.Line, Detail: fmt.Sprintf("the new entry is not turn %d by %s", want.Turn, want.Agent)}, nil
+	}
+	if pr := checkText(e.Body); pr != nil {
+		return Verdict{Outcome: VerdictMalformed, Line: e.Line + pr.line, Detail: pr.turnDetail(e.Line + pr.line)}, nil
+	}
+	return Verdict{Outcome: VerdictAccepted, Stamped: true, Signed: e.Signed(), Detail: "posted with walkie post"}, ad
+}
+
+// forgedMarker reports a new entry (after the first old ones) whose
+// marker the chain does not confirm: the record verified up to it, so
+// its marker was written by the agent, not by walkie.
+func forgedMarker(ad *Doc, old int) (Verdict, bool) {
+	var ce *ChainError
+	if err := ad.Verify(); !errors.As(err, &ce) || ce.Seq <= old || ce.Seq > len(ad.Entries) {
+		return Verdict{}, false
+	}
+	e := &ad.Entries[ce.Seq-1]
+	return Verdict{Outcome: VerdictMalformed, Line: e.MarkLine, Detail: forgedDetail(e.MarkLine, "the chain does not match it")}, true
+}
+
+func forgedDetail(line int, why string) string {
+	return fmt.Sprintf("line %d is a walkie marker that walkie did not write (%s): only walkie post and the controller stamp turns; write the turn under its heading and leave the marker to walkie", line, why)
+}
+
 // judgeTail checks the unstamped text after the last marker.
 func judgeTail(d *Doc, want Expect) Verdict {
 	if !utf8.Valid(d.Tail) {
 		return Verdict{Outcome: VerdictMalformed, Line: d.TailLine, Detail: "the turn is not UTF-8"}
+	}
+	bad := func(l int, format string, args ...any) Verdict {
+		return Verdict{Outcome: VerdictMalformed, Line: l, Detail: fmt.Sprintf(format, args...)}
+	}
+	if pr := controlProblem(d.Tail); pr != nil {
+		return bad(d.TailLine+pr.line-1, "%s", pr.turnDetail(d.TailLine+pr.line-1))
 	}
 	lines := splitLines(d.Tail, 0, d.TailLine)
 	k := 0
@@ -97,9 +135,6 @@ func judgeTail(d *Doc, want Expect) Verdict {
 	}
 	h := lines[k]
 	heading := fmt.Sprintf("## Turn %d · %s", want.Turn, want.Agent)
-	bad := func(l int, format string, args ...any) Verdict {
-		return Verdict{Outcome: VerdictMalformed, Line: l, Detail: fmt.Sprintf(format, args...)}
-	}
 	if string(h.text) != heading {
 		if m := turnHeadingRe.FindSubmatch(h.text); m != nil && string(m[2]) != want.Agent {
 			return bad(h.num, "the turn is headed for %s, not %s", m[2], want.Agent)
@@ -107,17 +142,14 @@ func judgeTail(d *Doc, want Expect) Verdict {
 		return bad(h.num, "heading %q where %q was expected", clip(h.text), heading)
 	}
 	body := d.Tail[h.end:]
-	if len(body) > d.Meta.turnLimit() {
-		return bad(h.num, "the turn is %d bytes, over the limit of %d", len(body), d.Meta.turnLimit())
+	if len(body) > d.Meta.TurnLimit() {
+		return bad(h.num, "the turn is %d bytes, over the limit of %d", len(body), d.Meta.TurnLimit())
+	}
+	if pr := checkText(body); pr != nil {
+		return bad(h.num+pr.line, "%s", pr.turnDetail(h.num+pr.line))
 	}
 	last := -1
 	for _, l := range lines[k+1:] {
-		switch {
-		case looseHeadingRe.Match(l.text):
-			return bad(l.num, "a second heading %q: exactly one turn was expected", clip(l.text))
-		case looseMarkerRe.Match(l.text):
-			return bad(l.num, "the turn contains a walkie marker; only walkie writes markers")
-		}
 		if !isBlank(l.text) {
 			last = l.num
 		}
@@ -148,164 +180,4 @@ func firstDiffLine(a, b []byte) int {
 		i++
 	}
 	return bytes.Count(a[:i], []byte("\n")) + 1
-}
-
-// Settled is the result of Settle.
-type Settled struct {
-	Verdict
-	Entry    *EntryBrief // the recorded turn, when accepted
-	Progress Progress
-	Status   string
-	Kept     string // where the agent's version was kept, when it was rejected
-}
-
-// Settle judges the file against the snapshot taken before the turn and
-// makes the record whole under the lock: an accepted turn is stamped; a
-// rejected one is moved aside to keep (the agent's version, for
-// inspection) and the file is restored byte for byte.
-func Settle(file string, snapshot []byte, want Expect, keep string) (Settled, error) {
-	meta, err := ReadMeta(file)
-	if err != nil {
-		meta = Meta{}
-		if d, perr := Parse(file, snapshot); perr == nil {
-			meta = d.Meta
-		} else {
-			return Settled{}, perr
-		}
-	}
-	dir := StateDir(file, meta.ID)
-	lock, err := LockRecord(dir)
-	if err != nil {
-		return Settled{}, err
-	}
-	defer lock.Unlock()
-	if bd, err := Parse(file, snapshot); err == nil {
-		// A turn stamped with the wrong number would never verify: that is
-		// the caller's mistake, not the agent's, and nothing is touched.
-		if p := bd.Progress(); want.Turn != p.NextTurn || want.Agent != p.NextAgent {
-			return Settled{}, fmt.Errorf("settle %s: expected turn %d by %s, but the record's next turn is %d by %s", file, want.Turn, want.Agent, p.NextTurn, p.NextAgent)
-		}
-	}
-	after, err := os.ReadFile(file)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return Settled{}, err
-	}
-	v, d := Judge(file, snapshot, after, want)
-	st, err := LoadState(dir)
-	if err != nil {
-		return Settled{}, err
-	}
-	if v.Outcome != VerdictAccepted {
-		return restore(file, dir, snapshot, after, keep, v, st)
-	}
-	if !v.Stamped {
-		if err := stampTail(file, d); err != nil {
-			return Settled{}, err
-		}
-		if d, err = Load(file); err != nil {
-			return Settled{}, err
-		}
-	}
-	e := &d.Entries[len(d.Entries)-1]
-	prog := d.Progress()
-	if err := recordAppended(dir, &d.Meta, st, prog, e.Brief()); err != nil {
-		return Settled{}, err
-	}
-	return Settled{Verdict: v, Entry: e.Brief(), Progress: prog, Status: DebateStatus(&d.Meta, prog, st)}, nil
-}
-
-// stampTail appends the marker for the unstamped turn in d's tail.
-func stampTail(file string, d *Doc) error {
-	content := bytes.TrimRight(d.Tail, "\r\n\t ")
-	content = append(append([]byte(nil), content...), '\n')
-	last := d.Progress()
-	mk := Marker{Seq: last.Seq + 1, Turn: last.NextTurn, Agent: last.NextAgent, At: time.Now(), Prev: last.Hash}
-	line := stamp(content, &mk)
-	f, err := os.OpenFile(file, os.O_WRONLY, 0)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	// Trailing blank lines after the turn are dropped so the sign-off
-	// stays the line before the marker. The turn and its marker are
-	// written over the tail first and the rest cut after: a crash in
-	// between leaves the agent's text in the file (a torn tail at worst),
-	// never a file cut short of it.
-	rec := append(content, line...)
-	if _, err := f.WriteAt(rec, d.TailOffset); err != nil {
-		return fmt.Errorf("stamp turn %d: %w", mk.Turn, err)
-	}
-	if err := f.Truncate(d.TailOffset + int64(len(rec))); err != nil {
-		return fmt.Errorf("stamp turn %d: %w", mk.Turn, err)
-	}
-	return f.Sync()
-}
-
-// restore puts the snapshot back, keeps what the agent left (if the file
-// existed and differed) for inspection, and makes state.json and the
-// doorbell agree with the restored record: a turn the agent posted with
-// `walkie post` during a rejected attempt is gone again.
-func restore(file, dir string, snapshot, after []byte, keep string, v Verdict, st *State) (Settled, error) {
-	out := Settled{Verdict: v}
-	if keep != "" && after != nil && !bytes.Equal(snapshot, after) {
-		if err := WriteFileAtomic(keep, after, 0o644); err != nil {
-			return out, fmt.Errorf("keep the agent's version: %w", err)
-		}
-		out.Kept = keep
-	}
-	if after == nil || !bytes.Equal(snapshot, after) {
-		mode := os.FileMode(0o644)
-		if fi, err := os.Stat(file); err == nil {
-			mode = fi.Mode().Perm()
-		}
-		if err := WriteFileAtomic(file, snapshot, mode); err != nil {
-			return out, fmt.Errorf("restore %s: %w", file, err)
-		}
-	}
-	d, err := Parse(file, snapshot)
-	if err != nil {
-		return out, err
-	}
-	out.Progress = d.Progress()
-	out.Status = DebateStatus(&d.Meta, out.Progress, st)
-	if st.LastSeq != out.Progress.Seq || (st.LastHash != "" && st.LastHash != out.Progress.Hash) {
-		var last *EntryBrief
-		if n := len(d.Entries); n > 0 {
-			last = d.Entries[n-1].Brief()
-		}
-		if err := recordAppended(dir, &d.Meta, st, out.Progress, last); err != nil {
-			return out, err
-		}
-	}
-	return out, nil
-}
-
-// Discard voids an attempt whatever it wrote (the debate was halted, or
-// the controller interrupted): under the lock, the file goes back to the
-// snapshot byte for byte and the agent's version, if different, is kept.
-func Discard(file string, snapshot []byte, keep string) (Settled, error) {
-	d, err := Parse(file, snapshot)
-	if err != nil {
-		return Settled{}, err
-	}
-	dir := StateDir(file, d.Meta.ID)
-	lock, err := LockRecord(dir)
-	if err != nil {
-		return Settled{}, err
-	}
-	defer lock.Unlock()
-	after, err := os.ReadFile(file)
-	if err != nil && !os.IsNotExist(err) {
-		return Settled{}, err
-	}
-	st, err := LoadState(dir)
-	if err != nil {
-		return Settled{}, err
-	}
-	return restore(file, dir, snapshot, after, keep, Verdict{Outcome: "discarded"}, st)
-}
-
-// KeepPath is where a rejected version of turn is kept.
-func KeepPath(dir string, turn int, agent string, attempt int) string {
-	return filepath.Join(dir, "rejected", fmt.Sprintf("%04d-%s-%d.md", turn, strings.ReplaceAll(agent, "/", "_"), attempt))
 }

@@ -129,8 +129,8 @@ func ValidName(s string) bool {
 	return namePattern.MatchString(s) && s != SupervisorName
 }
 
-// turnLimit is the size bound for one entry's body.
-func (m *Meta) turnLimit() int {
+// TurnLimit is the size bound for one entry's body: max_turn_bytes, or the default.
+func (m *Meta) TurnLimit() int {
 	if m.MaxTurnBytes > 0 {
 		return m.MaxTurnBytes
 	}

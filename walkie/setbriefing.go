@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"unicode/utf8"
 )
 
 // SetBriefing replaces the text under `# Briefing` with text. Like
@@ -20,8 +19,8 @@ func SetBriefing(file string, text []byte) (unpinned bool, err error) {
 	if len(brief) == 0 {
 		return false, &InputError{File: file, Msg: "the new briefing is empty", Fix: "write the briefing's text; `walkie brief draft` gives a template"}
 	}
-	if !utf8.Valid(brief) {
-		return false, &InputError{File: file, Msg: "the new briefing is not UTF-8", Fix: "save it as UTF-8"}
+	if err := checkBriefingText(file, brief); err != nil {
+		return false, err
 	}
 	meta, err := ReadMeta(file)
 	if err != nil {
@@ -36,7 +35,7 @@ func SetBriefing(file string, text []byte) (unpinned bool, err error) {
 		return false, err
 	}
 	defer lock.Unlock()
-	data, err := os.ReadFile(file)
+	data, err := readRecord(file)
 	if err != nil {
 		return false, err
 	}

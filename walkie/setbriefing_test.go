@@ -87,3 +87,30 @@ func TestSetBriefingRefusedWhileControllerRuns(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// A briefing obeys the entry text rules and a size bound: a line that
+// renders as an entry heading, a control character or an open fence
+// would mislead every reader of the record (issue 12.7, 12.8, 12.10).
+func TestBriefingTextRules(t *testing.T) {
+	for brief, want := range map[string]string{
+		"The question.\n\n  ## Turn 1 · a\n":          `line 3 of the briefing renders as the heading "Turn 1 · a"`,
+		"The question.\x1b[2J\n":                      "line 1 of the briefing holds the control character U+001B (ESC)",
+		"The question.\n\n```\nnever closed\n":        "line 3 of the briefing opens a code fence that is never closed",
+		"The question.\n## Supervisor\n":              "line 2 of the briefing reads as an entry heading",
+		strings.Repeat("word ", MaxBriefingBytes/5+1): "over the limit of 262144",
+	} {
+		file := filepath.Join(t.TempDir(), "d.walkie.md")
+		err := Init(file, InitOptions{Participants: []string{"a", "b"}, Briefing: []byte(brief)})
+		if ie := asInput(t, err, file, 0); !strings.Contains(ie.Msg, want) {
+			t.Errorf("init: %v, want %q", err, want)
+		}
+		if _, err := os.Stat(file); err == nil {
+			t.Error("a refused init created the file")
+		}
+		ok := newDebate(t, 3, "a", "b")
+		_, err = SetBriefing(ok, []byte(brief))
+		if ie := asInput(t, err, ok, 0); !strings.Contains(ie.Msg, want) {
+			t.Errorf("set briefing: %v, want %q", err, want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -15,12 +16,24 @@ import (
 	"github.com/walkie-sh/walkie/walkie"
 )
 
-// fileArg returns the one FILE argument of a command.
+// fileArg returns the one FILE argument of a command, resolved once: a
+// symbolic link becomes the file it leads to, which is what walkie then
+// acts on (docs/format.md), and a directory is bad input naming the walkie
+// file inside it. A FILE that does not exist is returned as it is, for the
+// commands that create one.
 func fileArg(c *cli.Context) (string, error) {
 	if c.NArg() != 1 {
 		return "", withCode(exitBadInput, fmt.Errorf("%s needs exactly one FILE argument (got %d); see `walkie %s --help`", c.Command.Name, c.NArg(), c.Command.Name))
 	}
-	return c.Args().First(), nil
+	file := c.Args().First()
+	real, err := walkie.Resolve(file)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return file, nil
+	case err != nil:
+		return "", withCode(exitBadInput, err)
+	}
+	return real, nil
 }
 
 // recordArg is fileArg for a walkie file that must exist: a missing file
@@ -94,8 +107,8 @@ EXAMPLES:
 			}
 			var brief []byte
 			if p := c.String("briefing"); p != "" {
-				if brief, err = os.ReadFile(p); err != nil {
-					return withCode(exitBadInput, fmt.Errorf("read briefing: %w", err))
+				if brief, err = readBriefing(p); err != nil {
+					return err
 				}
 			}
 			var agents []string
@@ -125,8 +138,8 @@ func initRoundtable(c *cli.Context, file string) error {
 	var brief []byte
 	if p := c.String("briefing"); p != "" {
 		var err error
-		if brief, err = os.ReadFile(p); err != nil {
-			return withCode(exitBadInput, fmt.Errorf("read briefing: %w", err))
+		if brief, err = readBriefing(p); err != nil {
+			return err
 		}
 	}
 	var reviewers []string
@@ -156,7 +169,9 @@ stamped into the chain and the doorbell (.walkie/ID/signal.json) is rung.
 A post is refused, with the reason and whose turn it is, when it is out of
 turn, by an unknown name, after convergence, on a halted debate, past the
 round cap, empty, over the size limit, not UTF-8, or when its body carries a
-turn heading, a walkie marker or another agent's sign-off.
+control character, a walkie marker, another agent's sign-off, a line that
+reads as an entry heading (also as a markdown viewer renders it: indented,
+setext, quoted), or a code fence left open (docs/format.md, "Entry text").
 
 EXAMPLES:
    walkie post api.walkie.md --from codex --body-file reply.md
@@ -181,11 +196,15 @@ EXAMPLES:
 			if c.Bool("supervisor") && c.Bool("sign") {
 				return withCode(exitBadInput, errors.New("--sign is for a participant's turn; supervisor entries cannot sign"))
 			}
-			body, err := readBody(c.App.Reader, c.String("body-file"))
+			meta, err := walkie.ReadMeta(file)
+			if err != nil {
+				return err
+			}
+			body, size, err := readBody(c.App.Reader, c.String("body-file"), meta.TurnLimit())
 			if err != nil {
 				return withCode(exitBadInput, err)
 			}
-			p := walkie.Post{From: c.String("from"), Supervisor: c.Bool("supervisor"), Body: body, Sign: c.Bool("sign")}
+			p := walkie.Post{From: c.String("from"), Supervisor: c.Bool("supervisor"), Body: body, Size: size, Sign: c.Bool("sign")}
 			rc, err := appendWaiting(c.Context, file, p, c.Duration("wait"))
 			if err != nil {
 				return err
@@ -226,17 +245,62 @@ func appendWaiting(ctx context.Context, file string, p walkie.Post, wait time.Du
 	}
 }
 
-func readBody(stdin io.Reader, path string) ([]byte, error) {
+// readBody reads a post's body from --body-file (a path, or - for
+// standard input), at most one byte past limit: enough for the writer to
+// refuse a body over the limit without holding it. size is as
+// walkie.Post.Size.
+func readBody(stdin io.Reader, path string, limit int) ([]byte, int64, error) {
 	if path == "-" {
-		b, err := io.ReadAll(stdin)
+		b, size, err := readBounded(stdin, limit)
 		if err != nil {
-			return nil, fmt.Errorf("read body from standard input: %w", err)
+			return nil, 0, fmt.Errorf("read body from standard input: %w", err)
 		}
-		return b, nil
+		return b, size, nil
 	}
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("read body: %w", err)
+		return nil, 0, fmt.Errorf("read body: %w", err)
+	}
+	defer f.Close()
+	b, size, err := readBounded(f, limit)
+	if err != nil {
+		return nil, 0, fmt.Errorf("read body %s: %w", path, err)
+	}
+	return b, size, nil
+}
+
+// readBounded reads at most limit+1 bytes of r, with the limit checked
+// while reading. size is 0 when that was all of r; past the limit, it is
+// r's whole size when r is a regular file, else -1.
+func readBounded(r io.Reader, limit int) ([]byte, int64, error) {
+	b, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
+	if err != nil || len(b) <= limit {
+		return b, 0, err
+	}
+	if f, ok := r.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			return b, fi.Size(), nil
+		}
+	}
+	return b, -1, nil
+}
+
+// readBriefing reads the --briefing file, refusing one over the briefing
+// limit without reading it all.
+func readBriefing(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, withCode(exitBadInput, fmt.Errorf("read briefing: %w", err))
+	}
+	defer f.Close()
+	b, size, err := readBounded(f, walkie.MaxBriefingBytes)
+	switch {
+	case err != nil:
+		return nil, withCode(exitBadInput, fmt.Errorf("read briefing %s: %w", path, err))
+	case size > 0:
+		return nil, withCode(exitBadInput, fmt.Errorf("--briefing %s: the briefing is %d bytes, over the limit of %d; shorten it: every agent reads it every turn, and 300-400 words is the aim", path, size, walkie.MaxBriefingBytes))
+	case size < 0:
+		return nil, withCode(exitBadInput, fmt.Errorf("--briefing %s: the briefing is over the limit of %d bytes; shorten it: every agent reads it every turn, and 300-400 words is the aim", path, walkie.MaxBriefingBytes))
 	}
 	return b, nil
 }

@@ -74,7 +74,7 @@ EXAMPLES:
 }
 
 func runController(c *cli.Context, once bool) error {
-	file, err := fileArg(c)
+	file, err := recordArg(c)
 	if err != nil {
 		return err
 	}

@@ -98,6 +98,8 @@ func (e *Engine) Spec(j Job) (session.Spec, error) {
 		Grace:       a.KillGrace,
 		Rules:       rules,
 		ID:          j.ID,
+		// What an agent prints may be unbounded; the transcripts are not.
+		TranscriptCap: a.TranscriptCap,
 	}
 	if j.Transcript != "" {
 		spec.RawPath, spec.TextPath = j.Transcript+".log", j.Transcript+".txt"

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 
 	"github.com/walkie-sh/walkie/config"
@@ -45,7 +44,7 @@ func (e *Engine) RunTurn(ctx context.Context, a TurnAttempt) (Result, error) {
 		Vars:       config.Vars{Prompt: a.Prompt, File: a.File, Agent: a.Participant, Dir: filepath.Dir(a.File), Turn: a.Turn, Round: a.Round},
 		Transcript: TranscriptBase(a.StateDir, a.Turn, a.Participant, a.Attempt),
 		Result:     a.File,
-		Ready:      func() bool { return TurnIsIn(a.File, a.Before, expect) },
+		Ready:      func() bool { return walkie.TurnIsIn(a.File, a.Before, expect) },
 		Done:       "the turn is in",
 		ID:         a.ID,
 		Control:    a.Control,
@@ -53,15 +52,4 @@ func (e *Engine) RunTurn(ctx context.Context, a TurnAttempt) (Result, error) {
 		Started:    a.Started,
 		Output:     a.Output,
 	})
-}
-
-// TurnIsIn reports whether file now holds exactly one valid new turn on
-// top of before, as the judge would accept it.
-func TurnIsIn(file string, before []byte, want walkie.Expect) bool {
-	cur, err := os.ReadFile(file)
-	if err != nil {
-		return false
-	}
-	v, _ := walkie.Judge(file, before, cur, want)
-	return v.Outcome == walkie.VerdictAccepted
 }

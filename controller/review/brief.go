@@ -2,6 +2,7 @@ package review
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -37,7 +38,8 @@ type briefData struct {
 // numbers and its diff. Everything quoted from the repository or the pull
 // request is indented four spaces: a code block to a markdown reader, and
 // never a line the record could read as a turn heading or a marker,
-// whatever the document or its author wrote.
+// whatever the document or its author wrote (quoteLine defuses what an
+// indent alone does not: markers and control characters).
 func writeBriefing(d briefData) string {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
@@ -95,9 +97,28 @@ func indent(text string) string {
 	text = strings.ToValidUTF8(text, "\uFFFD")
 	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
 	for i, l := range lines {
-		lines[i] = "    " + strings.TrimSuffix(l, "\r")
+		lines[i] = "    " + quoteLine(l)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// markerStart is what makes a line read as a walkie marker, wherever it
+// stands in the line.
+var markerStart = regexp.MustCompile(`<!--(\s*walkie\b)`)
+
+// quoteLine makes one quoted line safe for the record, which refuses
+// control characters and any line holding a walkie marker: controls
+// become U+FFFD, and "<!-- walkie" is written "&lt;!-- walkie" (as a
+// code block shows it, literally).
+func quoteLine(l string) string {
+	l = strings.TrimSuffix(l, "\r")
+	l = strings.Map(func(r rune) rune {
+		if r != '\t' && (r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0)) {
+			return '\uFFFD'
+		}
+		return r
+	}, l)
+	return markerStart.ReplaceAllString(l, "&lt;!--$1")
 }
 
 // numbered quotes text as an indented code block with line numbers, the
@@ -107,7 +128,7 @@ func numbered(text string) string {
 	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 	var b strings.Builder
 	for i, l := range lines {
-		fmt.Fprintf(&b, "    %5d  %s\n", i+1, strings.TrimSuffix(l, "\r"))
+		fmt.Fprintf(&b, "    %5d  %s\n", i+1, quoteLine(l))
 	}
 	return b.String()
 }

@@ -1,0 +1,321 @@
+package walkie
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Settled is the result of Settle.
+type Settled struct {
+	Verdict
+	Entry    *EntryBrief // the recorded turn, when accepted
+	Progress Progress
+	Status   string
+	Kept     string // where the agent's version was kept, when it was rejected
+}
+
+// Settle judges the file against the snapshot taken before the turn and
+// makes the record whole under the lock: an accepted turn is stamped; a
+// rejected one is moved aside to keep (the agent's version, for
+// inspection) and the file is restored byte for byte.
+func Settle(file string, snapshot []byte, want Expect, keep string) (Settled, error) {
+	// The snapshot, not what the agent left, says which debate this is
+	// and how big a turn may be: an agent could edit the front matter.
+	bd, perr := Parse(file, snapshot)
+	var meta Meta
+	var err error
+	if perr == nil {
+		meta = bd.Meta
+	} else if meta, err = ReadMeta(file); err != nil {
+		return Settled{}, perr
+	}
+	dir := StateDir(file, meta.ID)
+	lock, err := LockRecord(dir)
+	if err != nil {
+		return Settled{}, err
+	}
+	defer lock.Unlock()
+	if perr == nil {
+		// A turn stamped with the wrong number would never verify: that is
+		// the caller's mistake, not the agent's, and nothing is touched.
+		if p := bd.Progress(); want.Turn != p.NextTurn || want.Agent != p.NextAgent {
+			return Settled{}, fmt.Errorf("settle %s: expected turn %d by %s, but the record's next turn is %d by %s", file, want.Turn, want.Agent, p.NextTurn, p.NextAgent)
+		}
+	}
+	av, err := readAgentVersion(file, judgeLimit(&meta, snapshot))
+	if err != nil {
+		return Settled{}, err
+	}
+	st, err := LoadState(dir)
+	if err != nil {
+		return Settled{}, err
+	}
+	v, d := judgeVersion(file, snapshot, av, want)
+	if v.Stamped {
+		// walkie post records every entry it appends in state.json; one
+		// it never recorded was stamped by the agent, with a valid hash.
+		if e := &d.Entries[len(d.Entries)-1]; e.Marker.Seq != st.LastSeq || (st.LastHash != "" && st.LastHash != e.Marker.Hash) {
+			v = Verdict{Outcome: VerdictMalformed, Line: e.MarkLine, Detail: forgedDetail(e.MarkLine, "walkie post never recorded it")}
+		}
+	}
+	if v.Outcome != VerdictAccepted {
+		return restore(file, dir, snapshot, av, keep, v, st)
+	}
+	if !v.Stamped {
+		if err := stampTail(file, d); err != nil {
+			return Settled{}, err
+		}
+		if d, err = Load(file); err != nil {
+			return Settled{}, err
+		}
+	}
+	e := &d.Entries[len(d.Entries)-1]
+	prog := d.Progress()
+	if err := recordAppended(dir, &d.Meta, st, prog, e.Brief()); err != nil {
+		return Settled{}, err
+	}
+	return Settled{Verdict: v, Entry: e.Brief(), Progress: prog, Status: DebateStatus(&d.Meta, prog, st)}, nil
+}
+
+// stampTail appends the marker for the unstamped turn in d's tail.
+func stampTail(file string, d *Doc) error {
+	content := stampedText(d.Tail)
+	last := d.Progress()
+	mk := Marker{Seq: last.Seq + 1, Turn: last.NextTurn, Agent: last.NextAgent, At: time.Now(), Prev: last.Hash}
+	line := stamp(content, &mk)
+	f, err := openRecord(file, os.O_WRONLY)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	// The turn and its marker are
+	// written over the tail first and the rest cut after: a crash in
+	// between leaves the agent's text in the file (a torn tail at worst),
+	// never a file cut short of it.
+	rec := append(content, line...)
+	if _, err := f.WriteAt(rec, d.TailOffset); err != nil {
+		return fmt.Errorf("stamp turn %d: %w", mk.Turn, err)
+	}
+	if err := f.Truncate(d.TailOffset + int64(len(rec))); err != nil {
+		return fmt.Errorf("stamp turn %d: %w", mk.Turn, err)
+	}
+	return f.Sync()
+}
+
+// stampedText is an accepted tail as it is stamped: trailing blank lines
+// dropped, so the sign-off stays the line before the marker.
+func stampedText(tail []byte) []byte {
+	content := bytes.TrimRight(tail, "\r\n\t ")
+	return append(append([]byte(nil), content...), '\n')
+}
+
+// agentVersion is what an attempt left at the record's path, read within
+// a bound so a huge turn costs no more memory than a valid one.
+type agentVersion struct {
+	data    []byte      // the file's bytes; only the first limit when over
+	size    int64       // the file's whole size
+	over    bool        // bigger than the bound
+	mode    fs.FileMode // its permission bits
+	swapped string      // what stands there instead of a regular file ("a symbolic link to X")
+	missing bool
+}
+
+// growthSlack is what a turn may add to the record besides its body: the
+// blank lines and heading before it, a sign-off and a marker after it.
+const growthSlack = 64 << 10
+
+// judgeLimit is the most the judge reads of what an attempt left: the
+// record before it, and one turn of the largest size the record allows.
+func judgeLimit(m *Meta, snapshot []byte) int64 {
+	return int64(len(snapshot)) + int64(m.TurnLimit()) + growthSlack
+}
+
+// readAgentVersion reads what stands at file after an attempt, at most
+// limit bytes of it, without following a link or blocking on a pipe.
+func readAgentVersion(file string, limit int64) (agentVersion, error) {
+	f, err := openRecord(file, os.O_RDONLY)
+	if errors.Is(err, fs.ErrNotExist) {
+		return agentVersion{missing: true}, nil
+	}
+	var ie *InputError
+	if errors.As(err, &ie) {
+		fi, lerr := os.Lstat(file)
+		if lerr != nil {
+			return agentVersion{missing: true}, nil
+		}
+		what := fileKind(fi.Mode())
+		if target, lerr := os.Readlink(file); lerr == nil {
+			what += " to " + target
+		}
+		return agentVersion{swapped: what}, nil
+	}
+	if err != nil {
+		return agentVersion{}, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return agentVersion{}, fmt.Errorf("stat %s: %w", file, err)
+	}
+	av := agentVersion{size: fi.Size(), mode: fi.Mode().Perm()}
+	// The file may still grow while it is read: the bound holds anyway.
+	if av.data, err = io.ReadAll(io.LimitReader(f, limit+1)); err != nil {
+		return agentVersion{}, fmt.Errorf("read %s: %w", file, err)
+	}
+	if int64(len(av.data)) > limit {
+		av.data, av.over = av.data[:limit], true
+		av.size = max(av.size, limit+1)
+	}
+	return av, nil
+}
+
+// judgeVersion is Judge for what readAgentVersion found.
+func judgeVersion(file string, snapshot []byte, av agentVersion, want Expect) (Verdict, *Doc) {
+	switch {
+	case av.swapped != "":
+		return Verdict{Outcome: VerdictTampered, Detail: fmt.Sprintf("the record was replaced by %s", av.swapped)}, nil
+	case av.missing:
+		return Judge(file, snapshot, nil, want)
+	}
+	v, d := Judge(file, snapshot, av.data, want)
+	if av.over && v.Outcome != VerdictTampered {
+		// Never judged whole: all that matters is that it is too big.
+		line := bytes.Count(snapshot, []byte("\n")) + 1
+		v, d = Verdict{Outcome: VerdictMalformed, Line: line, Detail: fmt.Sprintf("the turn added %d bytes to the file, more than one turn may (a body of at most %d bytes, max_turn_bytes); walkie did not read it all",
+			av.size-int64(len(snapshot)), int64(len(av.data))-int64(len(snapshot))-growthSlack)}, nil
+	}
+	return v, d
+}
+
+// privateMode is the mode a record is restored with when walkie cannot
+// know its own (the agent removed or replaced it): private, never wider.
+const privateMode = 0o600
+
+// restore puts the snapshot back, keeps what the agent left (if the file
+// existed and differed) for inspection, and makes state.json and the
+// doorbell agree with the restored record: a turn the agent posted with
+// `walkie post` during a rejected attempt is gone again. The kept copy and
+// the restored record have the record's mode.
+func restore(file, dir string, snapshot []byte, av agentVersion, keep string, v Verdict, st *State) (Settled, error) {
+	out := Settled{Verdict: v}
+	mode := av.mode
+	if av.missing || av.swapped != "" {
+		mode = privateMode
+	}
+	if err := keepVersion(file, snapshot, av, keep, mode); err != nil {
+		return out, err
+	} else if keep != "" && (av.swapped != "" || (!av.missing && !bytes.Equal(snapshot, av.data))) {
+		out.Kept = keep
+	}
+	if av.missing || av.swapped != "" || av.over || !bytes.Equal(snapshot, av.data) {
+		if err := WriteFileAtomic(file, snapshot, mode); err != nil {
+			return out, fmt.Errorf("restore %s: %w", file, err)
+		}
+	}
+	d, err := Parse(file, snapshot)
+	if err != nil {
+		return out, err
+	}
+	out.Progress = d.Progress()
+	out.Status = DebateStatus(&d.Meta, out.Progress, st)
+	if st.LastSeq != out.Progress.Seq || (st.LastHash != "" && st.LastHash != out.Progress.Hash) {
+		var last *EntryBrief
+		if n := len(d.Entries); n > 0 {
+			last = d.Entries[n-1].Brief()
+		}
+		if err := recordAppended(dir, &d.Meta, st, out.Progress, last); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// keepVersion keeps what the agent left at keep: the bytes (only the
+// first part of an oversized file, with a line saying what was cut), or
+// whatever replaced the record, moved there as it is (a link stays a
+// link, a directory a directory), so restoring never reads through it.
+func keepVersion(file string, snapshot []byte, av agentVersion, keep string, mode fs.FileMode) error {
+	switch {
+	case av.missing:
+		return nil
+	case keep == "" && av.swapped != "":
+		// Nowhere to keep it: a link or a pipe goes, so the restore can
+		// rename the record into its place.
+		_ = os.Remove(file)
+		return nil
+	case keep == "":
+		return nil
+	case av.swapped != "":
+		if err := os.MkdirAll(filepath.Dir(keep), 0o755); err != nil {
+			return fmt.Errorf("keep the agent's version: %w", err)
+		}
+		if err := os.Rename(file, keep); err != nil {
+			return fmt.Errorf("keep the agent's version (%s): %w", av.swapped, err)
+		}
+		return nil
+	case bytes.Equal(snapshot, av.data) && !av.over:
+		return nil
+	}
+	data := av.data
+	if av.over {
+		note := fmt.Sprintf("\n\n[walkie: the agent's version was %d bytes or more; only its first %d are kept here]\n", av.size, len(av.data))
+		data = append(append([]byte(nil), av.data...), note...)
+	}
+	if err := WriteFileAtomic(keep, data, mode); err != nil {
+		return fmt.Errorf("keep the agent's version: %w", err)
+	}
+	return nil
+}
+
+// Discard voids an attempt whatever it wrote (the debate was halted, or
+// the controller interrupted): under the lock, the file goes back to the
+// snapshot byte for byte and the agent's version, if different, is kept.
+func Discard(file string, snapshot []byte, keep string) (Settled, error) {
+	d, err := Parse(file, snapshot)
+	if err != nil {
+		return Settled{}, err
+	}
+	dir := StateDir(file, d.Meta.ID)
+	lock, err := LockRecord(dir)
+	if err != nil {
+		return Settled{}, err
+	}
+	defer lock.Unlock()
+	av, err := readAgentVersion(file, judgeLimit(&d.Meta, snapshot))
+	if err != nil {
+		return Settled{}, err
+	}
+	st, err := LoadState(dir)
+	if err != nil {
+		return Settled{}, err
+	}
+	return restore(file, dir, snapshot, av, keep, Verdict{Outcome: "discarded"}, st)
+}
+
+// KeepPath is where a rejected version of turn is kept.
+func KeepPath(dir string, turn int, agent string, attempt int) string {
+	return filepath.Join(dir, "rejected", fmt.Sprintf("%04d-%s-%d.md", turn, strings.ReplaceAll(agent, "/", "_"), attempt))
+}
+
+// TurnIsIn reports whether the file holds a valid turn want on top of
+// snapshot, reading no more of it than the judge would: the controller
+// asks while the agent runs, on every quiet moment of the file.
+func TurnIsIn(file string, snapshot []byte, want Expect) bool {
+	d, err := Parse(file, snapshot)
+	if err != nil {
+		return false
+	}
+	av, err := readAgentVersion(file, judgeLimit(&d.Meta, snapshot))
+	if err != nil {
+		return false
+	}
+	v, _ := judgeVersion(file, snapshot, av, want)
+	return v.Outcome == VerdictAccepted
+}
