@@ -123,12 +123,12 @@ type Daemon struct {
 	session     string                      // the page's session cookie with a token: random, one per start
 	page        *fleet.Server               // the page and its event streams
 
-	mu       sync.Mutex
+	mu        sync.Mutex
 	workers   map[string]*worker   // by walkie file
 	byDir     map[string]*worker   // by state directory
 	externals map[string]*external // registered debates outside dir, by file
-	seeded   map[string]bool    // state directories whose turn logs the limiter has seen
-	draining chan struct{}      // closed when Run's context ends: no new turns
+	seeded    map[string]bool      // state directories whose turn logs the limiter has seen
+	draining  chan struct{}        // closed when Run's context ends: no new turns
 
 	wg      sync.WaitGroup     // workers
 	bg      sync.WaitGroup     // background closes of replaced notifiers

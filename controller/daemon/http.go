@@ -67,6 +67,7 @@ type route struct {
 //	GET  /d/KEY/transcript/N  attempt N's transcript (its last MiB)
 //	GET  /api/session      with the token: the page's session cookie
 //	GET  /static/NAME      the pages' script and style sheet
+//	GET  /favicon.ico      nothing (204)
 //	POST /api/halt         {"file", "reason"}
 //	POST /api/resume       {"file"}
 //	POST /api/extend       {"file", "rounds"}
@@ -91,6 +92,9 @@ func (d *Daemon) routes() []route {
 		{"GET /d/{key}/events", false, false, hf(d.page.DebateEvents)},
 		{"GET /d/{key}/transcript/{n}", false, true, hf(d.page.Transcript)},
 		{"GET /api/session", false, false, hf(d.startSession)},
+		{"GET /favicon.ico", true, false, hf(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusNoContent) // none: a browser asks for it, and a 404 is a console error
+		})},
 		{"GET /static/{name}", true, false, hf(func(w http.ResponseWriter, r *http.Request) {
 			http.ServeFileFS(w, r, fleet.Static, r.PathValue("name"))
 		})},

@@ -88,7 +88,9 @@ var funcs = template.FuncMap{
 	},
 	"clock": func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") },
 	"since": func(now, t time.Time) string { return now.Sub(t).Truncate(time.Second).String() },
-	"ms":    func(ms int64) string { return (time.Duration(ms) * time.Millisecond).Round(100 * time.Millisecond).String() },
+	"ms": func(ms int64) string {
+		return (time.Duration(ms) * time.Millisecond).Round(100 * time.Millisecond).String()
+	},
 	"cost": func(r controller.TurnRecord) string {
 		if r.Usage == nil || strings.HasPrefix(r.Usage.CostSource, "unknown") {
 			return "?"
