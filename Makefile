@@ -3,19 +3,22 @@ GO      ?= go
 BIN     := bin
 PKGS    := ./...
 
-.PHONY: build test bench demo lint install clis clean
+.PHONY: build test bench demo lint install clis chromium clean
 
 build: ## build walkie and the test/demo programs into bin/
 	$(GO) build -o $(BIN)/walkie ./cmd/walkie
 	$(GO) build -o $(BIN)/fakeagent ./cmd/fakeagent
 	$(GO) build -o $(BIN)/fakemodel ./cmd/fakemodel
 
-test: clis ## vet, then every test with the race detector
+test: clis chromium ## vet, then every test with the race detector
 	$(GO) vet $(PKGS)
 	$(GO) test -race -timeout 30m $(PKGS)
 
 clis: ## install the real agent CLIs (pinned) for the integration tests; tests say so when they skip
 	@scripts/install-clis.sh || echo "make: the real agent CLIs could not be installed; their integration tests will skip and say why"
+
+chromium: ## install Chromium (Debian's package) for the fleet page's browser tests; with CI set they fail without it
+	@scripts/install-chromium.sh >/dev/null || echo "make: Chromium could not be installed; the browser tests will skip and say why (with CI set they fail)"
 
 bench: ## benchmarks; each prints its ratio measured in the same run
 	scripts/bench.sh

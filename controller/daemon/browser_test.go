@@ -296,6 +296,9 @@ func TestBrowserTurnAppearsLive(t *testing.T) {
 		t.Errorf("the turn log's transcript link is %q", got)
 	}
 	tb.waitFor("the debate ends", `document.querySelector("#status .badge").innerText !== "open"`, 30*time.Second)
+	// The one change to the real page: the test's temporary directory
+	// would put this machine's path into the docs.
+	eval[bool](tb, `document.querySelector("h1 small").textContent = "~/debates/beta.walkie.md"; true`)
 	shot, err := chromedp.Run(tb.ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		t.Fatal(err)
