@@ -157,7 +157,7 @@ func loadPage(row Debate, bs *bodies) (*Page, error) {
 		e := &doc.Entries[i]
 		v := EntryView{Seq: e.Marker.Seq, Turn: e.Turn, Agent: e.Agent, At: e.Marker.At, Signed: e.Signed(), HTML: bs.render(e)}
 		switch {
-		case e.Kind == walkie.KindSupervisor && strings.HasPrefix(string(e.Body), controllerNote):
+		case e.Kind == walkie.KindSupervisor && strings.HasPrefix(strings.TrimLeft(string(e.Body), "\r\n \t"), controllerNote):
 			v.Title, v.Source = "walkie", SourceController
 		case e.Kind == walkie.KindSupervisor:
 			v.Title, v.Source = "Supervisor", SourceSupervisor
