@@ -6,14 +6,14 @@ PKGS    := ./...
 # people who run agent CLIs all day do it on a Mac.
 CROSS   := darwin/arm64 darwin/amd64
 
-.PHONY: build test cross bench demo lint install clis clean
+.PHONY: build test cross bench demo lint install clis chromium clean
 
 build: ## build walkie and the test/demo programs into bin/
 	$(GO) build -o $(BIN)/walkie ./cmd/walkie
 	$(GO) build -o $(BIN)/fakeagent ./cmd/fakeagent
 	$(GO) build -o $(BIN)/fakemodel ./cmd/fakemodel
 
-test: clis ## vet, cross-vet and build for macOS, then every test with the race detector
+test: clis chromium ## vet, cross-vet and build for macOS, then every test with the race detector
 	$(GO) vet $(PKGS)
 	@$(MAKE) --no-print-directory cross
 	$(GO) test -race -timeout 30m $(PKGS)
@@ -28,6 +28,9 @@ cross: ## vet and build the whole tree, tests included, for each of $(CROSS)
 clis: ## install the real agent CLIs (pinned) for the integration tests; off CI their tests skip and say why when this fails, in CI (CI set) the run fails
 	@scripts/install-clis.sh || { if [ -n "$$CI" ]; then echo "make: CI is set and the real agent CLIs could not be installed" >&2; exit 1; fi; \
 		echo "make: the real agent CLIs could not be installed; their integration tests will skip and say why"; }
+
+chromium: ## install Chromium (Debian's package) for the fleet page's browser tests; with CI set they fail without it
+	@scripts/install-chromium.sh >/dev/null || echo "make: Chromium could not be installed; the browser tests will skip and say why (with CI set they fail)"
 
 bench: ## benchmarks; each prints its ratio measured in the same run
 	scripts/bench.sh

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -40,6 +41,11 @@ type Options struct {
 	// Engine runs the sessions; a daemon shares one across its runs. Nil:
 	// the run makes its own and closes it at the end.
 	Engine *engine.Engine
+	// Registry, when set, is the machine's registry of debates
+	// (walkie.DefaultRegistry): the run notes the debate there, so that
+	// walkie serve's fleet page shows it. By names who runs it there
+	// ("walkie auto").
+	Registry, By string
 }
 
 // Summary is how a run ended.
@@ -68,6 +74,8 @@ func Run(ctx context.Context, o Options) (sum Summary, err error) {
 		return Summary{}, fmt.Errorf("run %s: %w", c.file, err)
 	}
 	defer lock.Unlock()
+	c.register()
+	defer c.activity.close()
 	// Before the unlock: the last outcome is written while this run still
 	// holds the debate, or the next controller would apply it too.
 	defer func() {
@@ -269,6 +277,8 @@ type controller struct {
 	// parsed is the record as last parsed from parsedRaw (see load).
 	parsed    *walkie.Doc
 	parsedRaw []byte
+	// activity keeps activity.json for pages in other processes.
+	activity *activity
 }
 
 // countTries reads the attempt numbers already used from the turn log. A
@@ -301,6 +311,7 @@ func newController(o Options) (*controller, error) {
 	}
 	c := &controller{opts: o, file: file, dir: walkie.StateDir(file, meta.ID), eng: o.Engine}
 	c.log = o.Log.With(zap.String("debate", meta.ID))
+	c.activity = newActivity(c.dir, os.Getpid(), c.log)
 	if c.eng == nil {
 		c.eng, c.ownEngine = engine.New(o.Config, o.Log), true
 	}
@@ -320,6 +331,7 @@ func (c *controller) close() {
 }
 
 func (c *controller) emit(e Event) {
+	c.activity.observe(e)
 	if c.opts.Observe == nil {
 		return
 	}
@@ -330,6 +342,18 @@ func (c *controller) emit(e Event) {
 		e.Debate = filepath.Base(c.dir)
 	}
 	c.opts.Observe(e)
+}
+
+// register notes the debate in the machine's registry, when asked. Only
+// a page reads it, so a failure is logged and the run goes on.
+func (c *controller) register() {
+	if c.opts.Registry == "" {
+		return
+	}
+	r := walkie.Registered{File: c.file, ID: filepath.Base(c.dir), PID: os.Getpid(), By: c.opts.By, Started: time.Now().UTC()}
+	if err := walkie.Register(c.opts.Registry, r); err != nil {
+		c.log.Debug("debate not noted in the registry; walkie serve's page will not list it", zap.Error(err))
+	}
 }
 
 func (c *controller) halted() bool {

@@ -65,6 +65,9 @@ type Decision struct {
 	Agent config.Agent
 	// Until is when a debounce ends.
 	Until time.Time
+	// Budget is the debate's budget in US dollars (its own, else the
+	// config's); 0 is none.
+	Budget float64
 }
 
 // Next is the one rule for what should happen now in a debate, shared by
@@ -77,10 +80,10 @@ func Next(l Look) Decision {
 	}
 	p := l.Doc.Progress()
 	st := l.State
-	d := Decision{Turn: p.NextTurn, Round: p.NextRound, Participant: p.NextAgent, RoundCap: walkie.RoundCap(&m, st)}
-	if budget := budgetOf(&m, l.Config); budget > 0 && st.CostUSD >= budget && st.Status == "" && !p.Converged {
+	d := Decision{Turn: p.NextTurn, Round: p.NextRound, Participant: p.NextAgent, RoundCap: walkie.RoundCap(&m, st), Budget: budgetOf(&m, l.Config)}
+	if d.Budget > 0 && st.CostUSD >= d.Budget && st.Status == "" && !p.Converged {
 		d.Action, d.Status, d.Record = ActEnd, walkie.StatusOverBudget, true
-		d.Why = fmt.Sprintf("spent %s of a %s budget", Money(st.CostUSD), Money(budget))
+		d.Why = fmt.Sprintf("spent %s of a %s budget", Money(st.CostUSD), Money(d.Budget))
 		return d
 	}
 	d.Status = walkie.DebateStatus(&m, p, st)

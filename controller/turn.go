@@ -107,10 +107,10 @@ func (c *controller) turnAttempt(t *plan, snapshot []byte, started time.Time, id
 			c.log.Info("turn started", zap.Int("turn", t.Turn), zap.Int("round", t.Round), zap.String("agent", t.Participant), zap.Int("attempt", t.attempt))
 		},
 	}
-	if c.opts.Observe != nil {
-		at.Output = func(line string) {
-			c.emit(Event{Kind: EventOutput, Turn: t.Turn, Round: t.Round, Agent: t.Participant, Attempt: t.attempt, Started: started, Line: line})
-		}
+	// Always: activity.json shows what the agent is doing to a page in
+	// another process, whether or not this run has an observer.
+	at.Output = func(line string) {
+		c.emit(Event{Kind: EventOutput, Turn: t.Turn, Round: t.Round, Agent: t.Participant, Attempt: t.attempt, Started: started, Line: line})
 	}
 	return at, nil
 }

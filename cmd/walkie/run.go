@@ -101,7 +101,8 @@ func runController(c *cli.Context, once bool) error {
 	}
 	ctx, stop := interruptible(c.Context, stderr)
 	defer stop()
-	opts := controller.Options{File: file, Config: cfg, Cast: cast, MaxRounds: c.Int("max-rounds"), Once: once, Approve: c.Bool("approve"), Log: log}
+	opts := controller.Options{File: file, Config: cfg, Cast: cast, MaxRounds: c.Int("max-rounds"), Once: once, Approve: c.Bool("approve"), Log: log,
+		Registry: registryDir(log), By: "walkie " + c.Command.Name}
 	if disp != nil {
 		opts.Observe = disp.observe
 	}
@@ -114,6 +115,18 @@ func runController(c *cli.Context, once bool) error {
 	}
 	printSummary(c.App.Writer, file, sum, c.Bool("json"))
 	return runResult(sum, once)
+}
+
+// registryDir is the machine's registry of debates, where every run is
+// noted for walkie serve's fleet page (docs/operations.md); "" when the
+// user has no state directory, which costs only the listing.
+func registryDir(log *zap.Logger) string {
+	dir, err := walkie.DefaultRegistry()
+	if err != nil {
+		log.Debug("no registry of debates; walkie serve's page will not list this run", zap.Error(err))
+		return ""
+	}
+	return dir
 }
 
 // runResult is how a run that went as far as it could ends: nil for exit

@@ -35,17 +35,25 @@ the new one was refused (the old one keeps running). Killed outright, a
 restarted daemon continues every debate where it was: no turn lost or run
 twice.
 
-HTTP (loopback unless --token is set): /healthz, /api/debates (JSON),
-/metrics (Prometheus), a live page at /, and POST /api/halt, resume, extend
-and note. A request whose Host is not the listen address, localhost or a
-loopback address on the listen port, or an --allowed-host, is refused (421):
-a web page that rebinds its own domain name to this machine reads nothing. A
-POST from another site is refused; one from the page carries the page's CSRF
-token, and with --token every request but /healthz and the page needs
-"Authorization: Bearer TOKEN" (the page asks for it and keeps it in the tab,
-never in a link). Idle connections are closed after 30s and connections are
-capped, so no client can take the descriptors the debates need. The threat
-model is in docs/operations.md.
+HTTP (loopback unless --token is set): the fleet page at / (every debate,
+its status, whose turn, round, cost against budget and what the running
+agent is doing; each debate's entries, turn log, transcripts and round
+table at /d/KEY; live by server-sent events; halt, resume, extend and a
+supervisor note), /healthz, /api/debates (JSON), /metrics (Prometheus), and
+POST /api/halt, resume, extend and note. The page also lists the debates
+walkie auto, turn and watch --once run elsewhere on this machine: they note
+themselves in the registry under the user's state directory.
+
+A request whose Host is not the listen address, localhost or a loopback
+address on the listen port, or an --allowed-host, is refused (421): a web
+page that rebinds its own domain name to this machine reads nothing. A POST
+from another site is refused; one from the page carries the page's CSRF
+token. With --token every request but /healthz needs "Authorization: Bearer
+TOKEN" or the page's session cookie: the page asks for the token once,
+sends it as a header (never in a link) and gets an HttpOnly, SameSite=Strict
+cookie that dies with the daemon. Idle connections are closed after 30s and
+connections and event streams are capped, so no client can take the
+descriptors the debates need. The threat model is in docs/operations.md.
 
 EXAMPLES:
    walkie serve --dir ~/debates
@@ -87,7 +95,8 @@ func runServe(c *cli.Context) error {
 		}
 	}
 	d, err := daemon.New(daemon.Options{Dir: c.String("dir"), Config: cfg, ConfigPath: c.String("config"),
-		Listen: c.String("listen"), Token: c.String("token"), AllowedHosts: c.StringSlice("allowed-host"), Grace: c.Duration("grace"), RateWindow: c.Duration("rate-window"), Log: log})
+		Listen: c.String("listen"), Token: c.String("token"), AllowedHosts: c.StringSlice("allowed-host"), Grace: c.Duration("grace"), RateWindow: c.Duration("rate-window"), Log: log,
+		Registry: registryDir(log)})
 	switch {
 	case errors.Is(err, walkie.ErrLocked), errors.Is(err, daemon.ErrNeedToken):
 		return withCode(exitBadInput, err)

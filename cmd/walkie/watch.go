@@ -78,7 +78,7 @@ func runWatch(c *cli.Context) error {
 	ctx, stop := interruptible(c.Context, stderr)
 	defer stop()
 	results, err := watch.Once(ctx, watch.Options{Path: c.Args().First(), Config: cfg, Log: log,
-		Observe: notify.Observer(n), CopyEntries: n.CopySupervisor(), RetryAfter: c.Duration("retry-after")})
+		Observe: notify.Observer(n), CopyEntries: n.CopySupervisor(), RetryAfter: c.Duration("retry-after"), Registry: registryDir(log)})
 	failed := 0
 	for _, r := range results {
 		if r.Action == watch.Error {

@@ -2,10 +2,12 @@ package daemon
 
 import (
 	"cmp"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"mime"
+	"net"
 	"net/http"
 
 	"go.uber.org/zap"
@@ -28,8 +30,10 @@ const maxControlBody = 1 << 20
 // control serves one state-changing action. The checks that decide who
 // may change state are in secure, for every route; this takes the JSON
 // body (a form or text/plain post, which a browser sends cross-site
-// without asking, is refused), finds the debate among those the daemon
-// serves, and maps the record's refusals to statuses.
+// without asking, is refused), finds the debate among those the page
+// lists (the daemon's own, and the registry's, whose controller reads
+// state.json as the daemon's does), and maps the record's refusals to
+// statuses.
 func (d *Daemon) control(act func(controlRequest) (any, error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
@@ -45,9 +49,10 @@ func (d *Daemon) control(act func(controlRequest) (any, error)) http.Handler {
 		}
 		d.mu.Lock()
 		_, served := d.workers[req.File]
+		_, registered := d.externals[req.File]
 		d.mu.Unlock()
-		if !served {
-			http.Error(w, fmt.Sprintf("no debate %q under this daemon (give its file as /api/debates shows it)", req.File), http.StatusNotFound)
+		if !served && !registered {
+			http.Error(w, fmt.Sprintf("no debate %q on this daemon's page (give its file as /api/debates shows it)", req.File), http.StatusNotFound)
 			return
 		}
 		res, err := act(req)
@@ -84,4 +89,31 @@ func (d *Daemon) extend(req controlRequest) (any, error) {
 func (d *Daemon) note(req controlRequest) (any, error) {
 	rc, err := walkie.Append(req.File, walkie.Post{Supervisor: true, Body: []byte(req.Text)})
 	return map[string]any{"seq": rc.Entry.Seq, "queued": rc.Queued}, err
+}
+
+// sessionCookie names the page's session cookie. Cookies do not tell
+// ports apart, so two daemons on one host each have their own.
+func (d *Daemon) sessionCookie() string {
+	_, port, _ := net.SplitHostPort(d.Addr())
+	return "walkie_session_" + port
+}
+
+// startSession is GET /api/session: a request with the token (a header,
+// which a page of another origin cannot send with it) gets the page's
+// session cookie, so the page's links, its event streams (EventSource
+// sends no header) and a browser without JavaScript can read. The cookie
+// is HttpOnly and SameSite=Strict, and it dies with the daemon.
+func (d *Daemon) startSession(w http.ResponseWriter, r *http.Request) {
+	if d.o.Token != "" {
+		http.SetCookie(w, &http.Cookie{Name: d.sessionCookie(), Value: d.session, Path: "/", HttpOnly: true,
+			SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// hasSession reports whether r carries this start's session cookie.
+func (d *Daemon) hasSession(r *http.Request) bool {
+	c, err := r.Cookie(d.sessionCookie())
+	return err == nil && subtle.ConstantTimeCompare([]byte(c.Value), []byte(d.session)) == 1
 }

@@ -39,6 +39,7 @@ import (
 
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller"
+	"github.com/walkie-sh/walkie/controller/fleet"
 	"github.com/walkie-sh/walkie/controller/notify"
 	"github.com/walkie-sh/walkie/walkie"
 )
@@ -73,6 +74,13 @@ type Options struct {
 	RateWindow time.Duration
 	Log        *zap.Logger
 	Notify     notify.Options // delivery tuning; Log and Count are set by the daemon
+	// Registry is the machine's registry of debates (walkie.DefaultRegistry):
+	// the page also lists the debates it names, which walkie auto, turn and
+	// watch run outside this daemon. "" lists only the daemon's own.
+	Registry string
+	// MaxStreams bounds the page's open event streams
+	// (fleet.DefaultMaxStreams).
+	MaxStreams int
 }
 
 // DefaultGrace is how long running turns get after SIGTERM.
@@ -112,12 +120,15 @@ type Daemon struct {
 	csrf        string                      // the page's CSRF token: random, one per daemon start
 	crossOrigin *http.CrossOriginProtection // refuses a state change from another site
 	httpLog     *zap.Logger                 // refused requests, sampled
+	session     string                      // the page's session cookie with a token: random, one per start
+	page        *fleet.Server               // the page and its event streams
 
-	mu       sync.Mutex
-	workers  map[string]*worker // by walkie file
-	byDir    map[string]*worker // by state directory
-	seeded   map[string]bool    // state directories whose turn logs the limiter has seen
-	draining chan struct{}      // closed when Run's context ends: no new turns
+	mu        sync.Mutex
+	workers   map[string]*worker   // by walkie file
+	byDir     map[string]*worker   // by state directory
+	externals map[string]*external // registered debates outside dir, by file
+	seeded    map[string]bool      // state directories whose turn logs the limiter has seen
+	draining  chan struct{}        // closed when Run's context ends: no new turns
 
 	wg      sync.WaitGroup     // workers
 	bg      sync.WaitGroup     // background closes of replaced notifiers
@@ -157,8 +168,10 @@ func New(o Options) (*Daemon, error) {
 	}
 	o.HTTPIdleTimeout = cmp.Or(o.HTTPIdleTimeout, DefaultIdleTimeout)
 	o.HTTPMaxConns = cmp.Or(o.HTTPMaxConns, defaultMaxConns())
-	d := &Daemon{o: o, dir: dir, log: o.Log, started: time.Now(), csrf: rand.Text(), crossOrigin: http.NewCrossOriginProtection(),
-		workers: map[string]*worker{}, byDir: map[string]*worker{}, seeded: map[string]bool{}, draining: make(chan struct{})}
+	d := &Daemon{o: o, dir: dir, log: o.Log, started: time.Now(), csrf: rand.Text(), session: rand.Text(), crossOrigin: http.NewCrossOriginProtection(),
+		workers: map[string]*worker{}, byDir: map[string]*worker{}, externals: map[string]*external{}, seeded: map[string]bool{}, draining: make(chan struct{})}
+	d.page = fleet.New(fleet.Options{Debates: d.Debates, Summary: d.summary, CSRF: d.csrf, TokenSet: o.Token != "",
+		MaxStreams: o.MaxStreams, Log: o.Log.Named("page")})
 	// A hostile page can send requests as fast as it likes: log the first
 	// 20 refusals of each kind a second, drop the rest.
 	d.httpLog = o.Log.Named("http").WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
@@ -234,6 +247,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 	for _, f := range files {
 		d.ensureWorker(f)
 	}
+	d.openRegistry()
+	pageCtx, stopPage := context.WithCancel(context.Background())
+	pageDone := make(chan struct{})
+	go func() { defer close(pageDone); d.page.Run(pageCtx) }()
 	watchDone := make(chan struct{})
 	go d.watchLoop(watchDone)
 	var srv *http.Server
@@ -282,6 +299,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 		d.cancel()
 		<-done
 	}
+	// The event streams end with the page, so the server can shut down.
+	stopPage()
+	<-pageDone
 	if srv != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		_ = srv.Shutdown(sctx)
@@ -462,6 +482,18 @@ func (d *Daemon) watchLoop(done chan struct{}) {
 func (d *Daemon) route(ev fsnotify.Event) {
 	name := ev.Name
 	base := filepath.Base(name)
+	if d.o.Registry != "" && filepath.Dir(name) == filepath.Clean(d.o.Registry) {
+		if strings.HasSuffix(base, ".json") && !strings.HasPrefix(base, ".") {
+			d.scanRegistry()
+		}
+		return
+	}
+	if file, ok := d.externalFor(filepath.Dir(name)); ok {
+		if pageFile(base) {
+			d.refreshExternal(file)
+		}
+		return
+	}
 	switch {
 	case strings.HasSuffix(base, walkie.FileSuffix) && !d.inStateDir(name):
 		if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
@@ -475,7 +507,7 @@ func (d *Daemon) route(ev fsnotify.Event) {
 		if fi, err := os.Stat(name); err == nil && fi.Mode().IsRegular() {
 			d.ensureWorker(name)
 		}
-	case base == "state.json" || base == "signal.json":
+	case pageFile(base):
 		d.mu.Lock()
 		if w, ok := d.byDir[filepath.Dir(name)]; ok {
 			w.wake()
@@ -488,6 +520,17 @@ func (d *Daemon) route(ev fsnotify.Event) {
 			}
 		}
 	}
+}
+
+// pageFile is a file of a debate's state directory whose change the
+// worker or the page must see: the state and the doorbell, and for the
+// page the turn log and the running controller's activity.
+func pageFile(base string) bool {
+	switch base {
+	case "state.json", "signal.json", "turns.jsonl", walkie.ActivityFile:
+		return true
+	}
+	return false
 }
 
 // watchTree adds a watch on root and every directory under it that

@@ -366,7 +366,8 @@ func TestDaemonOnePerDirectory(t *testing.T) {
 }
 
 // Beyond loopback the API needs a token, checked as a bearer token;
-// /healthz stays open for liveness probes.
+// /healthz stays open for liveness probes, and the page without it is the
+// prompt for it (401).
 func TestDaemonHTTPToken(t *testing.T) {
 	dir := t.TempDir()
 	cfg := testConfig(t, nil, "")
@@ -387,7 +388,10 @@ func TestDaemonHTTPToken(t *testing.T) {
 		{"/api/debates", "s3cret", 200},
 		{"/metrics", "", 401},
 		{"/metrics", "s3cret", 200},
-		{"/", "", 200},
+		{"/", "", 401},
+		{"/", "s3cret", 200},
+		{"/d/0123456789abcdef", "", 401},
+		{"/events", "", 401},
 	} {
 		if code, _ := fetch(t, base+c.path, c.token); code != c.want {
 			t.Errorf("GET %s with token %q: %d, want %d", c.path, c.token, code, c.want)

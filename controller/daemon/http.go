@@ -2,10 +2,8 @@ package daemon
 
 import (
 	"crypto/subtle"
-	"embed"
 	"encoding/json"
-	"html/template"
-	"io/fs"
+	"fmt"
 	"net/http"
 	"os"
 	"slices"
@@ -13,18 +11,26 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/walkie-sh/walkie/controller/fleet"
 )
 
-// Debates lists every debate the daemon knows, sorted by file.
+// Debates lists every debate the page shows, sorted by file: the
+// daemon's own, and those of the registry outside its directory.
 func (d *Daemon) Debates() []DebateView {
 	d.mu.Lock()
 	ws := make([]*worker, 0, len(d.workers))
 	for _, w := range d.workers {
 		ws = append(ws, w)
 	}
+	out := make([]DebateView, 0, len(ws)+len(d.externals))
+	for _, x := range d.externals {
+		if _, own := d.workers[x.reg.File]; !own && x.view.File != "" {
+			out = append(out, x.view)
+		}
+	}
 	d.mu.Unlock()
 	now := time.Now()
-	out := make([]DebateView, 0, len(ws))
 	for _, w := range ws {
 		out = append(out, w.snapshot(now))
 	}
@@ -32,23 +38,9 @@ func (d *Daemon) Debates() []DebateView {
 	return out
 }
 
-// web holds the live page's template and the static files it loads: the
-// page has no inline script or style, so the Content-Security-Policy can
-// allow the daemon's own files and nothing else.
-//
-//go:embed web
-var web embed.FS
-
-var (
-	pageTemplate = template.Must(template.ParseFS(web, "web/page.html"))
-	staticFiles  = must(fs.Sub(web, "web/static"))
-)
-
-func must[T any](v T, err error) T {
-	if err != nil {
-		panic(err)
-	}
-	return v
+// summary is the line under the page's title.
+func (d *Daemon) summary() string {
+	return fmt.Sprintf("serving %s · %d sessions running", d.dir, d.limits.Running())
 }
 
 // route is one entry of the HTTP API. The mux is built from routes()
@@ -57,7 +49,10 @@ func must[T any](v T, err error) T {
 type route struct {
 	pattern string // a ServeMux pattern, method first
 	public  bool   // served without the token: holds no debate data
-	h       http.Handler
+	// page: a page a person opens; without the token it shows the prompt
+	// for it, and nothing else.
+	page bool
+	h    http.Handler
 }
 
 // routes is the HTTP API:
@@ -65,8 +60,14 @@ type route struct {
 //	GET  /healthz          liveness; never needs the token
 //	GET  /api/debates      every debate as JSON
 //	GET  /metrics          Prometheus
-//	GET  /                 the live page over /api/debates
-//	GET  /static/NAME      its script and style sheet
+//	GET  /                 the fleet page: every debate, live
+//	GET  /events           its event stream
+//	GET  /d/KEY            one debate's page
+//	GET  /d/KEY/events     its event stream (Last-Event-ID: SEQ.TURNS)
+//	GET  /d/KEY/transcript/N  attempt N's transcript (its last MiB)
+//	GET  /api/session      with the token: the page's session cookie
+//	GET  /static/NAME      the pages' script and style sheet
+//	GET  /favicon.ico      nothing (204)
 //	POST /api/halt         {"file", "reason"}
 //	POST /api/resume       {"file"}
 //	POST /api/extend       {"file", "rounds"}
@@ -75,27 +76,32 @@ type route struct {
 // Every request also passes secure (Host, headers, and for a POST the
 // origin and CSRF checks), whatever its route.
 func (d *Daemon) routes() []route {
+	hf := func(f func(http.ResponseWriter, *http.Request)) http.Handler { return http.HandlerFunc(f) }
 	return []route{
-		{"GET /healthz", true, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		{"GET /healthz", true, false, hf(func(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, map[string]any{"status": "ok", "pid": os.Getpid(), "dir": d.dir,
 				"uptime_s": time.Since(d.started).Round(time.Second).Seconds()})
 		})},
-		{"GET /api/debates", false, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		{"GET /api/debates", false, false, hf(func(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, map[string]any{"dir": d.dir, "sessions_running": d.limits.Running(), "debates": d.Debates()})
 		})},
-		{"GET /metrics", false, promhttp.HandlerFor(d.metrics.reg, promhttp.HandlerOpts{})},
-		{"GET /{$}", true, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			w.Header().Set("Cache-Control", "no-store") // the CSRF token changes with every start
-			_ = pageTemplate.Execute(w, map[string]string{"CSRF": d.csrf})
+		{"GET /metrics", false, false, promhttp.HandlerFor(d.metrics.reg, promhttp.HandlerOpts{})},
+		{"GET /{$}", false, true, hf(d.page.FleetPage)},
+		{"GET /events", false, false, hf(d.page.FleetEvents)},
+		{"GET /d/{key}", false, true, hf(d.page.DebatePage)},
+		{"GET /d/{key}/events", false, false, hf(d.page.DebateEvents)},
+		{"GET /d/{key}/transcript/{n}", false, true, hf(d.page.Transcript)},
+		{"GET /api/session", false, false, hf(d.startSession)},
+		{"GET /favicon.ico", true, false, hf(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusNoContent) // none: a browser asks for it, and a 404 is a console error
 		})},
-		{"GET /static/{name}", true, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			http.ServeFileFS(w, r, staticFiles, r.PathValue("name"))
+		{"GET /static/{name}", true, false, hf(func(w http.ResponseWriter, r *http.Request) {
+			http.ServeFileFS(w, r, fleet.Static, r.PathValue("name"))
 		})},
-		{"POST /api/halt", false, d.control(d.halt)},
-		{"POST /api/resume", false, d.control(d.resume)},
-		{"POST /api/extend", false, d.control(d.extend)},
-		{"POST /api/note", false, d.control(d.note)},
+		{"POST /api/halt", false, false, d.control(d.halt)},
+		{"POST /api/resume", false, false, d.control(d.resume)},
+		{"POST /api/extend", false, false, d.control(d.extend)},
+		{"POST /api/note", false, false, d.control(d.note)},
 	}
 }
 
@@ -105,7 +111,7 @@ func (d *Daemon) handler() http.Handler {
 	for _, rt := range d.routes() {
 		h := rt.h
 		if !rt.public && d.o.Token != "" {
-			h = d.requireToken(h)
+			h = d.requireToken(h, rt.page)
 		}
 		mux.Handle(rt.pattern, h)
 	}
@@ -165,10 +171,14 @@ func (d *Daemon) mayChange(r *http.Request) (int, string) {
 		return http.StatusForbidden, "cross-origin request"
 	}
 	if d.o.Token != "" {
-		if !d.bearer(r) {
+		switch {
+		case d.bearer(r):
+			return 0, ""
+		case !d.hasSession(r):
 			return http.StatusUnauthorized, "a bearer token is required"
 		}
-		return 0, ""
+		// The page's session cookie goes with any request the browser
+		// makes: the page's CSRF token must come with it.
 	}
 	if subtle.ConstantTimeCompare([]byte(r.Header.Get(CSRFHeader)), []byte(d.csrf)) != 1 {
 		return http.StatusForbidden, "the page's CSRF token is missing or stale (reload the page)"
@@ -176,11 +186,16 @@ func (d *Daemon) mayChange(r *http.Request) (int, string) {
 	return 0, ""
 }
 
-// requireToken refuses a request without the bearer token.
-func (d *Daemon) requireToken(next http.Handler) http.Handler {
+// requireToken refuses a request without the bearer token or the page's
+// session cookie; a page gets the prompt for the token instead.
+func (d *Daemon) requireToken(next http.Handler, page bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !d.bearer(r) {
+		if !d.bearer(r) && !d.hasSession(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="walkie"`)
+			if page {
+				d.page.Login(w, r, fleet.BaseOf(r.URL.Path))
+				return
+			}
 			http.Error(w, "a bearer token is required", http.StatusUnauthorized)
 			return
 		}

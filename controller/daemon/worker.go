@@ -12,6 +12,7 @@ import (
 
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller"
+	"github.com/walkie-sh/walkie/controller/fleet"
 	"github.com/walkie-sh/walkie/controller/notify"
 	"github.com/walkie-sh/walkie/walkie"
 )
@@ -38,37 +39,15 @@ type worker struct {
 	lastErr    string // the last error logged, so a repeated one is logged once
 }
 
-// DebateView is one debate as /api/debates shows it.
-type DebateView struct {
-	File      string       `json:"file"`
-	ID        string       `json:"id"`
-	Status    string       `json:"status"`
-	Reason    string       `json:"reason,omitempty"`
-	Turns     int          `json:"turns"`
-	Seq       int          `json:"seq"`
-	NextTurn  int          `json:"next_turn,omitempty"`
-	Next      string       `json:"next,omitempty"` // whose turn it is (open debates)
-	Round     int          `json:"round,omitempty"`
-	MaxRounds int          `json:"max_rounds,omitempty"`
-	CostUSD   float64      `json:"cost_usd"`
-	Running   *RunningView `json:"running,omitempty"`
-	Waiting   string       `json:"waiting,omitempty"` // why no turn is running for an open debate
-	Error     string       `json:"error,omitempty"`
-}
+// DebateView is one debate as /api/debates and the page show it.
+type DebateView = fleet.Debate
 
 // RunningView is the session of the turn in progress.
-type RunningView struct {
-	Agent    string    `json:"agent"`
-	Turn     int       `json:"turn"`
-	Attempt  int       `json:"attempt"`
-	Started  time.Time `json:"started"`
-	ElapsedS float64   `json:"elapsed_s"`
-	LastLine string    `json:"last_line,omitempty"`
-}
+type RunningView = fleet.Running
 
 func newWorker(d *Daemon, file string) *worker {
 	return &worker{d: d, file: file, poke: make(chan struct{}, 1), log: d.log.With(zap.String("file", file)),
-		view: DebateView{File: file}}
+		view: DebateView{File: file, Key: walkie.Key(file)}}
 }
 
 // wake makes the worker look again; it never blocks.
@@ -235,15 +214,15 @@ func (w *worker) check(lockDelay *time.Duration) (action, time.Duration) {
 	}
 	w.ioDelay = 0
 	dec := controller.Next(controller.Look{Doc: doc, State: st, Config: w.d.cfg.Load(), Now: time.Now(), Held: walkie.ControllerRunning(dir)})
-	p := doc.Progress()
-	w.mu.Lock()
-	v := &w.view
-	v.ID, v.Status, v.Reason, v.Turns, v.Seq, v.CostUSD = doc.Meta.ID, dec.Status, st.Reason, p.Turns, p.Seq, st.CostUSD
-	v.NextTurn, v.Next, v.Round, v.MaxRounds = 0, "", 0, dec.RoundCap
-	if dec.Status == walkie.StatusOpen {
-		v.NextTurn, v.Next, v.Round = dec.Turn, dec.Participant, dec.Round
+	var running *RunningView
+	if dec.Action == controller.ActHeld {
+		// Another controller runs it: the page shows what its session
+		// does from the activity file that controller keeps.
+		running = fleet.ReadRunning(dir, time.Now())
 	}
-	v.Error = ""
+	w.mu.Lock()
+	fleet.Fill(&w.view, doc, st, dec)
+	w.view.Running = running
 	ended := w.lastStatus == walkie.StatusOpen && dec.Status != walkie.StatusOpen && !dec.Record
 	w.lastStatus = dec.Status
 	w.mu.Unlock()
@@ -253,6 +232,8 @@ func (w *worker) check(lockDelay *time.Duration) (action, time.Duration) {
 		w.observe(controller.Event{Kind: controller.EventDebateEnded, Debate: doc.Meta.ID, File: w.file, Status: dec.Status, Line: st.Reason})
 	}
 	w.copyNew()
+	// The page reads the views once the worker has set them (below).
+	defer w.d.page.Changed()
 	if w.parked != nil {
 		if *w.parked == w.standingOf(doc, st) && dec.Action == controller.ActRun {
 			w.setError(w.lastErr) // still why it cannot run
@@ -294,6 +275,7 @@ func (w *worker) copyNew() {
 }
 
 func (w *worker) setWaiting(why string) {
+	defer w.d.page.Changed()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.view.Waiting = why
@@ -303,6 +285,7 @@ func (w *worker) setWaiting(why string) {
 func (w *worker) setError(msg string) {
 	w.mu.Lock()
 	w.view.Error = msg
+	w.d.page.Changed()
 	repeated := msg == w.lastErr
 	w.lastErr = msg
 	w.mu.Unlock()
@@ -400,6 +383,7 @@ func (w *worker) observe(e controller.Event) {
 		w.lastStatus = e.Status
 	}
 	w.mu.Unlock()
+	w.d.page.Changed()
 	switch e.Kind {
 	case controller.EventOutput:
 		return

@@ -39,6 +39,9 @@ type Options struct {
 	// the supervisor is told. 0 means the agent's debounce.
 	RetryAfter time.Duration
 	Now        func() time.Time // for tests; default time.Now
+	// Registry is the machine's registry of debates the runs are noted in
+	// (controller.Options.Registry); "" notes nothing.
+	Registry string
 }
 
 // Result is what one tick did to one debate.
@@ -195,7 +198,8 @@ func invoke(ctx context.Context, o Options, file string, d *walkie.Doc, st *walk
 	if tries > 1 {
 		r.Action = Retried
 	}
-	sum, err := controller.Run(ctx, controller.Options{File: file, Config: o.Config, Once: true, Log: o.Log, Observe: o.Observe})
+	sum, err := controller.Run(ctx, controller.Options{File: file, Config: o.Config, Once: true, Log: o.Log, Observe: o.Observe,
+		Registry: o.Registry, By: "walkie watch"})
 	r.Status = sum.Status
 	switch {
 	case errors.Is(err, walkie.ErrLocked):

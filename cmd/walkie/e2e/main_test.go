@@ -31,6 +31,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	bin = dir
+	// The runs note their debates in the registry of the user's state
+	// directory: a scratch one, not the real user's.
+	os.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
 	// walkie is built with the race detector when the tests run with it,
 	// so a race in the controller fails a test (a racy binary exits 66).
 	builds := [][]string{

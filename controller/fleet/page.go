@@ -1,0 +1,204 @@
+package fleet
+
+import (
+	"cmp"
+	"fmt"
+	"html/template"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/walkie-sh/walkie/controller"
+	"github.com/walkie-sh/walkie/controller/roundtable"
+	"github.com/walkie-sh/walkie/walkie"
+)
+
+// Where an entry came from, as the page tags it.
+const (
+	// SourceAgent: a turn written by an agent session walkie ran (its
+	// attempt is in the turn log, or running now).
+	SourceAgent = "agent"
+	// SourcePerson: a turn posted with walkie post by a party walkie does
+	// not run: a person, or a live session of an agent CLI.
+	SourcePerson = "person"
+	// SourceSupervisor: a supervisor's note.
+	SourceSupervisor = "supervisor"
+	// SourceController: a note walkie itself recorded as the supervisor
+	// (a round table's end); such notes begin "walkie: ".
+	SourceController = "controller"
+)
+
+// controllerNote starts every supervisor entry the controller writes
+// (controller/roundtable's decision notes). Until entries carry a type in
+// their marker, this prefix is how the page tells them from a person's.
+const controllerNote = "walkie: "
+
+// EntryView is one entry of the record on the page.
+type EntryView struct {
+	Seq    int
+	Turn   int
+	Title  string // "Turn 3 · claude" or "Supervisor"
+	Agent  string
+	Source string
+	At     time.Time
+	Round  int // the turn's round (0 for supervisor notes)
+	Signed bool
+	HTML   template.HTML
+}
+
+// TurnView is one attempt of the turn log.
+type TurnView struct {
+	Key        string // the debate's
+	Index      int    // line of turns.jsonl, from 0: the transcript's name on the page
+	Rec        controller.TurnRecord
+	Transcript bool
+}
+
+// Page is one debate: the view of the fleet table and everything the
+// record and the side files say.
+type Page struct {
+	Debate   Debate
+	Briefing template.HTML
+	Entries  []EntryView
+	Turns    []TurnView
+	Report   *roundtable.Report // round tables only
+	Mode     string
+}
+
+// LastID is the stream position the page shows: the last entry's
+// sequence number and the number of attempts in the turn log, as the
+// event stream's Last-Event-ID carries them.
+func (p *Page) LastID() string {
+	seq := 0
+	if n := len(p.Entries); n > 0 {
+		seq = p.Entries[n-1].Seq
+	}
+	return fmt.Sprintf("%d.%d", seq, len(p.Turns))
+}
+
+// bodies caches entries' rendered markdown. A stamped entry never
+// changes (the chain would break), so its chain hash names its HTML for
+// good. The cache is bounded by bytes; past the bound it starts over.
+type bodies struct {
+	mu    sync.Mutex
+	html  map[string]template.HTML
+	bytes int
+	max   int
+}
+
+func newBodies(max int) *bodies { return &bodies{html: map[string]template.HTML{}, max: max} }
+
+func (b *bodies) render(e *walkie.Entry) template.HTML {
+	key := e.Marker.Hash
+	b.mu.Lock()
+	h, ok := b.html[key]
+	b.mu.Unlock()
+	if ok {
+		return h
+	}
+	body := e.Body
+	if e.SignedBy != "" {
+		body = dropSignOff(body) // shown as a tag of its own
+	}
+	h = Render(body)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.bytes+len(h) > b.max {
+		clear(b.html)
+		b.bytes = 0
+	}
+	b.html[key] = h
+	b.bytes += len(h)
+	return h
+}
+
+// dropSignOff removes the closing Signed-off-by line of a body.
+func dropSignOff(body []byte) []byte {
+	t := strings.TrimRight(string(body), "\r\n \t")
+	if i := strings.LastIndexByte(t, '\n'); i >= 0 {
+		return []byte(t[:i])
+	}
+	return nil
+}
+
+// loadPage reads one debate for its page: the record (parsed, not
+// verified: the page shows what is there, and the fleet row says when it
+// does not verify), the turn log and, for a round table, its rounds.
+func loadPage(row Debate, bs *bodies) (*Page, error) {
+	doc, err := walkie.Load(row.File)
+	if err != nil {
+		return nil, err
+	}
+	dir := walkie.StateDir(row.File, doc.Meta.ID)
+	st, err := walkie.LoadState(dir)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := controller.ReadTurnLog(dir)
+	if err != nil {
+		return nil, err
+	}
+	p := &Page{Debate: row, Briefing: Render(doc.Briefing), Mode: cmp.Or(doc.Meta.Mode, walkie.ModeDebate)}
+	byAgent := map[int]bool{}
+	for i, r := range recs {
+		if r.Outcome == walkie.OutcomeAccepted {
+			byAgent[r.Turn] = true
+		}
+		p.Turns = append(p.Turns, TurnView{Key: row.Key, Index: i, Rec: r, Transcript: r.Transcript.Text != ""})
+	}
+	if st.Running != nil {
+		// Stamped, and its attempt not logged yet: the turn log is
+		// written just after the entry.
+		byAgent[st.Running.Turn] = true
+	}
+	for i := range doc.Entries {
+		e := &doc.Entries[i]
+		v := EntryView{Seq: e.Marker.Seq, Turn: e.Turn, Agent: e.Agent, At: e.Marker.At, Signed: e.Signed(), HTML: bs.render(e)}
+		switch {
+		case e.Kind == walkie.KindSupervisor && strings.HasPrefix(strings.TrimLeft(string(e.Body), "\r\n \t"), controllerNote):
+			v.Title, v.Source = "walkie", SourceController
+		case e.Kind == walkie.KindSupervisor:
+			v.Title, v.Source = "Supervisor", SourceSupervisor
+		default:
+			v.Title, v.Round, v.Source = fmt.Sprintf("Turn %d · %s", e.Turn, e.Agent), doc.Meta.RoundOf(e.Turn), SourcePerson
+			if byAgent[e.Turn] {
+				v.Source = SourceAgent
+			}
+		}
+		p.Entries = append(p.Entries, v)
+	}
+	if doc.Meta.IsRoundtable() {
+		if p.Report, err = roundtable.LoadReport(row.File); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// maxTranscript bounds what the page serves of a transcript: the end of
+// it, where an attempt's outcome is.
+const maxTranscript = 1 << 20
+
+// transcriptPath is the plain-text transcript of the turn log's attempt
+// i, refused when the log names a file outside the debate's turns/.
+func transcriptPath(file string, i int) (string, error) {
+	meta, err := walkie.ReadMeta(file)
+	if err != nil {
+		return "", err
+	}
+	dir := walkie.StateDir(file, meta.ID)
+	recs, err := controller.ReadTurnLog(dir)
+	if err != nil {
+		return "", err
+	}
+	if i < 0 || i >= len(recs) || recs[i].Transcript.Text == "" {
+		return "", os.ErrNotExist
+	}
+	p := filepath.Join(dir, recs[i].Transcript.Text)
+	if rel, err := filepath.Rel(filepath.Join(dir, "turns"), p); err != nil || strings.HasPrefix(rel, "..") || filepath.IsAbs(rel) {
+		return "", fmt.Errorf("the turn log names %s, outside the debate's transcripts", recs[i].Transcript.Text)
+	}
+	return p, nil
+}

@@ -1,0 +1,121 @@
+// Package fleet is the page of walkie serve: every debate on the machine
+// in one table, one debate's briefing, entries and turn log, and live
+// updates by server-sent events. It reads the records and the side files;
+// it changes nothing but through the daemon's control API, and it holds
+// no rule about who may see or do what (the daemon's checks stand in
+// front of every route).
+package fleet
+
+import (
+	"cmp"
+	"fmt"
+	"time"
+
+	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/controller"
+	"github.com/walkie-sh/walkie/walkie"
+)
+
+// Debate is one debate as the fleet page and /api/debates show it.
+type Debate struct {
+	Key       string   `json:"key"` // walkie.Key(File): the page's name for it
+	File      string   `json:"file"`
+	ID        string   `json:"id"`
+	Status    string   `json:"status"`
+	Reason    string   `json:"reason,omitempty"`
+	Turns     int      `json:"turns"`
+	Seq       int      `json:"seq"`
+	NextTurn  int      `json:"next_turn,omitempty"`
+	Next      string   `json:"next,omitempty"` // whose turn it is (open debates)
+	Round     int      `json:"round,omitempty"`
+	MaxRounds int      `json:"max_rounds,omitempty"`
+	CostUSD   float64  `json:"cost_usd"`
+	BudgetUSD float64  `json:"budget_usd,omitempty"`
+	Running   *Running `json:"running,omitempty"`
+	Waiting   string   `json:"waiting,omitempty"` // why no turn is running for an open debate
+	Error     string   `json:"error,omitempty"`
+	// RunBy is who runs it when it is not the daemon serving the page
+	// (walkie auto, pid 4242), from the registry.
+	RunBy string `json:"run_by,omitempty"`
+}
+
+// Running is the session of the turn in progress.
+type Running struct {
+	Agent    string    `json:"agent"`
+	Turn     int       `json:"turn"`
+	Attempt  int       `json:"attempt"`
+	Started  time.Time `json:"started"`
+	ElapsedS float64   `json:"elapsed_s"`
+	// LastLine is what the session is doing: the controller's output
+	// event as it came (the agent's latest line, or a summary of it).
+	LastLine string `json:"last_line,omitempty"`
+}
+
+// Elapsed is how long the session has run at now, in whole seconds.
+func (r *Running) Elapsed(now time.Time) time.Duration {
+	return now.Sub(r.Started).Truncate(time.Second)
+}
+
+// ReadDebate reads a debate that the daemon does not run from its files:
+// the record, the state, the activity file of the controller that runs
+// it. reg says who ran it last. Nothing is written, not even a lock: a
+// page must not slow the controller down.
+func ReadDebate(reg walkie.Registered, cfg *config.Config, now time.Time) Debate {
+	v := Debate{Key: walkie.Key(reg.File), File: reg.File, ID: reg.ID}
+	doc, err := walkie.Load(reg.File)
+	if err != nil {
+		v.Status, v.Error = "unreadable", err.Error()
+		return v
+	}
+	dir := walkie.StateDir(reg.File, doc.Meta.ID)
+	st, err := walkie.LoadState(dir)
+	if err != nil {
+		v.Status, v.Error = "unreadable", err.Error()
+		return v
+	}
+	held := walkie.ControllerRunning(dir)
+	dec := controller.Next(controller.Look{Doc: doc, State: st, Config: cfg, Now: now, Held: held})
+	Fill(&v, doc, st, dec)
+	by := fmt.Sprintf("%s, pid %d", cmp.Or(reg.By, "a walkie controller"), reg.PID)
+	switch {
+	case v.Status != walkie.StatusOpen:
+	case held:
+		v.RunBy, v.Waiting = by, ""
+		if v.Running = ReadRunning(dir, now); v.Running == nil {
+			v.Waiting = "run by " + by + "; between sessions"
+		}
+	case dec.Action == controller.ActRun:
+		v.Waiting = fmt.Sprintf("no controller runs it now (last run by %s); %s: run walkie auto %s to go on", by, dec.Why, reg.File)
+	default:
+		v.Waiting = dec.Why
+	}
+	return v
+}
+
+// ReadRunning is the first running session of the controller that holds
+// the debate whose state directory is dir, from its activity file; nil
+// when none runs.
+func ReadRunning(dir string, now time.Time) *Running {
+	a, err := walkie.ReadActivity(dir)
+	if err != nil || a == nil || len(a.Sessions) == 0 {
+		return nil
+	}
+	s := a.Sessions[0]
+	return &Running{Agent: s.Agent, Turn: s.Turn, Attempt: s.Attempt, Started: s.Started, LastLine: s.Line,
+		ElapsedS: now.Sub(s.Started).Round(100 * time.Millisecond).Seconds()}
+}
+
+// Fill sets what the record, the state and Next's decision say of a
+// debate: the part of the view every reader computes alike.
+func Fill(v *Debate, doc *walkie.Doc, st *walkie.State, dec controller.Decision) {
+	p := doc.Progress()
+	v.ID, v.Status, v.Reason, v.Turns, v.Seq, v.CostUSD, v.BudgetUSD = doc.Meta.ID, dec.Status, st.Reason, p.Turns, p.Seq, st.CostUSD, dec.Budget
+	v.NextTurn, v.Next, v.Round, v.MaxRounds = 0, "", 0, dec.RoundCap
+	if dec.Status == walkie.StatusOpen {
+		v.NextTurn, v.Next, v.Round = dec.Turn, dec.Participant, dec.Round
+	}
+	if v.Reason == "" && dec.Action == controller.ActEnd {
+		v.Reason = dec.Why
+	}
+	v.Error = ""
+}
