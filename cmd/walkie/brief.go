@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -179,13 +180,8 @@ EXAMPLES:
 			defer func() { _ = log.Sync() }()
 			ctx, stop := interruptible(c.Context, stderr)
 			defer stop()
-			res, err := controller.Distill(ctx, controller.DistillOptions{File: file, Chat: c.String("from"), Agent: c.String("agent"), Config: cfg, Log: log})
-			switch {
-			case errors.Is(err, controller.ErrBriefingFixed), errors.Is(err, walkie.ErrLocked):
-				return withCode(exitRefused, err)
-			case errors.Is(err, controller.ErrBadInput):
-				return withCode(exitBadInput, err)
-			case err != nil:
+			res, err := distill(ctx, controller.DistillOptions{File: file, Chat: c.String("from"), Agent: c.String("agent"), Config: cfg, Log: log})
+			if err != nil {
 				return err
 			}
 			w := c.App.Writer
@@ -280,6 +276,18 @@ EXAMPLES:
 			return nil
 		},
 	}
+}
+
+// distill runs controller.Distill, its errors given their exit codes.
+func distill(ctx context.Context, o controller.DistillOptions) (controller.DistillResult, error) {
+	res, err := controller.Distill(ctx, o)
+	switch {
+	case errors.Is(err, controller.ErrBriefingFixed), errors.Is(err, walkie.ErrLocked):
+		return res, withCode(exitRefused, err)
+	case errors.Is(err, controller.ErrBadInput):
+		return res, withCode(exitBadInput, err)
+	}
+	return res, err
 }
 
 // runEditor runs $EDITOR (vi if unset) on path, on the user's terminal.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,9 +9,9 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v2"
-	"go.uber.org/zap"
 
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller"
@@ -86,34 +85,50 @@ func runController(c *cli.Context, once bool) error {
 	if err != nil {
 		return withCode(exitBadInput, err)
 	}
-	stderr := c.App.ErrWriter
-	tty := isTerminal(stderr)
-	log, err := newLogger(stderr, c.String("log-format"), c.Bool("verbose"), tty)
+	return runDebate(c, file, cfg, cast, once)
+}
+
+// runDebate runs the controller on file, showing it on standard error as
+// it goes and how it ended on standard output (walkie auto, turn, new).
+func runDebate(c *cli.Context, file string, cfg *config.Config, cast map[string]string, once bool) error {
+	out, err := newRunOutput(c)
 	if err != nil {
-		return withCode(exitBadInput, err)
+		return err
 	}
-	defer func() { _ = log.Sync() }()
-	var disp *display
-	if tty && c.String("log-format") == "auto" && !c.Bool("verbose") {
-		disp = newDisplay(stderr)
-		defer disp.stop()
-		log = zap.NewNop() // the display speaks for the log on a terminal
-	}
-	ctx, stop := interruptible(c.Context, stderr)
+	defer out.stop()
+	defer func() { _ = out.log.Sync() }()
+	ctx, stop := interruptible(c.Context, c.App.ErrWriter)
 	defer stop()
-	opts := controller.Options{File: file, Config: cfg, Cast: cast, MaxRounds: c.Int("max-rounds"), Once: once, Approve: c.Bool("approve"), Log: log}
-	if disp != nil {
-		opts.Observe = disp.observe
+	opts := controller.Options{File: file, Config: cfg, Cast: cast, Once: once, Log: out.log}
+	if c.Command.Name != "new" { // new's --max-rounds made the file; its briefing is approved
+		opts.MaxRounds, opts.Approve = c.Int("max-rounds"), c.Bool("approve")
+	}
+	opts.Observe = out.observe
+	if meta, err := walkie.ReadMeta(file); err == nil {
+		live := newLiveView(walkie.StateDir(file, meta.ID), out.log)
+		defer live.close()
+		opts.Observe = observers(out.observe, live.observe)
 	}
 	sum, err := controller.Run(ctx, opts)
-	if disp != nil {
-		disp.stop()
-	}
+	out.stop()
 	if err != nil {
 		return withCode(runErrorCode(err), err)
 	}
-	printSummary(c.App.Writer, file, sum, c.Bool("json"))
+	if err := printSummary(c, file, sum); err != nil {
+		return err
+	}
 	return runResult(sum, once)
+}
+
+// observers calls each observer that is set, in order.
+func observers(fns ...func(controller.Event)) func(controller.Event) {
+	return func(e controller.Event) {
+		for _, fn := range fns {
+			if fn != nil {
+				fn(e)
+			}
+		}
+	}
 }
 
 // runResult is how a run that went as far as it could ends: nil for exit
@@ -149,7 +164,7 @@ func errorForStatus(sum controller.Summary) error {
 	case sum.Status == walkie.StatusConverged:
 		return nil
 	case sum.Status == walkie.StatusOpen:
-		return fmt.Errorf("the debate is still open after %d turns", sum.Turns)
+		return fmt.Errorf("the debate is still open after %s", plural(sum.Turns, "turn", "turns"))
 	case sum.Reason != "":
 		return fmt.Errorf("debate ended %s: %s", sum.Status, sum.Reason)
 	}
@@ -263,33 +278,19 @@ func interruptible(parent context.Context, stderr io.Writer) (context.Context, f
 	}
 }
 
-func printSummary(w io.Writer, file string, sum controller.Summary, asJSON bool) {
-	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(struct {
-			File        string                  `json:"file"`
-			Status      string                  `json:"status"`
-			Reason      string                  `json:"reason,omitempty"`
-			Interrupted bool                    `json:"interrupted,omitempty"`
-			Turns       int                     `json:"turns"`
-			CostUSD     float64                 `json:"cost_usd"`
-			Attempts    []controller.TurnRecord `json:"attempts"`
-		}{file, sum.Status, sum.Reason, sum.Interrupted, sum.Turns, sum.CostUSD, nonNil(sum.Attempts)})
-		return
+// printSummary prints how the run ended on standard output (see writeEnd).
+func printSummary(c *cli.Context, file string, sum controller.Summary) error {
+	w := c.App.Writer
+	d, _ := walkie.Load(file) // the summary without the record's text is still worth printing
+	if c.Bool("json") {
+		return writeEndJSON(w, file, d, sum)
 	}
-	if len(sum.Attempts) > 0 {
-		writeLogTable(w, sum.Attempts)
-		fmt.Fprintln(w)
+	r, err := newRenderer(colorFor(c, w), termWidth(w, 80), time.Local)
+	if err != nil {
+		return err
 	}
-	fmt.Fprintf(w, "%s: %s after %d turns", file, sum.Status, sum.Turns)
-	if sum.Reason != "" {
-		fmt.Fprintf(w, " (%s)", sum.Reason)
-	}
-	if sum.CostUSD > 0 {
-		fmt.Fprintf(w, ", $%.4f", sum.CostUSD)
-	}
-	fmt.Fprintln(w)
+	writeEnd(w, r, file, d, sum)
+	return nil
 }
 
 func nonNil(r []controller.TurnRecord) []controller.TurnRecord {
