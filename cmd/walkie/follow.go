@@ -103,7 +103,7 @@ func runFollow(c *cli.Context) error {
 				f.disp.stop()
 			}
 			fmt.Fprintln(w)
-			writeEnd(w, r, file, f.doc(), sum)
+			writeEnd(w, r, file, where(file), f.doc(), sum)
 			return runResult(sum, false)
 		}
 		select {

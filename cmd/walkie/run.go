@@ -289,7 +289,7 @@ func printSummary(c *cli.Context, file string, sum controller.Summary) error {
 	if err != nil {
 		return err
 	}
-	writeEnd(w, r, file, d, sum)
+	writeEnd(w, r, file, where(file), d, sum)
 	return nil
 }
 

@@ -41,14 +41,17 @@ func positions(d *walkie.Doc) []position {
 	return out
 }
 
-// lastTurn is the record's last turn, nil if it has none.
-func lastTurn(d *walkie.Doc) *walkie.Entry {
-	for i := len(d.Entries) - 1; i >= 0; i-- {
-		if d.Entries[i].Kind == walkie.KindTurn {
-			return &d.Entries[i]
+// agreedTurns are the signed turns that made the debate converge: one
+// by each participant since the last unsigned turn, in order.
+func agreedTurns(d *walkie.Doc) []*walkie.Entry {
+	n := len(d.Progress().Signed)
+	var out []*walkie.Entry
+	for i := len(d.Entries) - 1; i >= 0 && len(out) < n; i-- {
+		if e := &d.Entries[i]; e.Kind == walkie.KindTurn {
+			out = append([]*walkie.Entry{e}, out...)
 		}
 	}
-	return nil
+	return out
 }
 
 // headline is "orders.walkie.md: converged after 6 turns in 3 rounds, $0.0080".
@@ -78,35 +81,40 @@ func estimatedRun(recs []controller.TurnRecord) bool {
 // writeEnd prints how a run ended, for the person who started it: the
 // outcome; for a converged debate the agreed proposal (its last turn), for
 // one that did not converge where each party stands, a line each; what
-// it cost; and where the record is. d is nil when the record could not
-// be read after the run.
-func writeEnd(w io.Writer, r *renderer, file string, d *walkie.Doc, sum controller.Summary) {
+// it cost; and where the record is (record, its absolute path). d is nil
+// when the record could not be read after the run.
+func writeEnd(w io.Writer, r *renderer, file, record string, d *walkie.Doc, sum controller.Summary) {
 	fmt.Fprintln(w, headline(file, d, sum, r.pal))
 	if d == nil {
 		return
 	}
-	if last := lastTurn(d); last != nil && sum.Status == walkie.StatusConverged {
-		signed := d.Progress().Signed
-		fmt.Fprintf(w, "\n%s\n\n", r.rule(fmt.Sprintf("%s · turn %d · %s · signed off by %s", r.pal.green("Agreed"), last.Turn, last.Agent, andList(signed))))
-		fmt.Fprint(w, r.markdown(withoutSignOff(last.Body)))
+	if agreed := agreedTurns(d); len(agreed) > 0 && sum.Status == walkie.StatusConverged {
+		// The agreement is the turns that signed off, the last one
+		// included: the first of them usually states the proposal as it
+		// stands, the others accept it.
+		fmt.Fprintf(w, "\n%s, signed off by %s:\n", r.pal.green("Agreed"), andList(d.Progress().Signed))
+		for _, e := range agreed {
+			fmt.Fprint(w, "\n"+r.entry(d, e))
+		}
 	} else if ps := positions(d); len(ps) > 0 {
-		fmt.Fprintf(w, "\n%s\n", r.rule(r.pal.bold("Where each party stands")))
+		fmt.Fprintf(w, "\n%s\n", r.pal.bold("Where each party stands:"))
 		wide := 0
 		for _, p := range ps {
 			wide = max(wide, len(p.Agent))
 		}
 		for _, p := range ps {
-			head := fmt.Sprintf("%-*s  turn %d", wide, p.Agent, p.Turn)
+			mark := " "
 			if p.Signed {
-				head += " ✓"
+				mark = r.pal.green("✓")
 			}
-			fmt.Fprintln(w, fit(r.pal.bold(head)+"  "+gist(p.Text), r.width-1))
+			head := fmt.Sprintf("  %-*s  turn %-3d %s", wide, p.Agent, p.Turn, mark)
+			fmt.Fprintln(w, fit(head+"  "+gist(p.Text), r.width-1))
 		}
 	}
 	if t := totalCost(sum.Attempts); t != "" && strings.Contains(t, "unknown") {
 		fmt.Fprintf(w, "\n%s (this run)\n", t)
 	}
-	fmt.Fprintf(w, "\nrecord: %s\n", where(file))
+	fmt.Fprintf(w, "\nrecord: %s\n", record)
 	fmt.Fprintf(w, "read it: walkie show %s · every attempt: walkie log %s\n", file, file)
 }
 
@@ -124,11 +132,15 @@ func gist(body string) string {
 	for _, line := range strings.Split(body, "\n") {
 		line = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line), "#>*-+ "))
 		if line != "" && !strings.HasPrefix(line, "```") {
-			return strings.Join(strings.Fields(line), " ")
+			return emphasis.Replace(strings.Join(strings.Fields(line), " "))
 		}
 	}
 	return "(empty)"
 }
+
+// emphasis takes markdown's emphasis and code marks out of a line shown
+// as text.
+var emphasis = strings.NewReplacer("**", "", "__", "", "`", "")
 
 // andList is "ada", "ada and brook", "ada, brook and cy".
 func andList(names []string) string {
@@ -151,7 +163,7 @@ type endJSON struct {
 	Interrupted bool                    `json:"interrupted,omitempty"`
 	Turns       int                     `json:"turns"`
 	CostUSD     float64                 `json:"cost_usd"`
-	Agreed      *position               `json:"agreed,omitempty"` // converged: the last turn
+	Agreed      []position              `json:"agreed,omitempty"` // converged: the turns that signed off, the last one last
 	Positions   []position              `json:"positions"`        // each party's last turn
 	Attempts    []controller.TurnRecord `json:"attempts"`
 }
@@ -161,9 +173,11 @@ func writeEndJSON(w io.Writer, file string, d *walkie.Doc, sum controller.Summar
 		Turns: sum.Turns, CostUSD: sum.CostUSD, Positions: []position{}, Attempts: nonNil(sum.Attempts)}
 	if d != nil {
 		v.Positions = positions(d)
-		if last := lastTurn(d); last != nil && sum.Status == walkie.StatusConverged {
-			v.Agreed = &position{Agent: last.Agent, Turn: last.Turn, Round: d.Meta.RoundOf(last.Turn), Signed: last.Signed(),
-				Text: string(bytes.TrimSpace(withoutSignOff(last.Body)))}
+		if sum.Status == walkie.StatusConverged {
+			for _, e := range agreedTurns(d) {
+				v.Agreed = append(v.Agreed, position{Agent: e.Agent, Turn: e.Turn, Round: d.Meta.RoundOf(e.Turn), Signed: true,
+					Text: string(bytes.TrimSpace(withoutSignOff(e.Body)))})
+			}
 		}
 	}
 	enc := json.NewEncoder(w)
