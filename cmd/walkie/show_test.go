@@ -106,7 +106,9 @@ func TestShowInColour(t *testing.T) {
 }
 
 func TestEndOfRunGolden(t *testing.T) {
-	cost := func(usd float64, src string) *controller.Usage { return &controller.Usage{CostUSD: usd, CostSource: src} }
+	cost := func(usd float64, src string) *controller.Usage {
+		return &controller.Usage{CostUSD: usd, CostSource: src}
+	}
 	tests := []struct {
 		name, fixture string
 		sum           controller.Summary

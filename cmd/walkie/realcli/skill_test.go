@@ -97,7 +97,7 @@ func TestSkillWithRealClaude(t *testing.T) {
 	if len(reqs) != 3 {
 		t.Fatalf("%d model calls in the first exchange, want 3", len(reqs))
 	}
-	if !reqs[0].HasText("walkie-debate: "+description) {
+	if !reqs[0].HasText("walkie-debate: " + description) {
 		t.Errorf("the skill's description was not offered to the model")
 	}
 	if !reqs[1].HasText("Show it and wait for approval") || !reqs[1].HasText("walkie brief approve NAME.walkie.md --yes") {
