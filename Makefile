@@ -3,19 +3,22 @@ GO      ?= go
 BIN     := bin
 PKGS    := ./...
 
-.PHONY: build test bench demo lint install clis clean
+.PHONY: build test bench demo lint install clis tools clean
 
 build: ## build walkie and the test/demo programs into bin/
 	$(GO) build -o $(BIN)/walkie ./cmd/walkie
 	$(GO) build -o $(BIN)/fakeagent ./cmd/fakeagent
 	$(GO) build -o $(BIN)/fakemodel ./cmd/fakemodel
 
-test: clis ## vet, then every test with the race detector
+test: clis tools ## vet, then every test with the race detector
 	$(GO) vet $(PKGS)
 	$(GO) test -race -timeout 30m $(PKGS)
 
 clis: ## install the real agent CLIs (pinned) for the integration tests; tests say so when they skip
 	@scripts/install-clis.sh || echo "make: the real agent CLIs could not be installed; their integration tests will skip and say why"
+
+tools: ## install tmux (Debian) for the terminal tests; they fail without it when CI is set
+	@scripts/install-tools.sh || echo "make: tmux could not be installed; the terminal tests will skip (or fail in CI) and say why"
 
 bench: ## benchmarks; each prints its ratio measured in the same run
 	scripts/bench.sh

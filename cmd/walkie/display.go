@@ -318,17 +318,15 @@ func (d *display) above(line string) {
 	d.redraw()
 }
 
-// clear erases the live lines: up to the first, then to the end of the
-// screen.
+// clear erases the live lines, the last first, and leaves the cursor at
+// the start of the first. Line by line rather than "erase to the end of
+// the screen": some terminals (tmux's scroll-on-clear) keep a screen erased
+// from its top-left corner in the scrollback, a copy per redraw.
 func (d *display) clear() {
 	if d.drawn == 0 {
 		return
 	}
-	up := ""
-	if d.drawn > 1 {
-		up = fmt.Sprintf("\x1b[%dA", d.drawn-1)
-	}
-	fmt.Fprint(d.w, up+"\r\x1b[J")
+	fmt.Fprint(d.w, "\r\x1b[2K"+strings.Repeat("\x1b[1A\r\x1b[2K", d.drawn-1))
 	d.drawn = 0
 }
 

@@ -56,15 +56,15 @@ func TestDisplayParallelReviewers(t *testing.T) {
 	}
 	buf.Reset()
 	d.observe(controller.Event{Kind: controller.EventOutput, Agent: "codex", Line: "running go test"})
-	// Redrawn in place: up one line, clear to the end, both lines again.
-	if got := buf.String(); !strings.HasPrefix(got, "\x1b[1A\r\x1b[J") || strings.Count(got, "▶") != 2 ||
+	// Redrawn in place: both lines erased, the last first, both drawn again.
+	if got := buf.String(); !strings.HasPrefix(got, "\r\x1b[2K\x1b[1A\r\x1b[2K") || strings.Count(got, "▶") != 2 ||
 		!strings.Contains(got, "codex (round 1, attempt 1) 0s  running go test\n") || !strings.Contains(got, "gemini (round 1, attempt 1) 0s  reading main.go") {
 		t.Errorf("redraw:\n%q", got)
 	}
 	buf.Reset()
 	d.observe(controller.Event{Kind: controller.EventTurnRecorded, Agent: "codex",
 		Record: &controller.TurnRecord{Turn: 2, Agent: "codex", Outcome: controller.OutcomeTimeout, DurationMS: 61000, Detail: "no turn within 1m"}})
-	if got := buf.String(); !strings.HasPrefix(got, "\x1b[1A\r\x1b[J✗ turn 2 · codex timeout in 1m01s · no turn within 1m\n") || strings.Count(got, "▶") != 1 || d.drawn != 1 {
+	if got := buf.String(); !strings.HasPrefix(got, "\r\x1b[2K\x1b[1A\r\x1b[2K✗ turn 2 · codex timeout in 1m01s · no turn within 1m\n") || strings.Count(got, "▶") != 1 || d.drawn != 1 {
 		t.Errorf("after codex's record:\n%q", got)
 	}
 }
