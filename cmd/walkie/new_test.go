@@ -15,12 +15,13 @@ import (
 	"github.com/walkie-sh/walkie/walkie"
 )
 
-// TestNewScripts runs testdata/script/new*.txtar: walkie new from a
-// question to a converged debate, with the real walkie and fake agent.
+// TestNewScripts runs testdata/script/new*.txtar and follow*.txtar:
+// walkie new from a question to a converged debate, and walkie follow
+// beside walkie auto, with the real walkie and fake agent.
 func TestNewScripts(t *testing.T) {
 	bins := testBins(t)
 	testscript.Run(t, testscript.Params{
-		Files: globScripts(t, "testdata/script/new*.txtar"),
+		Files: append(globScripts(t, "testdata/script/new*.txtar"), globScripts(t, "testdata/script/follow*.txtar")...),
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("PATH", bins+string(os.PathListSeparator)+env.Getenv("PATH"))
 			env.Setenv("EDITOR", "")
