@@ -63,7 +63,7 @@ EXAMPLES:
 			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "approve the briefing without asking (needed off a terminal)"},
 			&cli.StringFlag{Name: "config", Usage: "config file (default: ./walkie.yaml, then the user config dir)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},
-			&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "auto (progress on a terminal or a pipe), console or json"},
+			&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "auto (live lines on a terminal, one progress line per event elsewhere), console or json (log lines)"},
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "debug logging"},
 		),
 		Action: runNew,

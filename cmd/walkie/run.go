@@ -25,7 +25,7 @@ func runFlags() []cli.Flag {
 		&cli.IntFlag{Name: "max-rounds", Usage: "replace the file's max_rounds for this run"},
 		&cli.BoolFlag{Name: "approve", Usage: "approve an unapproved briefing without asking (for CI); the log says so"},
 		&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},
-		&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "auto (human on a terminal, JSON otherwise), console or json"},
+		&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "auto (live lines on a terminal, one progress line per event elsewhere), console or json (log lines)"},
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "debug logging"},
 	}
 }
@@ -42,10 +42,14 @@ is ended; walkie judges the turn, stamps it, logs the attempt in
 round cap or budget is reached, retries are spent, or a person runs
 walkie halt. A bad turn is undone byte for byte and retried.
 
-On a terminal a live status line shows the running turn; elsewhere one log
-line per event. Ctrl-C ends the running turn cleanly and records it; a second
-Ctrl-C exits at once. Started again after a crash, auto cleans up the
-interrupted attempt and continues.
+On a terminal a live line per running session shows its turn, its clock and
+what the agent is doing, and each recorded attempt leaves a line; elsewhere
+(a pipe, a CI log) one readable line per event; --log-format json gives JSON
+log lines. At the end: the outcome, the agreement or where each party
+stands, the cost and where the record is (--json: one JSON object).
+walkie follow FILE shows the same from another terminal. Ctrl-C ends the
+running turn cleanly and records it; a second Ctrl-C exits at once. Started
+again after a crash, auto cleans up the interrupted attempt and continues.
 
 EXAMPLES:
    walkie auto api.walkie.md
