@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -115,6 +117,9 @@ func runDebate(c *cli.Context, file string, cfg *config.Config, cast map[string]
 	}
 	sum, err := controller.Run(ctx, opts)
 	out.stop()
+	if errors.Is(err, walkie.ErrLocked) {
+		return withCode(exitRefused, heldBy(file))
+	}
 	if err != nil {
 		return withCode(runErrorCode(err), err)
 	}
@@ -122,6 +127,18 @@ func runDebate(c *cli.Context, file string, cfg *config.Config, cast map[string]
 		return err
 	}
 	return runResult(sum, once)
+}
+
+// heldBy says which controller runs a debate already, and what to do
+// instead of starting a second.
+func heldBy(file string) error {
+	who := "another controller"
+	if meta, err := walkie.ReadMeta(file); err == nil {
+		if b, err := os.ReadFile(filepath.Join(walkie.StateDir(file, meta.ID), "run.lock")); err == nil && len(bytes.TrimSpace(b)) > 0 {
+			who += " (pid " + string(bytes.TrimSpace(b)) + ")"
+		}
+	}
+	return fmt.Errorf("%s is already being run by %s: watch it with walkie follow %s, stop it with walkie halt %s", file, who, file, file)
 }
 
 // observers calls each observer that is set, in order.
@@ -154,7 +171,9 @@ func runErrorCode(err error) int {
 	switch {
 	case errors.As(err, &che), errors.As(err, &te):
 		return exitUnverified
-	case errors.Is(err, controller.ErrBadInput), errors.Is(err, walkie.ErrLocked):
+	case errors.Is(err, walkie.ErrLocked):
+		return exitRefused // another controller runs it: not the caller's input
+	case errors.Is(err, controller.ErrBadInput):
 		return exitBadInput
 	}
 	return exitCode(err)
