@@ -233,7 +233,11 @@ agents:
 // another: it waits for the first turn, shows the running session with
 // the agent's output, each entry rendered as it lands, and the end.
 func TestTmuxFollow(t *testing.T) {
-	dir, env := tmuxDebate(t, map[string]string{"walkie.yaml": twoFakes, "brief.md": tmuxBriefing})
+	// Slower agents than the live-line test's: each session must stay on
+	// follow's screen long enough to be seen on a loaded machine, through
+	// two processes and the live view's half-second writes.
+	slow := strings.ReplaceAll(twoFakes, "2500ms", "5s")
+	dir, env := tmuxDebate(t, map[string]string{"walkie.yaml": slow, "brief.md": tmuxBriefing})
 	s := newScreen(t, dir, env)
 	s.typeLine("main", "walkie init d.walkie.md --agents ann,bob --briefing brief.md && walkie brief approve d.walkie.md --yes >/dev/null && clear && walkie follow d.walkie.md; echo EXIT=$?")
 	s.waitText("main", "… waiting for turn 1 · ann")
