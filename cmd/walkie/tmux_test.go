@@ -124,8 +124,8 @@ func tmuxDebate(t *testing.T, files map[string]string, extraEnv ...string) (stri
 
 const twoFakes = `defaults: {timeout: 1m, stall: 30s, grace: 300ms}
 agents:
-  ann: {command: [fakeagent, --file, "{file}", --agent, "{agent}", --sign, --chatter, "3", --delay, 2500ms], usage: none}
-  bob: {command: [fakeagent, --file, "{file}", --agent, "{agent}", --sign, --delay, 2500ms], usage: none}
+  ann: {command: [fakeagent, --file, "{file}", --agent, "{agent}", --sign, --chatter, "3", --delay, 4s], usage: none}
+  bob: {command: [fakeagent, --file, "{file}", --agent, "{agent}", --sign, --delay, 4s], usage: none}
 `
 
 const tmuxBriefing = "## Question\nCursor or offset pagination?\n"
@@ -236,7 +236,7 @@ func TestTmuxFollow(t *testing.T) {
 	// Slower agents than the live-line test's: each session must stay on
 	// follow's screen long enough to be seen on a loaded machine, through
 	// two processes and the live view's half-second writes.
-	slow := strings.ReplaceAll(twoFakes, "2500ms", "5s")
+	slow := strings.ReplaceAll(twoFakes, "4s]", "6s]")
 	dir, env := tmuxDebate(t, map[string]string{"walkie.yaml": slow, "brief.md": tmuxBriefing})
 	s := newScreen(t, dir, env)
 	s.typeLine("main", "walkie init d.walkie.md --agents ann,bob --briefing brief.md && walkie brief approve d.walkie.md --yes >/dev/null && clear && walkie follow d.walkie.md; echo EXIT=$?")
