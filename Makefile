@@ -6,14 +6,14 @@ PKGS    := ./...
 # people who run agent CLIs all day do it on a Mac.
 CROSS   := darwin/arm64 darwin/amd64
 
-.PHONY: build test cross bench demo lint install clis chromium clean
+.PHONY: build test cross bench demo lint install clis chromium tools clean
 
 build: ## build walkie and the test/demo programs into bin/
 	$(GO) build -o $(BIN)/walkie ./cmd/walkie
 	$(GO) build -o $(BIN)/fakeagent ./cmd/fakeagent
 	$(GO) build -o $(BIN)/fakemodel ./cmd/fakemodel
 
-test: clis chromium ## vet, cross-vet and build for macOS, then every test with the race detector
+test: clis chromium tools ## vet, cross-vet and build for macOS, then every test with the race detector
 	$(GO) vet $(PKGS)
 	@$(MAKE) --no-print-directory cross
 	$(GO) test -race -timeout 30m $(PKGS)
@@ -31,6 +31,9 @@ clis: ## install the real agent CLIs (pinned) for the integration tests; off CI 
 
 chromium: ## install Chromium (Debian's package) for the fleet page's browser tests; with CI set they fail without it
 	@scripts/install-chromium.sh >/dev/null || echo "make: Chromium could not be installed; the browser tests will skip and say why (with CI set they fail)"
+
+tools: ## install tmux (Debian) for the terminal tests; they fail without it when CI is set
+	@scripts/install-tools.sh || echo "make: tmux could not be installed; the terminal tests will skip (or fail in CI) and say why"
 
 bench: ## benchmarks; each prints its ratio measured in the same run
 	scripts/bench.sh

@@ -93,9 +93,6 @@ func Next(l Look) Decision {
 		return d
 	case d.Status != walkie.StatusOpen:
 		d.Action, d.Why = ActEnd, st.Reason
-		if d.Status == walkie.StatusConverged && d.Why == "" {
-			d.Why = fmt.Sprintf("every participant signed off after turn %d", p.Turns)
-		}
 		return d
 	case m.BriefingSHA256 == "":
 		d.Action, d.Why = ActWait, "the briefing is not approved (walkie brief approve "+l.Doc.File+")"

@@ -15,13 +15,15 @@ walkie init orders.walkie.md --agents ada,brook --max-rounds 4 --briefing "$root
 echo "== walkie brief approve: pin the briefing"
 walkie brief approve orders.walkie.md --yes
 echo "== walkie auto: one agent session per turn, until both sign off"
+# On a terminal a live line per running session; in a pipe or a CI log,
+# one readable line per turn.
 set +e
 walkie auto orders.walkie.md
 rc=$?
 set -e
 echo
-echo "== the record (demo/run/orders.walkie.md)"
-cat orders.walkie.md
+echo "== walkie show: the record for reading (demo/run/orders.walkie.md holds its bytes)"
+walkie show orders.walkie.md
 echo
 echo "== walkie verify"
 walkie verify orders.walkie.md

@@ -347,7 +347,7 @@ func checkTurn(meta *Meta, prog Progress, st *State, from string) error {
 	case StatusHalted:
 		return &RefusedError{Reason: fmt.Sprintf("the debate is halted (%s); `walkie resume FILE` lifts the halt", orNone(st.Reason))}
 	case StatusMaxRounds:
-		return &RefusedError{Reason: fmt.Sprintf("turn %d would be in round %d, past the cap of %d rounds; `walkie extend FILE --rounds N` raises it", prog.NextTurn, prog.NextRound, RoundCap(meta, st)), Whose: whose}
+		return &RefusedError{Reason: fmt.Sprintf("turn %d would be in round %d, past the round cap of %d; `walkie extend FILE --rounds N` raises it", prog.NextTurn, prog.NextRound, RoundCap(meta, st)), Whose: whose}
 	case StatusOpen:
 	default:
 		return &RefusedError{Reason: fmt.Sprintf("the debate has ended as %s (%s); `walkie resume FILE` reopens it", st.Status, orNone(st.Reason))}

@@ -38,7 +38,7 @@ func TestPostRefusals(t *testing.T) {
 		{"supervisor name as participant", none, turn("supervisor", "Hello.\n"), []string{"not a participant", "it is claude's turn"}, "claude", false},
 		{"after convergence", converge, turn("claude", "More.\n"), []string{"converged"}, "", false},
 		{"halted", halt, turn("claude", "More.\n"), []string{"halted (going in circles)", "walkie resume"}, "", false},
-		{"past the round cap", capped, turn("claude", "5\n"), []string{"round 3, past the cap of 2 rounds", "walkie extend", "it is claude's turn"}, "claude", false},
+		{"past the round cap", capped, turn("claude", "5\n"), []string{"round 3, past the round cap of 2", "walkie extend", "it is claude's turn"}, "claude", false},
 		{"empty", none, turn("claude", ""), []string{"empty", "it is claude's turn"}, "claude", false},
 		{"blank", none, turn("claude", " \n\n\t\n"), []string{"empty", "it is claude's turn"}, "claude", false},
 		{"sign-off alone", none, turn("claude", "Signed-off-by: claude\n"), []string{"empty"}, "claude", false},

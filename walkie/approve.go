@@ -29,7 +29,7 @@ func Approve(file string) (hash string, err error) {
 		return "", err
 	}
 	if len(d.Entries) > 0 || !isBlank(d.Tail) {
-		return "", &RefusedError{Reason: "the debate has started: the briefing is fixed once the first entry is written"}
+		return "", &RefusedError{Op: "approve", Reason: "the debate has started: the briefing is fixed once the first entry is written"}
 	}
 	if bytes.TrimSpace(d.Briefing) == nil {
 		return "", &InputError{File: file, Line: d.BriefingLine, Msg: "the briefing is empty", Fix: "write it first (walkie brief draft / edit)"}

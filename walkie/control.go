@@ -141,7 +141,7 @@ func (e *Entry) Brief() *EntryBrief {
 func Halt(file, reason string) error {
 	_, _, err := UpdateState(file, func(m *Meta, p Progress, s *State) error {
 		if p.Converged {
-			return &RefusedError{Reason: "the debate has already converged"}
+			return &RefusedError{Op: "halt", Reason: "the debate has already converged"}
 		}
 		now := time.Now().UTC()
 		s.Status, s.Reason, s.HaltedAt = StatusHalted, reason, &now
@@ -155,7 +155,7 @@ func Halt(file, reason string) error {
 func Resume(file string) error {
 	_, _, err := UpdateState(file, func(m *Meta, p Progress, s *State) error {
 		if s.Status == "" {
-			return &RefusedError{Reason: "the debate is not halted, failed, over budget or deadlocked"}
+			return &RefusedError{Op: "resume", Reason: "the debate is not halted, failed, over budget or deadlocked"}
 		}
 		s.Status, s.Reason, s.HaltedAt, s.Attempts = "", "", nil, nil
 		return nil
@@ -172,7 +172,7 @@ func Extend(file string, rounds int) (int, error) {
 	var newCap int
 	_, _, err := UpdateState(file, func(m *Meta, p Progress, s *State) error {
 		if p.Converged {
-			return &RefusedError{Reason: "the debate has already converged"}
+			return &RefusedError{Op: "extend", Reason: "the debate has already converged"}
 		}
 		s.ExtraRounds += rounds
 		newCap = RoundCap(m, s)
@@ -196,7 +196,7 @@ func Repair(file string) (string, error) {
 	}
 	defer lock.Unlock()
 	if ControllerRunning(dir) {
-		return "", &RefusedError{Reason: "a controller is running this debate; its agent may be writing the tail now"}
+		return "", &RefusedError{Op: "repair", Reason: "a controller is running this debate; its agent may be writing the tail now"}
 	}
 	d, err := Load(file)
 	if err != nil {

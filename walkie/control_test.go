@@ -164,7 +164,7 @@ func TestExtend(t *testing.T) {
 	dir := StateDir(file, "d")
 	mustAppend(t, file, turn("claude", "One.\n"), turn("codex", "Two.\n"))
 	_, err := Append(file, turn("claude", "Three.\n"))
-	asRefused(t, err, "past the cap of 1 rounds")
+	asRefused(t, err, "past the round cap of 1")
 	if sig, _ := LoadSignal(dir); sig.Status != StatusMaxRounds || sig.Turn != "" {
 		t.Errorf("doorbell at the cap: %+v", sig)
 	}

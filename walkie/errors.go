@@ -1,6 +1,7 @@
 package walkie
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 )
@@ -32,6 +33,10 @@ func where(file string, line int) string {
 // RefusedError is a post the enforced writer would not accept. It says why
 // and, where it helps, whose turn it is.
 type RefusedError struct {
+	// Op is what was refused: "post" when empty, else "halt", "extend",
+	// "approve"… The message names it, so a refused halt does not read
+	// as a refused post.
+	Op     string
 	Reason string
 	Whose  string // the agent whose turn it is, if the debate is open
 	// OutOfTurn is set when the post would be accepted in its author's
@@ -41,10 +46,11 @@ type RefusedError struct {
 }
 
 func (e *RefusedError) Error() string {
+	op := cmp.Or(e.Op, "post")
 	if e.Whose == "" {
-		return "post refused: " + e.Reason
+		return op + " refused: " + e.Reason
 	}
-	return fmt.Sprintf("post refused: %s (it is %s's turn)", e.Reason, e.Whose)
+	return fmt.Sprintf("%s refused: %s (it is %s's turn)", op, e.Reason, e.Whose)
 }
 
 // TornTailError reports bytes after the last stamped entry that are not a

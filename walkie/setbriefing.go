@@ -28,7 +28,7 @@ func SetBriefing(file string, text []byte) (unpinned bool, err error) {
 	}
 	dir := StateDir(file, meta.ID)
 	if ControllerRunning(dir) {
-		return false, &RefusedError{Reason: "a controller is running this debate: the briefing cannot change under it"}
+		return false, &RefusedError{Op: "briefing change", Reason: "a controller is running this debate: the briefing cannot change under it"}
 	}
 	lock, err := LockRecord(dir)
 	if err != nil {
@@ -44,7 +44,7 @@ func SetBriefing(file string, text []byte) (unpinned bool, err error) {
 		return false, err
 	}
 	if len(d.Entries) > 0 || !isBlank(d.Tail) {
-		return false, &RefusedError{Reason: "the debate has started: the briefing is fixed once the first entry is written"}
+		return false, &RefusedError{Op: "briefing change", Reason: "the debate has started: the briefing is fixed once the first entry is written"}
 	}
 	if bytes.Equal(d.Briefing, brief) {
 		return false, nil

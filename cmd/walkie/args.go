@@ -6,28 +6,47 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
+// hoisted are the global flags a person may put anywhere on the command
+// line (`walkie show FILE --color never`): urfave/cli v2 reads global
+// flags only before the command.
+var hoisted = map[string]bool{"color": true}
+
 // interspersed moves a command's flags in front of its arguments, so that
 // `walkie post FILE --from codex` works: urfave/cli v2 stops reading flags
 // at the first argument, and every example in our docs puts FILE first.
+// Global flags before the command stay there; --color after it moves
+// there.
 func interspersed(app *cli.App, args []string) []string {
 	if len(args) < 2 {
 		return args
 	}
-	out := []string{args[0]}
+	var global, path []string
 	cmds := app.Commands
 	var flags []cli.Flag
 	i := 1
-	// Walk down the command path (walkie brief approve FILE …).
-	for i < len(args) {
-		c := findCommand(cmds, args[i])
+	// Global flags, then the command path (walkie brief approve FILE …).
+	for ; i < len(args); i++ {
+		a := args[i]
+		if isFlag(a) {
+			name := flagName(a)
+			if !hasFlag(app.Flags, name) || len(path) > 0 {
+				break
+			}
+			global = append(global, a)
+			if !strings.Contains(a, "=") && takesValue(app.Flags, name) && i+1 < len(args) {
+				global = append(global, args[i+1])
+				i++
+			}
+			continue
+		}
+		c := findCommand(cmds, a)
 		if c == nil {
 			break
 		}
-		out = append(out, args[i])
+		path = append(path, a)
 		flags, cmds = c.Flags, c.Subcommands
-		i++
 	}
-	if flags == nil {
+	if len(path) == 0 {
 		return args
 	}
 	var fl, pos []string
@@ -37,22 +56,35 @@ func interspersed(app *cli.App, args []string) []string {
 		case a == "--":
 			pos = append(pos, args[i+1:]...)
 			i = len(args)
-		case strings.HasPrefix(a, "-") && a != "-":
-			fl = append(fl, a)
-			if !strings.Contains(a, "=") && takesValue(flags, strings.TrimLeft(a, "-")) && i+1 < len(args) {
-				fl = append(fl, args[i+1])
+		case isFlag(a):
+			name, dst, set := flagName(a), &fl, flags
+			if !hasFlag(flags, name) && hoisted[name] {
+				dst, set = &global, app.Flags
+			}
+			*dst = append(*dst, a)
+			if !strings.Contains(a, "=") && takesValue(set, name) && i+1 < len(args) {
+				*dst = append(*dst, args[i+1])
 				i++
 			}
 		default:
 			pos = append(pos, a)
 		}
 	}
+	out := append([]string{args[0]}, global...)
+	out = append(out, path...)
 	out = append(out, fl...)
 	if len(pos) > 0 {
 		out = append(out, "--")
 		out = append(out, pos...)
 	}
 	return out
+}
+
+func isFlag(a string) bool { return strings.HasPrefix(a, "-") && a != "-" && a != "--" }
+
+func flagName(a string) string {
+	name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+	return name
 }
 
 func findCommand(cmds []*cli.Command, name string) *cli.Command {
@@ -62,6 +94,17 @@ func findCommand(cmds []*cli.Command, name string) *cli.Command {
 		}
 	}
 	return nil
+}
+
+func hasFlag(flags []cli.Flag, name string) bool {
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			if n == name {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func takesValue(flags []cli.Flag, name string) bool {

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,7 +49,7 @@ EXAMPLES:
 // before anything is asked of the person or an agent.
 func notStarted(d *walkie.Doc) error {
 	if len(d.Entries) > 0 {
-		return withCode(exitRefused, fmt.Errorf("%s has %d entries: the briefing is fixed once the first entry is written (start a new debate to change it)", d.File, len(d.Entries)))
+		return withCode(exitRefused, fmt.Errorf("%s has %s: the briefing is fixed once the first entry is written (start a new debate to change it)", d.File, plural(len(d.Entries), "entry", "entries")))
 	}
 	return nil
 }
@@ -180,13 +181,8 @@ EXAMPLES:
 			defer func() { _ = log.Sync() }()
 			ctx, stop := interruptible(c.Context, stderr)
 			defer stop()
-			res, err := distill.Run(ctx, distill.Options{File: file, Chat: c.String("from"), Agent: c.String("agent"), Config: cfg, Log: log})
-			switch {
-			case errors.Is(err, distill.ErrBriefingFixed), errors.Is(err, walkie.ErrLocked):
-				return withCode(exitRefused, err)
-			case errors.Is(err, controller.ErrBadInput):
-				return withCode(exitBadInput, err)
-			case err != nil:
+			res, err := runDistill(ctx, distill.Options{File: file, Chat: c.String("from"), Agent: c.String("agent"), Config: cfg, Log: log})
+			if err != nil {
 				return err
 			}
 			w := c.App.Writer
@@ -281,6 +277,19 @@ EXAMPLES:
 			return nil
 		},
 	}
+}
+
+// distill runs controller.Distill, its errors given their exit codes.
+// runDistill distills and maps its refusals to the exit codes.
+func runDistill(ctx context.Context, o distill.Options) (distill.Result, error) {
+	res, err := distill.Run(ctx, o)
+	switch {
+	case errors.Is(err, distill.ErrBriefingFixed), errors.Is(err, walkie.ErrLocked):
+		return res, withCode(exitRefused, err)
+	case errors.Is(err, controller.ErrBadInput):
+		return res, withCode(exitBadInput, err)
+	}
+	return res, err
 }
 
 // runEditor runs $EDITOR (vi if unset) on path, on the user's terminal.

@@ -6,30 +6,78 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
 func TestDisplay(t *testing.T) {
 	var buf bytes.Buffer
-	d := newDisplay(&buf)
+	d := newDisplay(&buf, palette{})
 	start := time.Now()
 	d.observe(controller.Event{Kind: controller.EventTurnStarted, Turn: 3, Round: 2, Agent: "codex", Attempt: 1, Started: start})
-	d.observe(controller.Event{Kind: controller.EventOutput, Turn: 3, Agent: "codex", Line: "Reading\tthe file"})
-	d.observe(controller.Event{Kind: controller.EventOutput, Turn: 3, Agent: "codex", Line: strings.Repeat("x", 500)})
+	d.observe(controller.Event{Kind: controller.EventOutput, Turn: 3, Agent: "codex", Line: "reading\tapi.go"})
+	d.observe(controller.Event{Kind: controller.EventOutput, Turn: 3, Agent: "codex", Line: strings.Repeat("界", 500)})
 	d.observe(controller.Event{Kind: controller.EventTurnRecorded, Turn: 3, Agent: "codex",
-		Record: &controller.TurnRecord{Turn: 3, Agent: "codex", Outcome: walkie.OutcomeAccepted, DurationMS: 1500, Signed: true, Detail: "turn recorded"}})
+		Record: &controller.TurnRecord{Turn: 3, Agent: "codex", Outcome: walkie.OutcomeAccepted, DurationMS: 1500, Signed: true, Detail: "turn recorded",
+			Usage: &controller.Usage{CostUSD: 0.0042, CostSource: "reported"}}})
 	d.observe(controller.Event{Kind: controller.EventDebateEnded, Status: "converged"})
 	d.stop()
 	out := buf.String()
-	for _, want := range []string{"▶ turn 3 · codex (round 2, attempt 1)", "Reading the file", "turn 3   codex", "accepted", "1.5s  signed  turn recorded", "debate converged"} {
+	for _, want := range []string{"▶ turn 3 · codex (round 2, attempt 1)", "reading api.go",
+		"✓ turn 3 · codex accepted in 1.5s · signed · $0.0042 · turn recorded\n", "debate converged\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the display lacks %q:\n%q", want, out)
 		}
 	}
-	for _, line := range strings.Split(out, "\r") {
-		if n := len([]rune(strings.TrimPrefix(line, "\x1b[K"))); n > d.width {
+	if strings.Contains(out, "\x1b[3") {
+		t.Errorf("colour without a palette:\n%q", out)
+	}
+	// Every line drawn fits the terminal: wide characters count twice.
+	for _, line := range strings.FieldsFunc(ansi.Strip(out), func(r rune) bool { return r == '\r' || r == '\n' }) {
+		if n := ansi.StringWidth(line); n > d.width {
 			t.Errorf("a status line of %d columns on a %d-column terminal", n, d.width)
+		}
+	}
+}
+
+// A round table's reviewers run side by side: one live line each, each
+// redrawn in place, and a line that stays for each as it is recorded.
+func TestDisplayParallelReviewers(t *testing.T) {
+	var buf bytes.Buffer
+	d := quietDisplay(&buf, palette{})
+	start := time.Now()
+	for i, name := range []string{"codex", "gemini"} {
+		d.observe(controller.Event{Kind: controller.EventTurnStarted, Turn: 2 + i, Round: 1, Agent: name, Attempt: 1, Started: start})
+	}
+	d.observe(controller.Event{Kind: controller.EventOutput, Agent: "gemini", Line: "reading main.go"})
+	if d.drawn != 2 {
+		t.Fatalf("%d live lines, want 2", d.drawn)
+	}
+	buf.Reset()
+	d.observe(controller.Event{Kind: controller.EventOutput, Agent: "codex", Line: "running go test"})
+	// Redrawn in place: both lines erased, the last first, both drawn again.
+	if got := buf.String(); !strings.HasPrefix(got, "\r\x1b[2K\x1b[1A\r\x1b[2K") || strings.Count(got, "▶") != 2 ||
+		!strings.Contains(got, "codex (round 1, attempt 1) 0s  running go test\n") || !strings.Contains(got, "gemini (round 1, attempt 1) 0s  reading main.go") {
+		t.Errorf("redraw:\n%q", got)
+	}
+	buf.Reset()
+	d.observe(controller.Event{Kind: controller.EventTurnRecorded, Agent: "codex",
+		Record: &controller.TurnRecord{Turn: 2, Agent: "codex", Outcome: walkie.OutcomeTimeout, DurationMS: 61000, Detail: "no turn within 1m"}})
+	if got := buf.String(); !strings.HasPrefix(got, "\r\x1b[2K\x1b[1A\r\x1b[2K✗ turn 2 · codex timeout in 1m01s · no turn within 1m\n") || strings.Count(got, "▶") != 1 || d.drawn != 1 {
+		t.Errorf("after codex's record:\n%q", got)
+	}
+}
+
+func TestFormatDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		0: "0s", 900 * time.Millisecond: "0.9s", 1500 * time.Millisecond: "1.5s", 12 * time.Second: "12s",
+		59960 * time.Millisecond: "1m00s", 61 * time.Second: "1m01s", 3599 * time.Second: "59m59s",
+		time.Hour + 2*time.Minute + 10*time.Second: "1h02m", -time.Second: "0s",
+	} {
+		if got := formatDuration(d); got != want {
+			t.Errorf("%v: got %q, want %q", d, got, want)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -23,8 +24,9 @@ func doctorCommand() *cli.Command {
 logged in (judged from its environment and credential files; no model call,
 no tokens spent), and any configuration problem. With FILE, the agents that
 play its participants are the ones in use; without, the agents your config
-defines (the built-in presets are listed for information). Exits 1 when an
-agent in use cannot run.
+defines and the built-in presets. A preset whose CLI is not installed says
+how to install it. Exits 1 when an agent in use cannot run, or, without
+FILE, when no agent at all can.
 
 EXAMPLES:
    walkie doctor
@@ -54,10 +56,17 @@ EXAMPLES:
 			} else {
 				printChecks(c, checks)
 			}
+			usable := 0
 			for _, ck := range checks {
 				if ck.InUse && !ck.CanRun() {
 					return withCode(exitError, fmt.Errorf("agent %s cannot run: %s", ck.Name, strings.Join(ck.Problems, "; ")))
 				}
+				if ck.CanRun() {
+					usable++
+				}
+			}
+			if usable == 0 {
+				return withCode(exitError, errors.New("no agent can run: install one of the CLIs above (npm install -g @anthropic-ai/claude-code, @openai/codex or @google/gemini-cli), or configure a command of your own in walkie.yaml"))
 			}
 			return nil
 		},
@@ -103,12 +112,22 @@ func doctorAgents(c *cli.Context, cfg *config.Config) ([]string, map[string]bool
 	return names, inUse, nil
 }
 
+// installHints say how to install each preset's CLI (scripts/install-clis.sh
+// pins the versions the tests use).
+var installHints = map[string]string{
+	"claude": "npm install -g @anthropic-ai/claude-code",
+	"codex":  "npm install -g @openai/codex",
+	"gemini": "npm install -g @google/gemini-cli",
+}
+
 func printChecks(c *cli.Context, checks []doctor.AgentCheck) {
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "AGENT\tIN USE\tBINARY\tVERSION\tLOGGED IN\tSTATUS")
 	for _, ck := range checks {
 		status := "ok"
-		if !ck.CanRun() {
+		if hint, ok := installHints[ck.Preset]; ok && ck.Binary == "" && !ck.CanRun() {
+			status = "not installed: " + hint
+		} else if !ck.CanRun() {
 			status = "cannot run: " + strings.Join(ck.Problems, "; ")
 		} else if len(ck.Notes) > 0 {
 			status = "ok (" + strings.Join(ck.Notes, "; ") + ")"

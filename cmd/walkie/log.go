@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -58,11 +59,10 @@ EXAMPLES:
 	}
 }
 
-// writeLogTable prints attempts as an aligned table.
+// writeLogTable prints attempts as an aligned table, and what they cost.
 func writeLogTable(w io.Writer, recs []controller.TurnRecord) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TURN\tAGENT\tTRY\tSTART\tDURATION\tOUTCOME\tEXIT\tBYTES\tCOST\tDETAIL")
-	total := 0.0
 	for _, r := range recs {
 		exit := "-"
 		switch {
@@ -71,23 +71,61 @@ func writeLogTable(w io.Writer, recs []controller.TurnRecord) {
 		case r.ExitCode != nil:
 			exit = fmt.Sprint(*r.ExitCode)
 		}
-		cost := "-"
-		if r.Usage != nil && r.Usage.CostSource != "" && !strings.HasPrefix(r.Usage.CostSource, "unknown") {
-			cost = fmt.Sprintf("$%.4f", r.Usage.CostUSD)
-			if r.Usage.CostSource != "reported" {
-				cost = "~" + cost
-			}
-			total += r.Usage.CostUSD
-		}
 		outcome := r.Outcome
 		if r.Signed {
 			outcome += " ✓"
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", r.Turn, r.Agent, r.Attempt, r.Started.Local().Format("15:04:05"),
-			(time.Duration(r.DurationMS) * time.Millisecond).Round(100*time.Millisecond), outcome, exit, r.Bytes, cost, walkie.Clip(r.Detail, 60))
+			formatDuration(time.Duration(r.DurationMS)*time.Millisecond), outcome, exit, r.Bytes, costCell(r.Usage), walkie.Clip(r.Detail, 60))
 	}
 	tw.Flush()
-	if total > 0 {
-		fmt.Fprintf(w, "total cost $%.4f\n", total)
+	if t := totalCost(recs); t != "" {
+		fmt.Fprintln(w, t)
 	}
+}
+
+// costCell is an attempt's cost: "$0.0042" as the CLI reported it,
+// "~$0.0042" estimated from the pricing table, "-" unknown.
+func costCell(u *controller.Usage) string {
+	if !costKnown(u) {
+		return "-"
+	}
+	return money(u.CostUSD, u.CostSource != "reported")
+}
+
+func costKnown(u *controller.Usage) bool {
+	return u != nil && u.CostSource != "" && !strings.HasPrefix(u.CostSource, "unknown")
+}
+
+// totalCost sums what the attempts cost and says how many of them could
+// not tell (their agent reports no usage, or ended before it did): a
+// total that leaves some out must not read as the whole.
+func totalCost(recs []controller.TurnRecord) string {
+	total, estimated, known, unknown := 0.0, false, 0, 0
+	for _, r := range recs {
+		if !costKnown(r.Usage) {
+			unknown++
+			continue
+		}
+		total += r.Usage.CostUSD
+		estimated = estimated || r.Usage.CostSource != "reported"
+		known++
+	}
+	switch {
+	case known == 0 && unknown == 0:
+		return ""
+	case known == 0:
+		return fmt.Sprintf("total cost unknown: none of the %s told its cost", plural(unknown, "attempt", "attempts"))
+	case unknown > 0:
+		return fmt.Sprintf("total cost %s, not counting %s whose cost is unknown", money(total, estimated), plural(unknown, "attempt", "attempts"))
+	}
+	return "total cost " + money(total, estimated)
+}
+
+func clipRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
 }

@@ -19,7 +19,7 @@ const (
 	exitOK         = 0
 	exitError      = 1  // anything unexpected (I/O, a bug)
 	exitBadInput   = 2  // bad flags, bad file, bad config
-	exitRefused    = 3  // the enforced writer refused a post
+	exitRefused    = 3  // a post, or a change of state, was refused
 	exitUnverified = 4  // the record does not verify (edited, reordered, truncated, torn)
 	exitMaxRounds  = 10 // the debate reached its round cap
 	exitFailed     = 11 // retries spent
@@ -42,7 +42,8 @@ const exitCodesHelp = `EXIT CODES:
    0   success; for auto: the debate converged
    1   unexpected error
    2   bad input: flags, walkie file, config (the message names file, line and fix)
-   3   post refused by the enforced writer (the message says why and whose turn it is)
+   3   refused: a post out of turn or against the rules, or a change the debate's
+       state forbids (the message says why and whose turn it is)
    4   the record does not verify, or has a torn tail
    10  max-rounds: the round cap was reached
    11  failed: retries were spent on a turn
@@ -79,6 +80,7 @@ func exitCode(err error) int {
 	var che *walkie.ChainError
 	var te *walkie.TornTailError
 	var cfe *config.Error
+	var ue cli.ExitCoder
 	switch {
 	case err == nil:
 		return exitOK
@@ -90,6 +92,10 @@ func exitCode(err error) int {
 		return exitRefused
 	case errors.As(err, &che), errors.As(err, &te):
 		return exitUnverified
+	case errors.As(err, &ue):
+		// urfave's own refusals ("No help topic for 'x'") are usage
+		// errors.
+		return exitBadInput
 	}
 	return exitError
 }
@@ -124,19 +130,43 @@ a person halts it. See docs/ for the file format and configuration.`,
 		UseShortOptionHandling: true,
 		// Exit codes are decided in one place (run); urfave must not exit.
 		ExitErrHandler: func(*cli.Context, error) {},
-		Commands:       commands(),
+		// --version is ours (version.go): urfave's prints a bare line
+		// from a global printer.
+		HideVersion: true,
+		Flags: []cli.Flag{
+			colorFlag(),
+			&cli.BoolFlag{Name: "version", Aliases: []string{"v"}, Usage: "print the version, commit and Go version, and exit"},
+		},
+		Before: checkColor,
+		Action: rootAction,
+		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			return withCode(exitBadInput, fmt.Errorf("%w; see `walkie --help`", err))
+		},
+		Commands: commands(),
 	}
 	usageErrorsAreBadInput(app.Commands)
 	return app
 }
 
+// rootAction is `walkie` without a command: the version with --version,
+// the help without arguments, and an unknown command is bad input.
+func rootAction(c *cli.Context) error {
+	switch {
+	case c.Bool("version"):
+		return printVersion(c.App.Writer, false)
+	case c.NArg() > 0:
+		return withCode(exitBadInput, fmt.Errorf("%q is not a walkie command; see `walkie --help`", c.Args().First()))
+	}
+	return cli.ShowAppHelp(c)
+}
+
 // commands lists every command, in the order --help shows them.
 func commands() []*cli.Command {
 	return []*cli.Command{
-		initCommand(), briefCommand(), postCommand(), statusCommand(), verifyCommand(),
+		newCommand(), initCommand(), briefCommand(), postCommand(), statusCommand(), showCommand(), followCommand(), verifyCommand(),
 		haltCommand(), resumeCommand(), extendCommand(), repairCommand(),
 		autoCommand(), turnCommand(), logCommand(), reportCommand(), doctorCommand(),
-		serveCommand(), watchCommand(), notifyCommand(), reviewCommand(),
+		serveCommand(), watchCommand(), notifyCommand(), reviewCommand(), skillCommand(), versionCommand(),
 	}
 }
 

@@ -71,7 +71,7 @@ func initCommand() *cli.Command {
 		ArgsUsage: "FILE",
 		Description: `Creates FILE with front matter and a briefing section. The participants take
 turns in the order given. The briefing must be approved (walkie brief approve)
-before agents run.
+before agents run. --briefing - reads the briefing from standard input.
 
 A round table (docs/roundtable.md) is created with --implementer and
 --reviewers instead of --agents: the implementer changes the workspace, the
@@ -81,79 +81,99 @@ reviewers judge a frozen copy in parallel, and the grader command (run by
 EXAMPLES:
    walkie init api.walkie.md --agents claude,codex
    walkie init review.walkie.md --agents claude,codex,gemini --max-rounds 4 --briefing brief.md
+   pbpaste | walkie init api.walkie.md --agents claude,codex --briefing -
    walkie init fix.walkie.md --implementer claude --reviewers codex,gemini --quorum 1 \
        --grader "go test ./..." --workspace . --max-rounds 4`,
-		Flags: []cli.Flag{
-			&cli.StringSliceFlag{Name: "agents", Usage: "participants in turn order, comma separated (at least two; required for a debate)"},
-			&cli.StringFlag{Name: "id", Usage: "debate id (default: the file name without .walkie.md)"},
-			&cli.IntFlag{Name: "max-rounds", Value: 6, Usage: "round cap; a round is one turn by each participant"},
-			&cli.StringFlag{Name: "briefing", Usage: "file whose text becomes the briefing"},
-			&cli.StringFlag{Name: "implementer", Category: "round table", Usage: "the agent that changes the workspace (makes a round table)"},
-			&cli.StringSliceFlag{Name: "reviewers", Category: "round table", Usage: "agents that review the frozen work, comma separated"},
-			&cli.IntFlag{Name: "quorum", Category: "round table", Usage: "approvals needed (default: every reviewer)"},
-			&cli.StringFlag{Name: "grader", Category: "round table", Usage: "hidden test command, run by /bin/sh -c on the frozen copy"},
-			&cli.StringFlag{Name: "workspace", Category: "round table", Usage: "directory the implementer changes, relative to FILE"},
-		},
+		Flags: append(debateFlags(), &cli.StringFlag{Name: "briefing", Usage: "file whose text becomes the briefing, or - for standard input"}),
 		Action: func(c *cli.Context) error {
 			file, err := fileArg(c)
 			if err != nil {
 				return err
 			}
-			if c.IsSet("implementer") {
-				return initRoundtable(c, file)
-			}
-			if err := requiredFlag(c, "agents"); err != nil {
-				return err
-			}
-			var brief []byte
-			if p := c.String("briefing"); p != "" {
-				if brief, err = readBriefing(p); err != nil {
-					return err
-				}
-			}
-			var agents []string
-			for _, a := range c.StringSlice("agents") {
-				agents = append(agents, strings.TrimSpace(a))
-			}
-			err = walkie.Init(file, walkie.InitOptions{ID: c.String("id"), Participants: agents, MaxRounds: c.Int("max-rounds"), Briefing: brief})
+			o, err := initOptions(c)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(c.App.Writer, "created %s (participants: %s)\n", file, strings.Join(agents, ", "))
+			if p := c.String("briefing"); p != "" {
+				if o.Briefing, err = readBriefing(c.App.Reader, p); err != nil {
+					return err
+				}
+			}
+			if err := walkie.Init(file, o); err != nil {
+				return err
+			}
+			fmt.Fprintln(c.App.Writer, created(file, o))
 			return nil
 		},
 	}
 }
 
-// initRoundtable creates a round-table file from init's flags.
-func initRoundtable(c *cli.Context, file string) error {
+// debateFlags are the flags that describe a new debate or round table,
+// shared by walkie init and walkie new.
+func debateFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringSliceFlag{Name: "agents", Usage: "participants in turn order, comma separated (at least two; required for a debate)"},
+		&cli.StringFlag{Name: "id", Usage: "debate id (default: the file name without .walkie.md)"},
+		&cli.IntFlag{Name: "max-rounds", Value: 6, Usage: "round cap; a round is one turn by each participant"},
+		&cli.StringFlag{Name: "implementer", Category: "round table", Usage: "the agent that changes the workspace (makes a round table)"},
+		&cli.StringSliceFlag{Name: "reviewers", Category: "round table", Usage: "agents that review the frozen work, comma separated"},
+		&cli.IntFlag{Name: "quorum", Category: "round table", DefaultText: "every reviewer", Usage: "approvals needed"},
+		&cli.StringFlag{Name: "grader", Category: "round table", Usage: "hidden test command, run by /bin/sh -c on the frozen copy"},
+		&cli.StringFlag{Name: "workspace", Category: "round table", Usage: "directory the implementer changes, relative to FILE"},
+	}
+}
+
+// initOptions reads debateFlags: a debate of at least two --agents, or a
+// round table (--implementer with --reviewers, --grader, --workspace).
+func initOptions(c *cli.Context) (walkie.InitOptions, error) {
+	o := walkie.InitOptions{ID: c.String("id"), MaxRounds: c.Int("max-rounds")}
+	if !c.IsSet("implementer") {
+		if err := requiredFlag(c, "agents"); err != nil {
+			return o, err
+		}
+		o.Participants = splitNames(c.StringSlice("agents"))
+		if len(o.Participants) < 2 {
+			return o, withCode(exitBadInput, fmt.Errorf("--agents %s: a debate needs at least two agents, in turn order (e.g. --agents %s,codex); to have one agent's work reviewed by others, make a round table with --implementer and --reviewers",
+				strings.Join(o.Participants, ","), firstOr(o.Participants, "claude")))
+		}
+		return o, nil
+	}
 	if c.IsSet("agents") {
-		return withCode(exitBadInput, errors.New("a round table takes --implementer and --reviewers, not --agents"))
+		return o, withCode(exitBadInput, errors.New("a round table takes --implementer and --reviewers, not --agents"))
 	}
 	for _, f := range []string{"reviewers", "grader", "workspace"} {
 		if err := requiredFlag(c, f); err != nil {
-			return err
+			return o, err
 		}
 	}
-	var brief []byte
-	if p := c.String("briefing"); p != "" {
-		var err error
-		if brief, err = readBriefing(p); err != nil {
-			return err
+	o.Mode, o.Implementer, o.Reviewers, o.Quorum = walkie.ModeRoundtable, strings.TrimSpace(c.String("implementer")), splitNames(c.StringSlice("reviewers")), c.Int("quorum")
+	o.Grader, o.Workspace = walkie.Command{Shell: c.String("grader")}, c.String("workspace")
+	return o, nil
+}
+
+// created is what init says it made.
+func created(file string, o walkie.InitOptions) string {
+	if o.Mode == walkie.ModeRoundtable {
+		return fmt.Sprintf("created round table %s (implementer %s; reviewers: %s)", file, o.Implementer, strings.Join(o.Reviewers, ", "))
+	}
+	return fmt.Sprintf("created %s (participants: %s)", file, strings.Join(o.Participants, ", "))
+}
+
+func splitNames(list []string) []string {
+	var out []string
+	for _, a := range list {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
 		}
 	}
-	var reviewers []string
-	for _, r := range c.StringSlice("reviewers") {
-		reviewers = append(reviewers, strings.TrimSpace(r))
+	return out
+}
+
+func firstOr(list []string, dflt string) string {
+	if len(list) > 0 {
+		return list[0]
 	}
-	err := walkie.Init(file, walkie.InitOptions{ID: c.String("id"), Mode: walkie.ModeRoundtable, MaxRounds: c.Int("max-rounds"), Briefing: brief,
-		Implementer: strings.TrimSpace(c.String("implementer")), Reviewers: reviewers, Quorum: c.Int("quorum"),
-		Grader: walkie.Command{Shell: c.String("grader")}, Workspace: c.String("workspace")})
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(c.App.Writer, "created round table %s (implementer %s; reviewers: %s)\n", file, c.String("implementer"), strings.Join(reviewers, ", "))
-	return nil
+	return dflt
 }
 
 func postCommand() *cli.Command {
@@ -285,15 +305,19 @@ func readBounded(r io.Reader, limit int) ([]byte, int64, error) {
 	return b, -1, nil
 }
 
-// readBriefing reads the --briefing file, refusing one over the briefing
-// limit without reading it all.
-func readBriefing(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, withCode(exitBadInput, fmt.Errorf("read briefing: %w", err))
+// readBriefing reads the --briefing file, or standard input for "-",
+// refusing one over the briefing limit without reading it all.
+func readBriefing(stdin io.Reader, path string) ([]byte, error) {
+	r := stdin
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, withCode(exitBadInput, fmt.Errorf("read briefing: %w", err))
+		}
+		defer f.Close()
+		r = f
 	}
-	defer f.Close()
-	b, size, err := readBounded(f, walkie.MaxBriefingBytes)
+	b, size, err := readBounded(r, walkie.MaxBriefingBytes)
 	switch {
 	case err != nil:
 		return nil, withCode(exitBadInput, fmt.Errorf("read briefing %s: %w", path, err))
@@ -330,13 +354,26 @@ func loadView(file string) (*debateView, error) {
 	if err != nil {
 		return nil, err
 	}
+	return viewOf(d)
+}
+
+// viewOf is the status of a loaded record, with its state.
+func viewOf(d *walkie.Doc) (*debateView, error) {
+	file := d.File
 	st, err := walkie.LoadState(walkie.StateDir(file, d.Meta.ID))
 	if err != nil {
 		return nil, err
 	}
 	p := d.Progress()
-	v := &debateView{File: file, ID: d.Meta.ID, Status: walkie.DebateStatus(&d.Meta, p, st), Reason: st.Reason,
-		Participants: d.Meta.Participants, Turns: p.Turns, Seq: p.Seq, Round: min(p.NextRound, walkie.RoundCap(&d.Meta, st)),
+	status := walkie.DebateStatus(&d.Meta, p, st)
+	// The round of a running debate is the next turn's; of one that is
+	// over, the last turn's: one converged in round 1 ended in round 1.
+	round := min(p.NextRound, walkie.RoundCap(&d.Meta, st))
+	if status != walkie.StatusOpen && p.Turns > 0 {
+		round = d.Meta.RoundOf(p.Turns)
+	}
+	v := &debateView{File: file, ID: d.Meta.ID, Status: status, Reason: st.Reason,
+		Participants: d.Meta.Participants, Turns: p.Turns, Seq: p.Seq, Round: round,
 		RoundCap: walkie.RoundCap(&d.Meta, st), Signed: p.Signed, Approved: d.Meta.BriefingSHA256 != "", CostUSD: st.CostUSD, Running: st.Running}
 	if v.Signed == nil {
 		v.Signed = []string{}
@@ -355,7 +392,15 @@ func statusCommand() *cli.Command {
 		Name:      "status",
 		Usage:     "show whose turn it is, the round, signatures and status",
 		ArgsUsage: "FILE",
-		Description: `EXAMPLES:
+		Description: `Prints where the debate stands, from the record and .walkie/ID/state.json:
+its status (open, converged, max-rounds, halted, failed, over-budget,
+deadlocked) and why, the turns recorded and the round (of a debate that is
+over, the round it ended in), whose turn is next, whose sign-offs stand,
+whether the briefing is approved, and the attempt a controller is running
+now. It reads; walkie verify checks the chain. To read the debate itself,
+walkie show FILE; to watch it go, walkie follow FILE.
+
+EXAMPLES:
    walkie status api.walkie.md
    walkie status api.walkie.md --json | jq .whose_turn`,
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
@@ -380,7 +425,7 @@ func statusCommand() *cli.Command {
 				fmt.Fprintf(w, " — %s", v.Reason)
 			}
 			fmt.Fprintln(w)
-			fmt.Fprintf(w, "turns    %d recorded, round %d of %d\n", v.Turns, v.Round, v.RoundCap)
+			fmt.Fprintf(w, "turns    %d recorded, %s of %d\n", v.Turns, roundWord(v), v.RoundCap)
 			if v.Whose != "" {
 				fmt.Fprintf(w, "next     turn %d · %s\n", v.NextTurn, v.Whose)
 			}
@@ -436,7 +481,7 @@ EXAMPLES:
 			if err := d.CheckState(st); err != nil {
 				return withCode(exitUnverified, err)
 			}
-			fmt.Fprintf(c.App.Writer, "%s: ok, %d entries, chain %s\n", file, len(d.Entries), d.LastHash())
+			fmt.Fprintf(c.App.Writer, "%s: ok, %s, chain %s\n", file, plural(len(d.Entries), "entry", "entries"), d.LastHash())
 			return nil
 		},
 	}
@@ -447,7 +492,14 @@ func haltCommand() *cli.Command {
 		Name:      "halt",
 		Usage:     "stop a debate; a running turn ends within a second",
 		ArgsUsage: "FILE",
-		Description: `EXAMPLES:
+		Description: `Marks the debate halted in .walkie/ID/state.json, with --reason. Every
+controller re-reads the state before each turn and while a turn runs, so a
+running walkie auto, serve or watch ends the running turn (it is recorded as
+halted, never as the agent's failure) and starts no other; walkie post
+refuses turns until walkie resume lifts the halt. A converged debate cannot
+be halted (there is nothing left to stop). The record is not touched.
+
+EXAMPLES:
    walkie halt api.walkie.md --reason "going in circles on naming"`,
 		Flags: []cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why, recorded in the state and shown by status"}},
 		Action: func(c *cli.Context) error {
@@ -469,12 +521,33 @@ func resumeCommand() *cli.Command {
 		Name:      "resume",
 		Usage:     "lift a halt, or reopen a failed, over-budget or deadlocked debate",
 		ArgsUsage: "FILE",
-		Description: `EXAMPLES:
+		Description: `Clears the stop a person or the controller put in .walkie/ID/state.json: a
+halt, or the failed, over-budget or deadlocked status, with its retry
+counters, so the next walkie auto (or a running walkie serve) takes the next
+turn. It starts nothing itself. A debate with nothing to resume (it is open,
+or it has converged) is left as it is, with a note, and exit 0; one that
+ended at its round cap needs walkie extend instead.
+
+EXAMPLES:
    walkie resume api.walkie.md && walkie auto api.walkie.md`,
 		Action: func(c *cli.Context) error {
 			file, err := recordArg(c)
 			if err != nil {
 				return err
+			}
+			v, err := loadView(file)
+			if err != nil {
+				return err
+			}
+			switch v.Status {
+			case walkie.StatusConverged:
+				fmt.Fprintf(c.App.Writer, "%s converged in round %d: there is nothing to resume (walkie show %s reads it)\n", file, v.Round, file)
+				return nil
+			case walkie.StatusOpen:
+				fmt.Fprintf(c.App.Writer, "%s is open, not halted: there is nothing to resume (walkie auto %s runs it)\n", file, file)
+				return nil
+			case walkie.StatusMaxRounds:
+				return withCode(exitRefused, fmt.Errorf("%s ended at its round cap (%d): walkie extend %s --rounds N adds rounds", file, v.RoundCap, file))
 			}
 			if err := walkie.Resume(file); err != nil {
 				return err

@@ -1,15 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v2"
 	"go.uber.org/zap"
@@ -26,7 +28,7 @@ func runFlags() []cli.Flag {
 		&cli.IntFlag{Name: "max-rounds", Usage: "replace the file's max_rounds for this run"},
 		&cli.BoolFlag{Name: "approve", Usage: "approve an unapproved briefing without asking (for CI); the log says so"},
 		&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},
-		&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "auto (human on a terminal, JSON otherwise), console or json"},
+		&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "auto (live lines on a terminal, one progress line per event elsewhere), console or json (log lines)"},
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "debug logging"},
 	}
 }
@@ -43,10 +45,14 @@ is ended; walkie judges the turn, stamps it, logs the attempt in
 round cap or budget is reached, retries are spent, or a person runs
 walkie halt. A bad turn is undone byte for byte and retried.
 
-On a terminal a live status line shows the running turn; elsewhere one log
-line per event. Ctrl-C ends the running turn cleanly and records it; a second
-Ctrl-C exits at once. Started again after a crash, auto cleans up the
-interrupted attempt and continues.
+On a terminal a live line per running session shows its turn, its clock and
+what the agent is doing, and each recorded attempt leaves a line; elsewhere
+(a pipe, a CI log) one readable line per event; --log-format json gives JSON
+log lines. At the end: the outcome, the agreement or where each party
+stands, the cost and where the record is (--json: one JSON object).
+walkie follow FILE shows the same from another terminal. Ctrl-C ends the
+running turn cleanly and records it; a second Ctrl-C exits at once. Started
+again after a crash, auto cleans up the interrupted attempt and continues.
 
 EXAMPLES:
    walkie auto api.walkie.md
@@ -86,34 +92,42 @@ func runController(c *cli.Context, once bool) error {
 	if err != nil {
 		return withCode(exitBadInput, err)
 	}
-	stderr := c.App.ErrWriter
-	tty := isTerminal(stderr)
-	log, err := newLogger(stderr, c.String("log-format"), c.Bool("verbose"), tty)
+	return runDebate(c, file, cfg, cast, once)
+}
+
+// runDebate runs the controller on file, showing it on standard error as
+// it goes and how it ended on standard output (walkie auto, turn, new).
+func runDebate(c *cli.Context, file string, cfg *config.Config, cast map[string]string, once bool) error {
+	out, err := newRunOutput(c)
 	if err != nil {
-		return withCode(exitBadInput, err)
+		return err
 	}
-	defer func() { _ = log.Sync() }()
-	var disp *display
-	if tty && c.String("log-format") == "auto" && !c.Bool("verbose") {
-		disp = newDisplay(stderr)
-		defer disp.stop()
-		log = zap.NewNop() // the display speaks for the log on a terminal
-	}
-	ctx, stop := interruptible(c.Context, stderr)
+	defer out.stop()
+	defer func() { _ = out.log.Sync() }()
+	ctx, stop := interruptible(c.Context, c.App.ErrWriter)
 	defer stop()
-	opts := controller.Options{File: file, Config: cfg, Cast: cast, MaxRounds: c.Int("max-rounds"), Once: once, Approve: c.Bool("approve"), Log: log,
-		Registry: registryDir(log), By: "walkie " + c.Command.Name}
-	if disp != nil {
-		opts.Observe = disp.observe
+	opts := controller.Options{File: file, Config: cfg, Cast: cast, Once: once, Log: out.log,
+		Registry: registryDir(out.log), By: "walkie " + c.Command.Name}
+	if c.Command.Name != "new" { // new's --max-rounds made the file; its briefing is approved
+		opts.MaxRounds, opts.Approve = c.Int("max-rounds"), c.Bool("approve")
+	}
+	opts.Observe = out.observe
+	if meta, err := walkie.ReadMeta(file); err == nil {
+		live := newLiveView(walkie.StateDir(file, meta.ID), out.log)
+		defer live.close()
+		opts.Observe = observers(out.observe, live.observe)
 	}
 	sum, err := controller.Run(ctx, opts)
-	if disp != nil {
-		disp.stop()
+	out.stop()
+	if errors.Is(err, walkie.ErrLocked) {
+		return withCode(exitRefused, heldBy(file))
 	}
 	if err != nil {
 		return withCode(runErrorCode(err), err)
 	}
-	printSummary(c.App.Writer, file, sum, c.Bool("json"))
+	if err := printSummary(c, file, sum); err != nil {
+		return err
+	}
 	return runResult(sum, once)
 }
 
@@ -127,6 +141,29 @@ func registryDir(log *zap.Logger) string {
 		return ""
 	}
 	return dir
+}
+
+// heldBy says which controller runs a debate already, and what to do
+// instead of starting a second.
+func heldBy(file string) error {
+	who := "another controller"
+	if meta, err := walkie.ReadMeta(file); err == nil {
+		if b, err := os.ReadFile(filepath.Join(walkie.StateDir(file, meta.ID), "run.lock")); err == nil && len(bytes.TrimSpace(b)) > 0 {
+			who += " (pid " + string(bytes.TrimSpace(b)) + ")"
+		}
+	}
+	return fmt.Errorf("%s is already being run by %s: watch it with walkie follow %s, stop it with walkie halt %s", file, who, file, file)
+}
+
+// observers calls each observer that is set, in order.
+func observers(fns ...func(controller.Event)) func(controller.Event) {
+	return func(e controller.Event) {
+		for _, fn := range fns {
+			if fn != nil {
+				fn(e)
+			}
+		}
+	}
 }
 
 // runResult is how a run that went as far as it could ends: nil for exit
@@ -148,7 +185,9 @@ func runErrorCode(err error) int {
 	switch {
 	case errors.As(err, &che), errors.As(err, &te):
 		return exitUnverified
-	case errors.Is(err, controller.ErrBadInput), errors.Is(err, walkie.ErrLocked):
+	case errors.Is(err, walkie.ErrLocked):
+		return exitRefused // another controller runs it: not the caller's input
+	case errors.Is(err, controller.ErrBadInput):
 		return exitBadInput
 	}
 	return exitCode(err)
@@ -162,7 +201,7 @@ func errorForStatus(sum controller.Summary) error {
 	case sum.Status == walkie.StatusConverged:
 		return nil
 	case sum.Status == walkie.StatusOpen:
-		return fmt.Errorf("the debate is still open after %d turns", sum.Turns)
+		return fmt.Errorf("the debate is still open after %s", plural(sum.Turns, "turn", "turns"))
 	case sum.Reason != "":
 		return fmt.Errorf("debate ended %s: %s", sum.Status, sum.Reason)
 	}
@@ -276,33 +315,19 @@ func interruptible(parent context.Context, stderr io.Writer) (context.Context, f
 	}
 }
 
-func printSummary(w io.Writer, file string, sum controller.Summary, asJSON bool) {
-	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(struct {
-			File        string                  `json:"file"`
-			Status      string                  `json:"status"`
-			Reason      string                  `json:"reason,omitempty"`
-			Interrupted bool                    `json:"interrupted,omitempty"`
-			Turns       int                     `json:"turns"`
-			CostUSD     float64                 `json:"cost_usd"`
-			Attempts    []controller.TurnRecord `json:"attempts"`
-		}{file, sum.Status, sum.Reason, sum.Interrupted, sum.Turns, sum.CostUSD, nonNil(sum.Attempts)})
-		return
+// printSummary prints how the run ended on standard output (see writeEnd).
+func printSummary(c *cli.Context, file string, sum controller.Summary) error {
+	w := c.App.Writer
+	d, _ := walkie.Load(file) // the summary without the record's text is still worth printing
+	if c.Bool("json") {
+		return writeEndJSON(w, file, d, sum)
 	}
-	if len(sum.Attempts) > 0 {
-		writeLogTable(w, sum.Attempts)
-		fmt.Fprintln(w)
+	r, err := newRenderer(colorFor(c, w), termWidth(w, 80), time.Local)
+	if err != nil {
+		return err
 	}
-	fmt.Fprintf(w, "%s: %s after %d turns", file, sum.Status, sum.Turns)
-	if sum.Reason != "" {
-		fmt.Fprintf(w, " (%s)", sum.Reason)
-	}
-	if sum.CostUSD > 0 {
-		fmt.Fprintf(w, ", $%.4f", sum.CostUSD)
-	}
-	fmt.Fprintln(w)
+	writeEnd(w, r, file, where(file), d, sum)
+	return nil
 }
 
 func nonNil(r []controller.TurnRecord) []controller.TurnRecord {

@@ -85,7 +85,7 @@ func TestRunErrorCode(t *testing.T) {
 		{fmt.Errorf("%w: %w", controller.ErrBadInput, &walkie.TornTailError{}), exitUnverified},
 		{fmt.Errorf("%w: %w", controller.ErrBadInput, &walkie.InputError{Msg: "briefing changed"}), exitBadInput},
 		{fmt.Errorf("%w: no agent", controller.ErrBadInput), exitBadInput},
-		{fmt.Errorf("run: %w", walkie.ErrLocked), exitBadInput},
+		{fmt.Errorf("run: %w", walkie.ErrLocked), exitRefused},
 		{&config.Error{}, exitBadInput},
 		{errors.New("disk full"), exitError},
 	} {

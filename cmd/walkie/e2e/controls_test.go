@@ -201,8 +201,8 @@ func TestOneControllerPerDebate(t *testing.T) {
 	d := newDebate(t, setup{participants: []string{"a", "b"}, scripts: map[string]string{"a": "behavior: hang"}})
 	auto := d.start("auto", d.name, "--approve")
 	d.waitRunning(auto, 1)
-	r := d.mustRun(2, "auto", d.name)
-	if !strings.Contains(r.stderr, "held by pid") {
+	r := d.mustRun(3, "auto", d.name)
+	if !strings.Contains(r.stderr, "is already being run by another controller (pid ") || !strings.Contains(r.stderr, "walkie follow "+d.name) || strings.Contains(r.stderr, "bad input") {
 		t.Errorf("stderr:\n%s", r.stderr)
 	}
 	d.mustRun(0, "halt", d.name)

@@ -1,0 +1,209 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/urfave/cli/v2"
+
+	"github.com/walkie-sh/walkie/controller"
+	"github.com/walkie-sh/walkie/walkie"
+)
+
+func followCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "follow",
+		Usage:     "follow a debate from another terminal: each entry as it lands, what the agent is doing, the end",
+		ArgsUsage: "FILE",
+		Description: `Shows the debate in FILE as it goes, whichever controller runs it (walkie auto
+or turn in another terminal, walkie serve, walkie watch from cron): the
+record so far, then each entry rendered as it is recorded, a live line per
+running session (a round table's reviewers each have their own) with what
+the agent is doing, and at the end the outcome, the agreed proposal or where
+each party stands, the cost and where the record is. It never writes.
+
+It wakes on the debate's doorbell (.walkie/ID/signal.json), its state and its
+live view (.walkie/ID/live.json, written by walkie auto and walkie turn);
+nothing polls. A debate nobody is running yet is waited for. Off a terminal
+it prints plain lines. It exits when the debate ends, with walkie auto's
+exit code for that ending, or 130 on Ctrl-C.
+
+EXAMPLES:
+   walkie follow api.walkie.md
+   walkie follow api.walkie.md --last 2      # the last two entries, then new ones`,
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "last", Value: -1, Usage: "show only the last N entries already recorded (default: all, with the briefing)"},
+		},
+		Action: runFollow,
+	}
+}
+
+// follower is one `walkie follow`: what it has shown so far.
+type follower struct {
+	file    string
+	dir     string
+	out     io.Writer
+	r       *renderer
+	disp    *display // nil off a terminal
+	shown   int      // the last sequence number printed
+	started map[string]bool
+}
+
+func runFollow(c *cli.Context) error {
+	file, err := recordArg(c)
+	if err != nil {
+		return err
+	}
+	d, err := walkie.Load(file)
+	if err != nil {
+		return err
+	}
+	w := c.App.Writer
+	pal := colorFor(c, w)
+	r, err := newRenderer(pal, termWidth(w, 80), time.Local)
+	if err != nil {
+		return err
+	}
+	f := &follower{file: file, dir: walkie.StateDir(file, d.Meta.ID), out: w, r: r, started: map[string]bool{}}
+	// Watch before the first look, so that nothing recorded between the
+	// two goes unseen.
+	watcher, err := watchDebate(f.dir)
+	if err != nil {
+		return err
+	}
+	defer watcher.Close()
+	if isTerminal(w) {
+		f.disp = newDisplay(w, pal)
+		defer f.disp.stop()
+	}
+	v, err := viewOf(d)
+	if err != nil {
+		return err
+	}
+	f.print(r.header(v, d))
+	if n := c.Int("last"); n >= 0 && n < len(d.Entries) {
+		f.shown = d.Entries[len(d.Entries)-n-1].Marker.Seq
+		f.print(r.pal.dim(fmt.Sprintf("(%s before these: walkie show %s)", plural(len(d.Entries)-n, "entry", "entries"), file)))
+	} else {
+		f.print("\n" + r.briefing(d))
+	}
+	ctx, stop := interruptible(c.Context, c.App.ErrWriter)
+	defer stop()
+	for {
+		sum, ended, err := f.look()
+		if err != nil {
+			return err
+		}
+		if ended {
+			if f.disp != nil {
+				f.disp.stop()
+			}
+			fmt.Fprintln(w)
+			writeEnd(w, r, file, where(file), f.doc(), sum)
+			return runResult(sum, false)
+		}
+		select {
+		case <-ctx.Done():
+			return withCode(exitSignal, errors.New("stopped following; the debate goes on"))
+		case err := <-watcher.Errors:
+			return fmt.Errorf("watch %s: %w", f.dir, err)
+		case <-watcher.Events:
+			// Whatever changed, look at the whole again: a missed or
+			// merged event then changes nothing.
+		}
+	}
+}
+
+// watchDebate watches a debate's state directory, where the doorbell, the
+// state and the live view change.
+func watchDebate(dir string) (*fsnotify.Watcher, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, fmt.Errorf("watch %s: %w", dir, err)
+	}
+	if err := w.Add(dir); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("watch %s: %w", dir, err)
+	}
+	return w, nil
+}
+
+func (f *follower) doc() *walkie.Doc {
+	d, _ := walkie.Load(f.file)
+	return d
+}
+
+func (f *follower) print(text string) {
+	if f.disp != nil {
+		f.disp.print(text)
+		return
+	}
+	fmt.Fprint(f.out, text)
+	if len(text) > 0 && text[len(text)-1] != '\n' {
+		fmt.Fprintln(f.out)
+	}
+}
+
+// look prints what is new: entries recorded since the last look, the
+// sessions running now, and whether the debate has ended.
+func (f *follower) look() (controller.Summary, bool, error) {
+	d, err := walkie.Load(f.file)
+	if err != nil {
+		return controller.Summary{}, false, err
+	}
+	for i := range d.Entries {
+		if e := &d.Entries[i]; e.Marker.Seq > f.shown {
+			f.print("\n" + f.r.entry(d, e))
+			f.shown = e.Marker.Seq
+		}
+	}
+	v, err := viewOf(d)
+	if err != nil {
+		return controller.Summary{}, false, err
+	}
+	running := f.running(d, v)
+	sum := controller.Summary{Status: v.Status, Reason: v.Reason, Turns: v.Turns, CostUSD: v.CostUSD}
+	if v.Status != walkie.StatusOpen && len(running) == 0 {
+		return sum, true, nil
+	}
+	idle := ""
+	if v.Whose != "" {
+		idle = fmt.Sprintf("waiting for turn %d · %s", v.NextTurn, v.Whose)
+	}
+	if f.disp != nil {
+		f.disp.follow(running, idle)
+		return sum, false, nil
+	}
+	for _, s := range running {
+		key := fmt.Sprintf("%d/%s/%d", s.Turn, s.Agent, s.Attempt)
+		if !f.started[key] {
+			f.started[key] = true
+			fmt.Fprintln(f.out, startedLine(controller.Event{Turn: s.Turn, Round: s.Round, Agent: s.Agent, Attempt: s.Attempt}, f.r.pal)+" started")
+		}
+	}
+	return sum, false, nil
+}
+
+// running is what runs now: the live view of a controller that is still
+// there, or else the attempt state.json names (walkie serve and walkie
+// watch write no live view yet), without its activity.
+func (f *follower) running(d *walkie.Doc, v *debateView) []walkie.LiveSession {
+	if live, err := walkie.LoadLive(f.dir); err == nil && live.Current() {
+		return live.Sessions
+	}
+	if a := v.Running; a != nil && walkie.ProcessAlive(a.ControllerPID) {
+		round := 0
+		if len(d.Meta.Participants) > 0 {
+			round = d.Meta.RoundOf(a.Turn)
+		}
+		return []walkie.LiveSession{{Turn: a.Turn, Round: round, Agent: a.Agent, Attempt: a.Number, Started: a.Started}}
+	}
+	return nil
+}

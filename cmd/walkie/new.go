@@ -1,0 +1,338 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	"github.com/walkie-sh/walkie/briefing"
+	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/controller/distill"
+	"github.com/walkie-sh/walkie/session/activity"
+	"github.com/walkie-sh/walkie/walkie"
+)
+
+func newCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "new",
+		Usage:     "start a debate in one go: create the file, draft the briefing, approve it, run the debate",
+		ArgsUsage: `"QUESTION"`,
+		Description: `Does what walkie init, walkie brief distill, walkie brief approve and walkie
+auto do one after the other:
+
+1. creates a walkie file named after the question (or --file), with the
+   participants of --agents, or a round table (--implementer, --reviewers,
+   --grader, --workspace, as for walkie init);
+2. has an agent draft the briefing from the question and, with --from, the
+   conversation it came from: a Claude Code session log
+   (~/.claude/projects/DIR/SESSION.jsonl), a Codex one
+   (~/.codex/sessions/…/rollout-*.jsonl), or text. --briefing FILE (or -
+   for standard input) gives the briefing instead, and no agent drafts;
+3. shows the briefing and asks: approve it, edit it in $EDITOR (then it is
+   shown again), or quit, leaving the file for the single commands;
+4. pins it and runs the debate to its end, as walkie auto does.
+
+On a terminal it asks; off a terminal it needs --yes, which approves the
+briefing as it is (read it first: the skills do, with the person). Nothing
+is created before that is settled. Every step stays available on its own:
+after a quit, walkie brief edit, walkie brief approve and walkie auto take
+over where it stopped.
+
+EXAMPLES:
+   walkie new "Should the API paginate with cursors or offsets?" --agents claude,codex
+   walkie new "Cursor or offset pagination?" --agents claude,codex \
+       --from ~/.claude/projects/-home-me-api/SESSION.jsonl
+   walkie new "Fix the flaky retry test" --implementer claude --reviewers codex,gemini \
+       --grader "go test ./..." --workspace .
+   walkie new "Cursor or offset?" --agents claude,codex --briefing brief.md --yes   # in a script`,
+		Flags: append(debateFlags(),
+			&cli.StringFlag{Name: "file", Usage: "the walkie file to create (default: named after the question, in this directory)"},
+			&cli.StringFlag{Name: "from", Usage: "the conversation to distill with the question: text, or a Claude Code or Codex session log"},
+			&cli.StringFlag{Name: "briefing", Usage: "use this briefing (a file, or - for standard input) instead of distilling one"},
+			&cli.StringFlag{Name: "distiller", Usage: "configured agent that drafts the briefing (default: the first participant's)"},
+			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "approve the briefing without asking (needed off a terminal)"},
+			&cli.StringFlag{Name: "config", Usage: "config file (default: ./walkie.yaml, then the user config dir)"},
+			&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},
+			&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "auto (live lines on a terminal, one progress line per event elsewhere), console or json (log lines)"},
+			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "debug logging"},
+		),
+		Action: runNew,
+	}
+}
+
+func runNew(c *cli.Context) error {
+	if c.NArg() != 1 || strings.TrimSpace(c.Args().First()) == "" {
+		return withCode(exitBadInput, fmt.Errorf(`new needs the question, quoted, as its one argument (got %d arguments); see `+"`walkie new --help`", c.NArg()))
+	}
+	question := strings.TrimSpace(c.Args().First())
+	o, err := initOptions(c)
+	if err != nil {
+		return err
+	}
+	// Settle everything that can refuse before anything is created or an
+	// agent is paid to draft.
+	in, interactive := c.App.Reader.(*os.File)
+	interactive = interactive && term.IsTerminal(int(in.Fd()))
+	if !interactive && !c.Bool("yes") {
+		return withCode(exitBadInput, errors.New("standard input is not a terminal, so nobody can approve the briefing: pass --yes to approve it as drafted, or run walkie init, walkie brief distill, walkie brief approve and walkie auto one by one"))
+	}
+	if c.IsSet("from") && c.IsSet("briefing") {
+		return withCode(exitBadInput, errors.New("give --from (a conversation to distill) or --briefing (the text itself), not both"))
+	}
+	cfg, err := config.Load(c.String("config"))
+	if err != nil {
+		return withCode(exitBadInput, err)
+	}
+	var given []byte
+	if p := c.String("briefing"); p != "" {
+		if given, err = readBriefing(c.App.Reader, p); err != nil {
+			return err
+		}
+	}
+	chat, err := newChat(question, c.String("from"))
+	if err != nil {
+		return withCode(exitBadInput, err)
+	}
+	file := c.String("file")
+	if file == "" {
+		file = freeName(".", slug(question))
+	}
+	o.Briefing = given
+	if given == nil {
+		o.Briefing = []byte(briefing.Template())
+	}
+	if err := walkie.Init(file, o); err != nil {
+		return err
+	}
+	w := c.App.Writer
+	fmt.Fprintln(w, created(file, o))
+	if given == nil {
+		if err := newDistill(c, cfg, file, chat); err != nil {
+			return fmt.Errorf("%w\nthe file stays: walkie brief distill %s --from CHAT tries again, walkie brief edit %s writes it yourself", err, file, file)
+		}
+	}
+	if !c.Bool("yes") {
+		ok, err := askApproval(bufio.NewReader(in), w, file)
+		if err != nil || !ok {
+			return err
+		}
+	}
+	if err := approveShown(c, file); err != nil {
+		return err
+	}
+	return runDebate(c, file, cfg, nil, false)
+}
+
+// newChat is what the distilling agent reads: the question, then the
+// conversation it came from, if any, as briefing.ParseChat renders it.
+func newChat(question, from string) (string, error) {
+	text := "The question to debate, as the person put it:\n\n" + question + "\n"
+	if from == "" {
+		return text, nil
+	}
+	raw, err := os.ReadFile(from)
+	if err != nil {
+		return "", fmt.Errorf("read the chat: %w", err)
+	}
+	chat, err := briefing.ParseChat(raw)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", from, err)
+	}
+	return text + "\nThe conversation it came from:\n\n" + chat.Text(), nil
+}
+
+// newDistill drafts the briefing with controller.Distill and shows it.
+func newDistill(c *cli.Context, cfg *config.Config, file, chat string) error {
+	tmp, err := os.CreateTemp("", "walkie-new-chat-*.txt")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.WriteString(chat)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	out, err := newRunOutput(c)
+	if err != nil {
+		return err
+	}
+	defer out.stop()
+	meta, err := walkie.ReadMeta(file)
+	if err != nil {
+		return err
+	}
+	name := cmp.Or(c.String("distiller"), meta.Participants[0])
+	opts := distill.Options{File: file, Chat: tmp.Name(), Agent: name, Config: cfg, Log: out.log}
+	stderr := c.App.ErrWriter
+	if out.disp != nil {
+		// The live line says what the distilling agent does, read from
+		// its output as a turn's is.
+		show, done := out.disp.task("drafting the briefing · " + out.disp.pal.bold(name))
+		defer done()
+		kind := ""
+		if a, err := cfg.Agent(name); err == nil {
+			kind = a.Usage
+		}
+		tr := activity.New(kind)
+		opts.Output = func(line string) {
+			if a, changed := tr.Feed([]byte(line + "\n")); changed {
+				show(a.String())
+			}
+		}
+	} else {
+		fmt.Fprintf(stderr, "drafting the briefing with %s\n", name)
+	}
+	ctx, stop := interruptible(c.Context, stderr)
+	defer stop()
+	res, err := runDistill(ctx, opts)
+	out.stop()
+	if err != nil {
+		return err
+	}
+	tries := ""
+	if n := len(res.Attempts); n > 1 {
+		tries = fmt.Sprintf(" in %d attempts", n)
+	}
+	fmt.Fprintf(stderr, "drafted by %s: %d words%s\n", res.Agent, res.Report.Words, tries)
+	if res.Warning != "" {
+		fmt.Fprintf(stderr, "walkie: warning: the draft still has problems after a retry: %s\n", res.Warning)
+	}
+	return nil
+}
+
+// askApproval shows the briefing and asks until the person approves it
+// (true), quits (false), or the input ends.
+func askApproval(in *bufio.Reader, w io.Writer, file string) (bool, error) {
+	for {
+		d, err := walkie.Load(file)
+		if err != nil {
+			return false, err
+		}
+		showBriefing(w, file, d.Briefing)
+		fmt.Fprint(w, "\n[a]pprove and run the debate, [e]dit in $EDITOR, [q]uit? ")
+		line, err := in.ReadString('\n')
+		switch strings.ToLower(strings.TrimSpace(line)) {
+		case "a", "approve", "y", "yes":
+			return true, nil
+		case "e", "edit":
+			if err := editBriefing(w, file, d.Briefing); err != nil {
+				fmt.Fprintf(w, "walkie: %v\n", err)
+			}
+			continue
+		case "q", "quit", "n", "no":
+			fmt.Fprintf(w, "not approved; %s stays: walkie brief edit %s, walkie brief approve %s, then walkie auto %s\n", file, file, file, file)
+			return false, withCode(exitError, errors.New("the briefing was not approved"))
+		}
+		if err != nil {
+			return false, withCode(exitError, fmt.Errorf("no answer (%v); %s stays unapproved", err, file))
+		}
+	}
+}
+
+// showBriefing prints a briefing with its length and what it lacks.
+func showBriefing(w io.Writer, file string, text []byte) {
+	fmt.Fprintf(w, "\n# Briefing of %s\n\n%s\n", file, bytes.TrimSpace(text))
+	rep := briefing.Check(text)
+	fmt.Fprintf(w, "\n— %d words (aim %d-%d)\n", rep.Words, briefing.MinWords, briefing.MaxWords)
+	for _, p := range rep.Problems() {
+		fmt.Fprintf(w, "note: %s\n", p)
+	}
+}
+
+// editBriefing opens the briefing alone in $EDITOR and writes back what
+// was saved.
+func editBriefing(w io.Writer, file string, text []byte) error {
+	tmp, err := os.CreateTemp("", "walkie-briefing-*.md")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(text)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if err := runEditor(tmp.Name()); err != nil {
+		return fmt.Errorf("%w; the briefing is unchanged", err)
+	}
+	edited, err := os.ReadFile(tmp.Name())
+	if err != nil {
+		return err
+	}
+	if bytes.Equal(walkie.BriefingText(edited), text) {
+		fmt.Fprintln(w, "no change")
+		return nil
+	}
+	_, err = walkie.SetBriefing(file, edited)
+	return err
+}
+
+// approveShown pins the briefing now in file, as brief approve --yes.
+func approveShown(c *cli.Context, file string) error {
+	d, err := walkie.Load(file)
+	if err != nil {
+		return err
+	}
+	if briefing.IsPlaceholder(d.Briefing) {
+		return withCode(exitBadInput, fmt.Errorf("%s: the briefing is still the bare template: write it (walkie brief edit %s), then walkie brief approve %s", file, file, file))
+	}
+	pinned, err := walkie.Approve(file)
+	if err != nil {
+		return err
+	}
+	if err := briefing.WriteApproved(walkie.StateDir(file, d.Meta.ID), d.Briefing); err != nil {
+		fmt.Fprintf(c.App.ErrWriter, "walkie: warning: approved, but the copy for later diffs was not kept: %v\n", err)
+	}
+	fmt.Fprintf(c.App.Writer, "%s: briefing approved, briefing_sha256 %s\n", file, pinned[:12])
+	return nil
+}
+
+// slug makes a file name of a question's first words: "Should the API
+// paginate?" gives "should-the-api-paginate".
+func slug(question string) string {
+	var words []string
+	for _, f := range strings.FieldsFunc(strings.ToLower(question), func(r rune) bool {
+		return !(r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)))
+	}) {
+		words = append(words, f)
+		if len(words) == 6 || len(strings.Join(words, "-")) > 40 {
+			break
+		}
+	}
+	if len(words) == 0 {
+		return "debate"
+	}
+	return strings.Join(words, "-")
+}
+
+// freeName is dir/NAME.walkie.md, or NAME-2, NAME-3… when that is taken:
+// walkie new never writes over a debate, nor shares its state directory.
+func freeName(dir, name string) string {
+	for n := 1; ; n++ {
+		base := name
+		if n > 1 {
+			base = fmt.Sprintf("%s-%d", name, n)
+		}
+		file := filepath.Join(dir, base+walkie.FileSuffix)
+		_, errFile := os.Stat(file)
+		_, errState := os.Stat(filepath.Join(dir, ".walkie", base))
+		if errors.Is(errFile, os.ErrNotExist) && errors.Is(errState, os.ErrNotExist) {
+			return file
+		}
+	}
+}

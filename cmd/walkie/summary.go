@@ -1,0 +1,186 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/walkie-sh/walkie/controller"
+	"github.com/walkie-sh/walkie/walkie"
+)
+
+// position is a party's last turn.
+type position struct {
+	Agent  string `json:"agent"`
+	Turn   int    `json:"turn"`
+	Round  int    `json:"round"`
+	Signed bool   `json:"signed"`
+	Text   string `json:"text"` // the turn's body, its sign-off line left out
+}
+
+// positions is each party's last turn, in the order they first spoke.
+func positions(d *walkie.Doc) []position {
+	var out []position
+	at := map[string]int{}
+	for i := range d.Entries {
+		e := &d.Entries[i]
+		if e.Kind != walkie.KindTurn {
+			continue
+		}
+		p := position{Agent: e.Agent, Turn: e.Turn, Round: d.Meta.RoundOf(e.Turn), Signed: e.Signed(), Text: string(withoutSignOff(e.Body))}
+		if j, ok := at[e.Agent]; ok {
+			out[j] = p
+			continue
+		}
+		at[e.Agent] = len(out)
+		out = append(out, p)
+	}
+	return out
+}
+
+// agreedTurns are the signed turns that made the debate converge: one
+// by each participant since the last unsigned turn, in order.
+func agreedTurns(d *walkie.Doc) []*walkie.Entry {
+	n := len(d.Progress().Signed)
+	var out []*walkie.Entry
+	for i := len(d.Entries) - 1; i >= 0 && len(out) < n; i-- {
+		if e := &d.Entries[i]; e.Kind == walkie.KindTurn {
+			out = append([]*walkie.Entry{e}, out...)
+		}
+	}
+	return out
+}
+
+// headline is "orders.walkie.md: converged after 6 turns in 3 rounds, $0.0080".
+func headline(file string, d *walkie.Doc, sum controller.Summary, pal palette) string {
+	s := fmt.Sprintf("%s: %s after %s", file, pal.status(sum.Status), plural(sum.Turns, "turn", "turns"))
+	if d != nil && sum.Turns > 0 {
+		s += " in " + plural(d.Meta.RoundOf(sum.Turns), "round", "rounds")
+	}
+	if sum.Reason != "" {
+		s += ": " + sum.Reason
+	}
+	if sum.CostUSD > 0 {
+		s += ", " + money(sum.CostUSD, estimatedRun(sum.Attempts))
+	}
+	return s
+}
+
+func estimatedRun(recs []controller.TurnRecord) bool {
+	for _, r := range recs {
+		if costKnown(r.Usage) && r.Usage.CostSource != "reported" {
+			return true
+		}
+	}
+	return false
+}
+
+// writeEnd prints how a run ended, for the person who started it: the
+// outcome; for a converged debate the agreed proposal (its last turn), for
+// one that did not converge where each party stands, a line each; what
+// it cost; and where the record is (record, its absolute path). d is nil
+// when the record could not be read after the run.
+func writeEnd(w io.Writer, r *renderer, file, record string, d *walkie.Doc, sum controller.Summary) {
+	fmt.Fprintln(w, headline(file, d, sum, r.pal))
+	if d == nil {
+		return
+	}
+	if agreed := agreedTurns(d); len(agreed) > 0 && sum.Status == walkie.StatusConverged {
+		// The agreement is the turns that signed off, the last one
+		// included: the first of them usually states the proposal as it
+		// stands, the others accept it.
+		fmt.Fprintf(w, "\n%s, signed off by %s:\n", r.pal.green("Agreed"), andList(d.Progress().Signed))
+		for _, e := range agreed {
+			fmt.Fprint(w, "\n"+r.entry(d, e))
+		}
+	} else if ps := positions(d); len(ps) > 0 {
+		fmt.Fprintf(w, "\n%s\n", r.pal.bold("Where each party stands:"))
+		wide := 0
+		for _, p := range ps {
+			wide = max(wide, len(p.Agent))
+		}
+		for _, p := range ps {
+			mark := " "
+			if p.Signed {
+				mark = r.pal.green("✓")
+			}
+			head := fmt.Sprintf("  %-*s  turn %-3d %s", wide, p.Agent, p.Turn, mark)
+			fmt.Fprintln(w, fit(head+"  "+gist(p.Text), r.width-1))
+		}
+	}
+	if t := totalCost(sum.Attempts); t != "" && strings.Contains(t, "unknown") {
+		fmt.Fprintf(w, "\n%s (this run)\n", t)
+	}
+	fmt.Fprintf(w, "\nrecord: %s\n", record)
+	fmt.Fprintf(w, "read it: walkie show %s · every attempt: walkie log %s\n", file, file)
+}
+
+// where is the record's path for a reader in another directory.
+func where(file string) string {
+	if abs, err := filepath.Abs(file); err == nil {
+		return abs
+	}
+	return file
+}
+
+// gist is a turn in one line: its first line of text, markdown markers
+// off.
+func gist(body string) string {
+	for _, line := range strings.Split(body, "\n") {
+		line = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line), "#>*-+ "))
+		if line != "" && !strings.HasPrefix(line, "```") {
+			return emphasis.Replace(strings.Join(strings.Fields(line), " "))
+		}
+	}
+	return "(empty)"
+}
+
+// emphasis takes markdown's emphasis and code marks out of a line shown
+// as text.
+var emphasis = strings.NewReplacer("**", "", "__", "", "`", "")
+
+// andList is "ada", "ada and brook", "ada, brook and cy".
+func andList(names []string) string {
+	switch len(names) {
+	case 0:
+		return "nobody"
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// endJSON is `walkie auto --json`: the summary, where the record is, and
+// each party's last turn.
+type endJSON struct {
+	File        string                  `json:"file"`
+	Record      string                  `json:"record"`
+	Status      string                  `json:"status"`
+	Reason      string                  `json:"reason,omitempty"`
+	Interrupted bool                    `json:"interrupted,omitempty"`
+	Turns       int                     `json:"turns"`
+	CostUSD     float64                 `json:"cost_usd"`
+	Agreed      []position              `json:"agreed,omitempty"` // converged: the turns that signed off, the last one last
+	Positions   []position              `json:"positions"`        // each party's last turn
+	Attempts    []controller.TurnRecord `json:"attempts"`
+}
+
+func writeEndJSON(w io.Writer, file string, d *walkie.Doc, sum controller.Summary) error {
+	v := endJSON{File: file, Record: where(file), Status: sum.Status, Reason: sum.Reason, Interrupted: sum.Interrupted,
+		Turns: sum.Turns, CostUSD: sum.CostUSD, Positions: []position{}, Attempts: nonNil(sum.Attempts)}
+	if d != nil {
+		v.Positions = positions(d)
+		if sum.Status == walkie.StatusConverged {
+			for _, e := range agreedTurns(d) {
+				v.Agreed = append(v.Agreed, position{Agent: e.Agent, Turn: e.Turn, Round: d.Meta.RoundOf(e.Turn), Signed: true,
+					Text: string(bytes.TrimSpace(withoutSignOff(e.Body)))})
+			}
+		}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
+
+	"github.com/urfave/cli/v2"
+)
+
+// buildVersion is what the binary knows of its own build: the module
+// version (set by `go install …@vX`, "(devel)" for a build from a
+// checkout), the commit and whether the tree had changes, and the Go
+// version it was built with.
+type buildVersion struct {
+	Version   string `json:"version"`
+	Commit    string `json:"commit,omitempty"`
+	Modified  bool   `json:"modified,omitempty"`
+	Time      string `json:"commit_time,omitempty"`
+	GoVersion string `json:"go"`
+	Platform  string `json:"platform"`
+}
+
+func readBuildVersion() buildVersion {
+	v := buildVersion{Version: "(devel)", GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return v
+	}
+	if info.Main.Version != "" {
+		v.Version = info.Main.Version
+	}
+	v.GoVersion = info.GoVersion
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			v.Commit = s.Value
+		case "vcs.modified":
+			v.Modified = s.Value == "true"
+		case "vcs.time":
+			v.Time = s.Value
+		}
+	}
+	return v
+}
+
+func printVersion(w io.Writer, asJSON bool) error {
+	v := readBuildVersion()
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	commit := "unknown (built without version control information)"
+	if v.Commit != "" {
+		commit = v.Commit
+		if v.Modified {
+			commit += " (with uncommitted changes)"
+		}
+		if v.Time != "" {
+			commit += ", " + v.Time
+		}
+	}
+	fmt.Fprintf(w, "walkie %s\ncommit %s\ngo     %s %s\n", v.Version, commit, v.GoVersion, v.Platform)
+	return nil
+}
+
+func versionCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "version",
+		Usage: "print the version, commit and Go version",
+		Description: `The version is the module's (v1.2.3 when installed with go install
+github.com/walkie-sh/walkie/cmd/walkie@v1.2.3, "(devel)" for a build from a
+checkout), the commit is the one the binary was built from, as Go records
+it, and the Go version the one that built it. walkie --version and walkie -v
+print the same. The skills walkie skill install writes carry this version.
+
+EXAMPLES:
+   walkie version
+   walkie version --json | jq -r .commit`,
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return withCode(exitBadInput, fmt.Errorf("version takes no arguments; see `walkie version --help`"))
+			}
+			return printVersion(c.App.Writer, c.Bool("json"))
+		},
+	}
+}
