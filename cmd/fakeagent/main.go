@@ -40,7 +40,9 @@ with --state the k-th run uses steps[k-1], the last repeats):
   read_stdin, ask, delay, hang_after, exit_code, author, usage, cost_usd,
   input_tokens, output_tokens, grandchild_setsid, pid_file, shell,
   shells: [per round], verdict, verdicts: [per round], verdict_file,
-  steps: [...]
+  steps: [...],
+  when: [{file, contains, lacks, last_blocker, id, ...settings}] (the
+  first entry whose conditions hold overrides the step)
 
 Flags:
 `
@@ -156,6 +158,15 @@ func prepare(o options, st step) (*agent, error) {
 	rec, err := parseRecord(b)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", o.file, err)
+	}
+	if o.script != "" {
+		data, err := os.ReadFile(o.script)
+		if err != nil {
+			return nil, err
+		}
+		if st, err = applyWhen(st, data, whenFacts{rec: rec, workspace: os.Getenv("WALKIE_WORKSPACE")}); err != nil {
+			return nil, err
+		}
 	}
 	a := &agent{opts: o, step: st, turn: o.turn, round: o.round}
 	if a.turn <= 0 {

@@ -275,80 +275,104 @@ verdict: '{"verdict": "approve", "objections": [{"summary": "a docstring would h
 	}
 }
 
-// The parser: the grader always passes and two reviewers take turns
-// blocking on an edge case the briefing never decided. With a quorum of 2
-// the run stops as deadlocked in round 2 of 6, naming the question; with a
-// quorum of 1 the same scripts converge in round 1.
-func TestRoundtableParserDeadlocksOrConvergesByQuorum(t *testing.T) {
-	leakCheck(t)
-	scripts := map[string]string{
-		"ada": `bodies: ["parse() splits on commas.", "parse('') now raises ValueError.", "parse('') returns [] again."]
-shells:
-  - "printf 'def parse(s):\n    return s.split(\",\")\n' > work/parse.py"
-  - "printf 'def parse(s):\n    if not s: raise ValueError(\"empty\")\n    return s.split(\",\")\n' > work/parse.py"
-  - "printf 'def parse(s):\n    return s.split(\",\") if s else []\n' > work/parse.py"
-`,
-		"brook": `behavior: verdict
-verdicts:
-  - '{"verdict": "request_changes", "objections": [{"summary": "parse(\"\") returns [\"\"] instead of failing", "rule": "input is a list of one or more items, so empty input is invalid", "failing_input": "\"\"", "blocking": true}]}'
-  - '{"verdict": "approve", "objections": []}'
-  - '{"verdict": "request_changes", "objections": [{"summary": "parse(\"\") accepts empty input again", "rule": "input is a list of one or more items, so empty input is invalid", "failing_input": "\"\"", "blocking": true}]}'
-`,
-		"cy": `behavior: verdict
-verdicts:
-  - '{"verdict": "approve", "objections": []}'
-  - '{"verdict": "request_changes", "objections": [{"summary": "parse(\"\") raises; an empty list is a list", "rule": "parse is total: every string parses, the empty one to []", "failing_input": "\"\"", "blocking": true}]}'
-  - '{"verdict": "approve", "objections": []}'
-`,
+// parserScripts re-enact the parser story of the round table's design:
+// parse(s) splits s into lines, and the briefing never says what a lone
+// newline gives. brook wants [""] (every line is an item, the empty one
+// too), cy wants [] (blank lines are not items). Each blocks on the same
+// input whenever the answer is not the one it wants; the implementer
+// gives whoever objected last what it asked for. The grader always passes.
+func parserScripts(input, ruleBrook, ruleCy string) map[string]string {
+	block := func(summary, rule string) string {
+		return fmt.Sprintf(`'{"verdict": "request_changes", "objections": [{"summary": %s, "rule": %s, "failing_input": %s, "blocking": true}]}'`,
+			quoteJSON(summary), quoteJSON(rule), quoteJSON(input))
 	}
+	write := func(mark string) string {
+		return fmt.Sprintf(`"printf 'def parse(s):\n    return s.split(\"\\\\n\")  # %s\n' > work/parse.py"`, mark)
+	}
+	return map[string]string{
+		"ada": fmt.Sprintf(`usage: true
+cost_usd: 0.25
+body: "parse() drops blank lines."
+shell: %s
+when:
+  - last_blocker: brook
+    body: "parse() keeps blank lines now, as brook asks."
+    shell: %s
+  - last_blocker: cy
+    body: "parse() drops blank lines now, as cy asks."
+    shell: %s
+`, write("SKIP"), write("KEEP"), write("SKIP")),
+		"brook": fmt.Sprintf(`behavior: verdict
+usage: true
+cost_usd: 0.125
+verdict: %s
+when:
+  - file: parse.py
+    contains: KEEP
+    verdict: '{"verdict": "approve", "objections": []}'
+`, block("parse drops the empty line; it must give [\"\"]", ruleBrook)),
+		"cy": fmt.Sprintf(`behavior: verdict
+usage: true
+cost_usd: 0.0625
+verdict: %s
+when:
+  - file: parse.py
+    contains: SKIP
+    verdict: '{"verdict": "approve", "objections": []}'
+`, block("parse keeps a blank line as an item; it must give []", ruleCy)),
+	}
+}
+
+// The parser story at quorum 2: the reviewers take turns blocking on the
+// one input the briefing leaves open, whatever rule text they write and
+// whether the input is named in words or is the story's own lone newline.
+// The run stops as deadlocked in round 3 of 6, naming the question; at
+// quorum 1 the same scripts converge in round 1.
+func TestRoundtableParserStoryDeadlocks(t *testing.T) {
+	leakCheck(t)
 	for _, tc := range []struct {
-		quorum    int
-		status    string
-		turns     int
-		decisions []string
+		name, input, ruleBrook, ruleCy string
 	}{
-		{2, walkie.StatusDeadlocked, 6, []string{roundtable.DecisionNextRound, roundtable.DecisionDeadlocked}},
-		{1, walkie.StatusConverged, 3, []string{roundtable.DecisionConverged}},
+		{"input in words, the same rule", "a lone newline", "spec §2: every line of s is an item", "spec §2: every line of s is an item"},
+		{"a lone newline, different rules", "\n", "every line is an item, the empty one too", "blank lines are not items"},
 	} {
-		t.Run(fmt.Sprintf("quorum %d", tc.quorum), func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
 			f := newRT(t)
 			f.maxRounds = 6
-			f.quorum = tc.quorum
-			f.briefing = "Write parse(s) in work/parse.py: it splits a comma-separated list into its items."
+			f.quorum = 2
+			f.usage = true
+			f.briefing = "Write parse(s) in work/parse.py: it splits s into its lines."
 			f.grader = `"test -f parse.py && echo graded"`
-			f.scripts = scripts
+			f.scripts = parserScripts(tc.input, tc.ruleBrook, tc.ruleCy)
 			f.setup()
 			sum := f.run()
-			if sum.Status != tc.status || sum.Turns != tc.turns {
-				t.Fatalf("status %s after %d turns (%s), want %s after %d", sum.Status, sum.Turns, sum.Reason, tc.status, tc.turns)
+			if sum.Status != walkie.StatusDeadlocked || sum.Turns != 9 {
+				t.Fatalf("status %s after %d turns (%s), want deadlocked after round 3\n%s", sum.Status, sum.Turns, sum.Reason, f.record())
 			}
-			for i, want := range tc.decisions {
+			for i, want := range []string{roundtable.DecisionNextRound, roundtable.DecisionNextRound, roundtable.DecisionDeadlocked} {
 				if got := f.round(i + 1); got.Decision != want {
 					t.Fatalf("round %d decided %s (%s), want %s", i+1, got.Decision, got.Reason, want)
 				}
 			}
-			if tc.status != walkie.StatusDeadlocked {
-				return
-			}
-			if !strings.Contains(sum.Reason, `input "\"\""`) {
-				t.Fatalf("reason %q does not name the contested input", sum.Reason)
-			}
-			dl := f.round(2).Deadlock
-			if dl == nil || dl.Kind != "opposed" || dl.Question != `""` || len(dl.Evidence) != 2 {
+			dl := f.round(3).Deadlock
+			if dl == nil || dl.Kind != roundtable.KindAlternating || dl.Question != tc.input || len(dl.Evidence) != 3 {
 				t.Fatalf("deadlock %+v", dl)
+			}
+			if !strings.Contains(sum.Reason, "blocking on the input "+quoteJSON(tc.input)) {
+				t.Fatalf("reason %q does not name the contested input", sum.Reason)
 			}
 			md, err := os.ReadFile(filepath.Join(f.stateDir(), "roundtable", "deadlock.md"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, want := range []string{"What must the work do on the input `\"\"`?", "empty input is invalid", "the empty one to []", "| 1 | brook |", "| 2 | cy |"} {
+			for _, want := range []string{"What must the work do on the input " + quoteJSON(tc.input) + "?", tc.ruleBrook, tc.ruleCy, "| 1 | brook |", "| 2 | cy |", "| 3 | brook |"} {
 				if !strings.Contains(string(md), want) {
 					t.Fatalf("deadlock.md lacks %q:\n%s", want, md)
 				}
 			}
 			rec := f.record()
-			if !strings.Contains(rec, "## Supervisor") || !strings.Contains(rec, "stopped as deadlocked in round 2 of 6") ||
-				!strings.Contains(rec, `**What must the work do on the input "\"\""?**`) {
+			if !strings.Contains(rec, "## Supervisor") || !strings.Contains(rec, "stopped as deadlocked in round 3 of 6") ||
+				!strings.Contains(rec, "**What must the work do on the input "+quoteJSON(tc.input)+"?**") {
 				t.Fatalf("the record has no supervisor entry naming the question:\n%s", rec)
 			}
 			// Ended: a second run does nothing and says so.
@@ -357,6 +381,11 @@ verdicts:
 			}
 		})
 	}
+}
+
+func quoteJSON(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
 
 // A reviewer that writes to its copy of the workspace changes nothing of
