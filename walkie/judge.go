@@ -67,7 +67,7 @@ func Judge(file string, before, after []byte, want Expect) (Verdict, *Doc) {
 		if e.Kind != KindTurn || e.Turn != want.Turn || e.Agent != want.Agent {
 			return Verdict{Outcome: VerdictMalformed, Line: e.Line, Detail: fmt.Sprintf("the new entry is not turn %d by %s", want.Turn, want.Agent)}, nil
 		}
-		return Verdict{Outcome: VerdictAccepted, Stamped: true, Signed: e.Signed(), Detail: "posted with walkie post"}, ad
+		return Verdict{Outcome: VerdictAccepted, Stamped: true, Signed: e.Signed() && !ad.Meta.IsRoundtable(), Detail: "posted with walkie post"}, ad
 	case n != 0:
 		return Verdict{Outcome: VerdictMalformed, Detail: fmt.Sprintf("%d new recorded entries where one turn was expected", n)}, nil
 	case ad.TailOffset != bd.TailOffset:
@@ -138,7 +138,9 @@ func judgeTail(d *Doc, want Expect) Verdict {
 			signed = true
 		}
 	}
-	return Verdict{Outcome: VerdictAccepted, Signed: signed}
+	// A round table has no sign-offs (see progress): the line is kept as
+	// text, and the turn is not signed.
+	return Verdict{Outcome: VerdictAccepted, Signed: signed && !d.Meta.IsRoundtable()}
 }
 
 func firstDiffLine(a, b []byte) int {

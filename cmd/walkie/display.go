@@ -118,7 +118,7 @@ func (d *display) observe(e controller.Event) {
 		return
 	case controller.EventDebateEnded:
 		d.current = nil
-		fmt.Fprintf(d.w, "\r\x1b[K  debate %s\n", e.Status)
+		fmt.Fprintf(d.w, "\r\x1b[K  %s\n", endLine(e.Status, e.Line))
 		return
 	case controller.EventNote:
 		fmt.Fprintf(d.w, "\r\x1b[K  note: %s\n", e.Line)

@@ -20,12 +20,17 @@ func TestDisplay(t *testing.T) {
 	d.observe(controller.Event{Kind: controller.EventTurnRecorded, Turn: 3, Agent: "codex",
 		Record: &controller.TurnRecord{Turn: 3, Agent: "codex", Outcome: walkie.OutcomeAccepted, DurationMS: 1500, Signed: true, Detail: "turn recorded"}})
 	d.observe(controller.Event{Kind: controller.EventDebateEnded, Status: "converged"})
+	d.observe(controller.Event{Kind: controller.EventDebateEnded, Status: "max-rounds", Line: "reached the cap of 6 rounds"})
 	d.stop()
 	out := buf.String()
-	for _, want := range []string{"▶ turn 3 · codex (round 2, attempt 1)", "Reading the file", "turn 3   codex", "accepted", "1.5s  signed  turn recorded", "debate converged"} {
+	for _, want := range []string{"▶ turn 3 · codex (round 2, attempt 1)", "Reading the file", "turn 3   codex", "accepted", "1.5s  signed  turn recorded", "  converged\n",
+		"  stopped: max-rounds (reached the cap of 6 rounds)\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the display lacks %q:\n%q", want, out)
 		}
+	}
+	if strings.Contains(out, "debate max-rounds") {
+		t.Errorf("the end line reads %q", out)
 	}
 	for _, line := range strings.Split(out, "\r") {
 		if n := len([]rune(strings.TrimPrefix(line, "\x1b[K"))); n > d.width {

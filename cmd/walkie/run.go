@@ -150,10 +150,22 @@ func errorForStatus(sum controller.Summary) error {
 		return nil
 	case sum.Status == walkie.StatusOpen:
 		return fmt.Errorf("the debate is still open after %d turns", sum.Turns)
-	case sum.Reason != "":
-		return fmt.Errorf("debate ended %s: %s", sum.Status, sum.Reason)
 	}
-	return fmt.Errorf("debate ended %s", sum.Status)
+	return errors.New(endLine(sum.Status, sum.Reason))
+}
+
+// endLine says how a debate or round table ended, in the words the live
+// display and the error use: "stopped: max-rounds (reached the cap of 6
+// rounds)". The status is the name status, report and the exit codes use.
+func endLine(status, reason string) string {
+	s := "stopped: " + status
+	if status == walkie.StatusConverged {
+		s = status
+	}
+	if reason != "" {
+		s += " (" + reason + ")"
+	}
+	return s
 }
 
 func runExitCode(sum controller.Summary, once bool) int {

@@ -275,11 +275,11 @@ func classifyReview(res engine.Result, wrote bool, parseErr error) (walkie.Outco
 // once a valid verdict has been on disk and quiet for the grace.
 func (rt *Table) reviewerJob(job *reviewJob, a config.Agent, name string, turn, attempt int, sandbox, recordCopy, copyDir, verdictPath string, started time.Time) (engine.Job, error) {
 	t := job.plan
-	prompt, err := renderTemplate(reviewerPrompt, reviewerPromptData{Agent: name, Record: recordCopy, Workspace: copyDir, Verdict: verdictPath,
+	prompt, err := rt.render("reviewer", config.ReviewerPromptData{Agent: name, Record: recordCopy, Workspace: copyDir, Verdict: verdictPath,
 		Implementer: t.Meta.Implementer, Round: t.Round, MaxRounds: t.RoundCap, ImplementerTurn: job.freeze.Turn,
-		Changed: job.changed[:min(len(job.changed), maxChangedListed)], ChangedMore: max(0, len(job.changed)-maxChangedListed)})
+		Changed: promptChanges(job.changed[:min(len(job.changed), maxChangedListed)]), ChangedMore: max(0, len(job.changed)-maxChangedListed)})
 	if err != nil {
-		return engine.Job{}, fmt.Errorf("reviewer prompt: %w", err)
+		return engine.Job{}, err
 	}
 	j := engine.Job{
 		Agent:      a,

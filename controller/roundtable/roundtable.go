@@ -189,8 +189,8 @@ const maxFeedbackBytes = 48 << 10
 
 func (rt *Table) implementerPrompt(t *Turn) (string, error) {
 	m := &t.Meta
-	data := implementerPromptData{Agent: t.Participant, File: rt.File, Workspace: rt.workspaceOf(m).root, Round: t.Round, MaxRounds: t.RoundCap,
-		Reviewers: m.Reviewers, Heading: fmt.Sprintf("## Turn %d \u00b7 %s", t.Turn, t.Participant)}
+	data := config.ImplementerPromptData{Agent: t.Participant, File: rt.File, Workspace: rt.workspaceOf(m).root, Round: t.Round, MaxRounds: t.RoundCap,
+		Reviewers: m.Reviewers, Heading: config.Heading(t.Turn, t.Participant)}
 	if t.Round > 1 {
 		var prev RoundResult
 		ok, err := readJSON(filepath.Join(rt.roundDir(t.Round-1), "round.json"), &prev)
@@ -212,19 +212,15 @@ func (rt *Table) implementerPrompt(t *Turn) (string, error) {
 						data.MoreBlockers++
 						continue
 					}
-					data.Blockers = append(data.Blockers, feedbackItem{Reviewer: r.Reviewer, Objection: o})
+					data.Blockers = append(data.Blockers, promptObjection(r.Reviewer, o))
 				}
 			}
-			if prev.Grader != nil && !prev.Grader.Passed() {
-				data.Grader = prev.Grader
+			if g := prev.Grader; g != nil && !g.Passed() {
+				data.Grader = &config.PromptGrader{Status: g.Status, Detail: g.Detail, Output: g.Output}
 			}
 		}
 	}
-	prompt, err := renderTemplate(implementerPrompt, data)
-	if err != nil {
-		return "", fmt.Errorf("implementer prompt: %w", err)
-	}
-	return prompt, nil
+	return rt.render("implementer", data)
 }
 
 // reviewRound runs the part of round t.Round after the implementer's turn:
