@@ -25,6 +25,7 @@ type InitOptions struct {
 	Quorum      int
 	Grader      Command
 	Workspace   string
+	Phases      []Phase // run before the first round; the file is then format 2
 }
 
 // Init creates a new walkie file; it never overwrites one, nor takes over
@@ -38,7 +39,10 @@ func Init(file string, o InitOptions) error {
 		o.MaxRounds = 6
 	}
 	m := Meta{Walkie: FormatVersion, ID: o.ID, Mode: o.Mode, Participants: o.Participants, MaxRounds: o.MaxRounds,
-		Implementer: o.Implementer, Reviewers: o.Reviewers, Quorum: o.Quorum, Grader: o.Grader, Workspace: o.Workspace}
+		Implementer: o.Implementer, Reviewers: o.Reviewers, Quorum: o.Quorum, Grader: o.Grader, Workspace: o.Workspace, Phases: o.Phases}
+	if len(m.Phases) > 0 {
+		m.Walkie = FormatPhases
+	}
 	if err := m.validate(file, 0, nil); err != nil {
 		var ie *InputError
 		if errors.As(err, &ie) {

@@ -69,7 +69,9 @@ EXAMPLES:
    walkie init api.walkie.md --agents claude,codex
    walkie init review.walkie.md --agents claude,codex,gemini --max-rounds 4 --briefing brief.md
    walkie init fix.walkie.md --implementer claude --reviewers codex,gemini --quorum 1 \
-       --grader "go test ./..." --workspace . --max-rounds 4`,
+       --grader "go test ./..." --workspace . --max-rounds 4
+   walkie init eval.walkie.md --implementer codex --reviewers claude,gemini \
+       --phases research=gemini,plan=claude --grader "make test" --workspace src`,
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "agents", Usage: "participants in turn order, comma separated (at least two; required for a debate)"},
 			&cli.StringFlag{Name: "id", Usage: "debate id (default: the file name without .walkie.md)"},
@@ -80,6 +82,7 @@ EXAMPLES:
 			&cli.IntFlag{Name: "quorum", Category: "round table", Usage: "approvals needed (default: every reviewer)"},
 			&cli.StringFlag{Name: "grader", Category: "round table", Usage: "hidden test command, run by /bin/sh -c on the frozen copy"},
 			&cli.StringFlag{Name: "workspace", Category: "round table", Usage: "directory the implementer changes, relative to FILE"},
+			&cli.StringSliceFlag{Name: "phases", Category: "round table", Usage: "phases before the first round, in order: research=AGENT,plan=AGENT"},
 		},
 		Action: func(c *cli.Context) error {
 			file, err := fileArg(c)
@@ -133,9 +136,17 @@ func initRoundtable(c *cli.Context, file string) error {
 	for _, r := range c.StringSlice("reviewers") {
 		reviewers = append(reviewers, strings.TrimSpace(r))
 	}
+	var phases []walkie.Phase
+	for _, p := range c.StringSlice("phases") {
+		kind, agent, ok := strings.Cut(p, "=")
+		if !ok {
+			return withCode(exitBadInput, fmt.Errorf("--phases: %q: write KIND=AGENT, e.g. research=gemini", p))
+		}
+		phases = append(phases, walkie.Phase{Kind: strings.TrimSpace(kind), Agent: strings.TrimSpace(agent)})
+	}
 	err := walkie.Init(file, walkie.InitOptions{ID: c.String("id"), Mode: walkie.ModeRoundtable, MaxRounds: c.Int("max-rounds"), Briefing: brief,
 		Implementer: strings.TrimSpace(c.String("implementer")), Reviewers: reviewers, Quorum: c.Int("quorum"),
-		Grader: walkie.Command{Shell: c.String("grader")}, Workspace: c.String("workspace")})
+		Grader: walkie.Command{Shell: c.String("grader")}, Workspace: c.String("workspace"), Phases: phases})
 	if err != nil {
 		return err
 	}
