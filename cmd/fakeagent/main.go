@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -152,7 +153,8 @@ func prepare(o options, st step) (*agent, error) {
 		return nil, err
 	}
 	b, err := os.ReadFile(o.file)
-	if err != nil && !(st.Behavior == "write" && errors.Is(err, os.ErrNotExist)) {
+	// A file it is to write, or leave alone, may not exist yet.
+	if err != nil && !(slices.Contains([]string{"write", "none", "hang"}, st.Behavior) && errors.Is(err, os.ErrNotExist)) {
 		return nil, err
 	}
 	rec, err := parseRecord(b)

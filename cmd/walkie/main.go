@@ -122,7 +122,7 @@ a person halts it. See docs/ for the file format and configuration.`,
 // commands lists every command, in the order --help shows them.
 func commands() []*cli.Command {
 	return []*cli.Command{
-		initCommand(), briefCommand(), postCommand(), statusCommand(), verifyCommand(),
+		initCommand(), briefCommand(), phaseCommand(), postCommand(), statusCommand(), verifyCommand(),
 		haltCommand(), resumeCommand(), extendCommand(), repairCommand(),
 		autoCommand(), turnCommand(), logCommand(), reportCommand(), doctorCommand(),
 		serveCommand(), watchCommand(), notifyCommand(),

@@ -74,6 +74,13 @@ func writeReport(w io.Writer, r *roundtable.Report) {
 	}
 	fmt.Fprintf(w, "- cost: %s\n", money(r.CostUSD, estimatedAny(r.Agents)))
 
+	if len(r.Phases) > 0 {
+		fmt.Fprintf(w, "\n## Phases\n\n| phase | agent | state | attempts | time | cost | sha256 |\n|---|---|---|---|---|---|---|\n")
+		for _, p := range r.Phases {
+			fmt.Fprintf(w, "| %s | %s | %s | %d | %s | %s | %s |\n", p.Phase, p.Agent, phaseState(p), p.Attempts, ms(p.DurationMS), money(p.CostUSD, false), orDash(shortHash(p.SHA256)))
+		}
+	}
+
 	if len(r.RoundList) > 0 {
 		fmt.Fprintf(w, "\n## Rounds\n\n| round | workspace | grader | %s | decision |\n|---|---|---|%s---|\n",
 			strings.Join(r.Reviewers, " | "), strings.Repeat("---|", len(r.Reviewers)))
@@ -110,7 +117,7 @@ func writeReport(w io.Writer, r *roundtable.Report) {
 		fmt.Fprintf(w, "\nAgreed: approved when the hidden grader passed, or blocked when it failed. Blocked while it passed is a bug the tests miss or noise; the objection in the record says which.\n")
 	}
 	if d := r.Deadlock; d != nil {
-		fmt.Fprintf(w, "\n## Deadlock\n\nThe contested question: what must the work do on the input %q?\n\n%s.\n\nEvidence and what to do: .walkie/%s/roundtable/deadlock.md\n", d.Question, d.Summary, r.ID)
+		fmt.Fprintf(w, "\n## Deadlock\n\nThe contested question: what must the work do on %s?\n\n%s.\n\nEvidence and what to do: .walkie/%s/roundtable/deadlock.md\n", d.InputWords(), d.Summary, r.ID)
 	}
 }
 

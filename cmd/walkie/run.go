@@ -24,7 +24,7 @@ func runFlags() []cli.Flag {
 		&cli.StringFlag{Name: "config", Usage: "config file (default: ./walkie.yaml, then the user config dir; none needed for the built-in presets)"},
 		&cli.StringSliceFlag{Name: "agents", Usage: "configured agents that play the participants, in turn order (a,b) or by name (alice=claude,bob=codex)"},
 		&cli.IntFlag{Name: "max-rounds", Usage: "replace the file's max_rounds for this run"},
-		&cli.BoolFlag{Name: "approve", Usage: "approve an unapproved briefing without asking (for CI); the log says so"},
+		&cli.BoolFlag{Name: "approve", Usage: "approve an unapproved briefing, and a round table's phases, without asking (for CI); the log says so"},
 		&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},
 		&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "auto (human on a terminal, JSON otherwise), console or json"},
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "debug logging"},

@@ -225,7 +225,7 @@ func inputList(first map[string]string, keys map[string]bool, order []string) st
 			d.Inputs = append(d.Inputs, first[k])
 		}
 	}
-	return d.inputWords()
+	return d.InputWords()
 }
 
 func sortedNames[V any](m map[string]V) []string {
@@ -245,8 +245,8 @@ func (d *Deadlock) inputs() []string {
 	return []string{d.Question}
 }
 
-// inputWords names the contested inputs in prose, each JSON-quoted.
-func (d *Deadlock) inputWords() string {
+// InputWords names the contested inputs in prose, each JSON-quoted.
+func (d *Deadlock) InputWords() string {
 	in := d.inputs()
 	parts := make([]string, len(in))
 	for i, s := range in {

@@ -128,7 +128,7 @@ func (u rule) decide(rr *RoundResult, history []roundBlockers) decision {
 		d.reason = fmt.Sprintf("round %d: the grader passed and %d of %d reviewers approved (quorum %d)", round, d.approvals, len(u.reviewers), u.quorum)
 	case dl != nil:
 		d.decision, d.deadlock = DecisionDeadlocked, dl
-		d.reason = fmt.Sprintf("round %d: the reviewers take turns blocking on %s, which the briefing does not decide (%s)", round, dl.inputWords(), dl.Kind)
+		d.reason = fmt.Sprintf("round %d: the reviewers take turns blocking on %s, which the briefing does not decide (%s)", round, dl.InputWords(), dl.Kind)
 	case rr.Grader != nil && rr.Grader.Status == GraderError:
 		d.decision = DecisionFailed
 		d.reason = fmt.Sprintf("round %d: the grader could not run (%s); fix `grader:` and run walkie resume", round, rr.Grader.Detail)

@@ -30,6 +30,7 @@ type Report struct {
 	CostUSD     float64     `json:"cost_usd"`
 	Agents      []AgentCost `json:"agents"`
 	// Round-table only.
+	Phases    []PhaseBrief    `json:"phases,omitempty"`
 	RoundList []RoundBrief    `json:"round_list,omitempty"`
 	Scores    []ReviewerScore `json:"reviewer_scores,omitempty"`
 	Deadlock  *Deadlock       `json:"deadlock,omitempty"`
@@ -103,12 +104,15 @@ func LoadReport(file string) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	byAgent := map[string]*AgentCost{}
+	// One line per agent and role: the planner that also reviews is two.
+	type key struct{ agent, role string }
+	byAgent := map[key]*AgentCost{}
 	for _, rec := range recs {
-		a := byAgent[rec.Agent]
+		k := key{rec.Agent, rec.Role}
+		a := byAgent[k]
 		if a == nil {
 			a = &AgentCost{Agent: rec.Agent, Role: rec.Role}
-			byAgent[rec.Agent] = a
+			byAgent[k] = a
 		}
 		a.Sessions++
 		switch {
@@ -121,16 +125,23 @@ func LoadReport(file string) (*Report, error) {
 			a.CostUSD += rec.Usage.CostUSD
 		}
 	}
-	order := m.Participants
-	for _, name := range slices.Sorted(maps.Keys(byAgent)) {
-		if !slices.Contains(order, name) {
-			order = append(order, name)
+	// Phases first (they run first), then the participants in turn
+	// order, then anyone else.
+	rank := func(a *AgentCost) int {
+		if i := slices.Index(walkie.PhaseKinds, a.Role); i >= 0 {
+			return i
 		}
+		if i := slices.Index(m.Participants, a.Agent); i >= 0 {
+			return len(walkie.PhaseKinds) + i
+		}
+		return len(walkie.PhaseKinds) + len(m.Participants)
 	}
-	for _, name := range order {
-		if a := byAgent[name]; a != nil {
-			r.Agents = append(r.Agents, *a)
-		}
+	all := slices.Collect(maps.Values(byAgent))
+	slices.SortFunc(all, func(a, b *AgentCost) int {
+		return cmp.Or(cmp.Compare(rank(a), rank(b)), strings.Compare(a.Agent, b.Agent), strings.Compare(a.Role, b.Role))
+	})
+	for _, a := range all {
+		r.Agents = append(r.Agents, *a)
 	}
 	if !m.IsRoundtable() {
 		r.Rounds = m.RoundOf(max(p.Turns, 1))
@@ -140,6 +151,9 @@ func LoadReport(file string) (*Report, error) {
 		return r, nil
 	}
 	r.Implementer, r.Reviewers, r.Quorum = m.Implementer, m.Reviewers, m.QuorumNeeded()
+	if r.Phases, err = phaseBriefs(d, dir); err != nil {
+		return nil, err
+	}
 	scores := map[string]*ReviewerScore{}
 	for _, name := range m.Reviewers {
 		scores[name] = &ReviewerScore{Reviewer: name}
@@ -190,6 +204,10 @@ func LoadReport(file string) (*Report, error) {
 			}
 		}
 		r.RoundList = append(r.RoundList, rb)
+	}
+	// The last round at the cap did not lead to another: it ended the run.
+	if n := len(r.RoundList); n > 0 && r.RoundList[n-1].Decision == DecisionNextRound && r.Rounds >= r.MaxRounds {
+		r.RoundList[n-1].Decision = DecisionMaxRounds
 	}
 	for _, name := range m.Reviewers {
 		r.Scores = append(r.Scores, *scores[name])

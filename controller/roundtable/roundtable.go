@@ -42,6 +42,9 @@ const (
 	DecisionDeadlocked = "deadlocked"
 	DecisionFailed     = "failed"
 	DecisionNextRound  = "next-round"
+	// DecisionMaxRounds is how the report shows a next-round decision in
+	// the round at the cap: no round followed it.
+	DecisionMaxRounds = "max-rounds"
 )
 
 // Freeze is round-N/freeze.json: the state of the workspace the round judged.
@@ -191,6 +194,16 @@ func (rt *Table) implementerPrompt(t *Turn) (string, error) {
 	m := &t.Meta
 	data := config.ImplementerPromptData{Agent: t.Participant, File: rt.File, Workspace: rt.workspaceOf(m).root, Round: t.Round, MaxRounds: t.RoundCap,
 		Reviewers: m.Reviewers, Heading: config.Heading(t.Turn, t.Participant)}
+	if len(m.Phases) > 0 {
+		d, err := walkie.Load(rt.File)
+		if err != nil {
+			return "", engine.BadInput(err)
+		}
+		if data.Phases, err = rt.approvedPhases(m.Phases, PhasePins(d)); err != nil {
+			return "", err
+		}
+		data.Spec = spec(data.Phases)
+	}
 	if t.Round > 1 {
 		var prev RoundResult
 		ok, err := readJSON(filepath.Join(rt.roundDir(t.Round-1), "round.json"), &prev)

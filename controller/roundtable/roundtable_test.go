@@ -2,11 +2,15 @@ package roundtable_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -41,6 +45,9 @@ type rtFixture struct {
 	scripts            map[string]string
 	workspace          map[string]string
 	extraAgentSettings string
+	// phases, as KIND: AGENT pairs in order; the file is then format 2 and
+	// each phase's agent gets a fake of its own.
+	phases [][2]string
 }
 
 func newRT(t *testing.T) *rtFixture {
@@ -81,8 +88,19 @@ func (f *rtFixture) setup() {
 	if f.quorum > 0 {
 		q = fmt.Sprintf("quorum: %d\n", f.quorum)
 	}
-	f.write("rt.walkie.md", fmt.Sprintf("---\nwalkie: 1\nid: rt\nmode: roundtable\nimplementer: %s\nreviewers: [%s]\n%sgrader: %s\ngrader_timeout: 30s\nworkspace: work\nmax_rounds: %d\n%s---\n# Briefing\n%s\n",
-		f.implementer, strings.Join(f.reviewers, ", "), q, f.grader, f.maxRounds, f.extraFrontMatter, f.briefing))
+	version, agents := 1, append([]string{f.implementer}, f.reviewers...)
+	if len(f.phases) > 0 {
+		version = 2
+		q += "phases:\n"
+		for _, p := range f.phases {
+			q += fmt.Sprintf("  - %s: %s\n", p[0], p[1])
+			if !slices.Contains(agents, p[1]) {
+				agents = append(agents, p[1])
+			}
+		}
+	}
+	f.write("rt.walkie.md", fmt.Sprintf("---\nwalkie: %d\nid: rt\nmode: roundtable\nimplementer: %s\nreviewers: [%s]\n%sgrader: %s\ngrader_timeout: 30s\nworkspace: work\nmax_rounds: %d\n%s---\n# Briefing\n%s\n",
+		version, f.implementer, strings.Join(f.reviewers, ", "), q, f.grader, f.maxRounds, f.extraFrontMatter, f.briefing))
 	if err := os.MkdirAll(f.work, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -95,14 +113,16 @@ func (f *rtFixture) setup() {
 	}
 	var cfg strings.Builder
 	fmt.Fprintf(&cfg, "defaults:\n  timeout: %s\n  stall: 20s\n  grace: 200ms\n  kill_grace: 500ms\nagents:\n", f.agentTimeout)
-	for _, name := range append([]string{f.implementer}, f.reviewers...) {
+	for _, name := range agents {
 		script := f.scripts[name]
 		switch {
 		case script != "":
 		case name == f.implementer:
 			script = "{}\n" // append a turn
-		default:
+		case slices.Contains(f.reviewers, name):
 			script = "behavior: verdict\n" // approve
+		default:
+			script = "behavior: write\nbody: \"notes of {agent}\"\n" // a phase's file
 		}
 		f.write(filepath.Join("scripts", name+".yaml"), script)
 		fmt.Fprintf(&cfg, "  %s:\n    command: [sh, -c, 'printf \"%%s\\n=====\\n\" \"$0\" >> %s/prompts/{agent}-{turn}.txt; exec %s --file \"$1\" --agent {agent} --turn {turn} --round {round} --script %s/scripts/{agent}.yaml --state %s/state-{agent}', \"{prompt}\", \"{file}\"]\n    usage: %s\n%s",
@@ -183,15 +203,19 @@ func needPython(t *testing.T) string {
 	return p
 }
 
-// The evaluator: the hidden tests pass in round 1, yet a reviewer blocks
-// with a valid failing input (floats lose 2 ** 53 + 1). The implementer is
-// told, fixes it, and the round table converges in round 2.
-func TestRoundtableEvaluatorCatchesWhatTheGraderMisses(t *testing.T) {
+// The evaluator story of the round table's design: one agent researches
+// the exact rules, another turns them into a spec, and only then does the
+// implementer start. Round 1 computes in floats: the hidden tests pass,
+// and only a reviewer catches that 2 ** 53 + 1 comes out wrong, citing the
+// spec's section. Round 2 is exact but floors wrongly: the reviewers
+// approve and the grader catches it. Round 3 converges.
+func TestRoundtableEvaluatorStory(t *testing.T) {
 	leakCheck(t)
 	python := needPython(t)
 	f := newRT(t)
 	f.usage = true
-	f.briefing = "Write evaluate(expr) in work/evaluate.py: it evaluates integer arithmetic (+ - * ** //).\n\nRule 1: results are exact integers, however large.\n"
+	f.phases = [][2]string{{"research", "gem"}, {"plan", "cla"}}
+	f.briefing = "Write evaluate(expr) in work/evaluate.py: it evaluates integer arithmetic (+ - * ** //).\n"
 	f.grader = fmt.Sprintf("[%s, \"{dir}/hidden/test_evaluate.py\"]", python)
 	f.write("hidden/test_evaluate.py", `import os, sys
 sys.path.insert(0, os.getcwd())
@@ -199,23 +223,38 @@ from evaluate import evaluate
 assert evaluate("1 + 2") == 3
 assert evaluate("6 * 7") == 42
 assert evaluate("2 ** 10") == 1024
-print("HIDDEN-TESTS: 3 passed")
+assert evaluate("-7 // 2") == -4, "floor division"
+print("HIDDEN-TESTS: 4 passed")
 `)
+	f.scripts["gem"] = `behavior: write
+usage: true
+cost_usd: 0.03
+body: "# Research\n\nPython integers are exact at any size. An IEEE 754 double has a 53-bit significand: 2 ** 53 + 1 is not representable.\n// floors toward negative infinity: -7 // 2 is -4.\n"
+`
+	f.scripts["cla"] = `behavior: write
+usage: true
+cost_usd: 0.04
+body: "# Spec\n\n§1 evaluate(expr) evaluates + - * ** // over integers.\n§2 Results are exact integers, however large: evaluate('2 ** 53 + 1') == 9007199254740993.\n§3 // is floor division: evaluate('-7 // 2') == -4.\n"
+`
 	f.scripts["ada"] = `usage: true
 cost_usd: 0.05
 bodies:
   - "evaluate() parses with Python's own grammar and computes in floats."
-  - "evaluate() now computes in integers: 2 ** 53 + 1 is exact."
+  - "evaluate() computes in integers now: 2 ** 53 + 1 is exact."
+  - "evaluate() floors as §3 says."
 shells:
   - "printf 'def evaluate(expr):\n    return float(eval(expr, {\"__builtins__\": {}}))\n' > work/evaluate.py"
-  - "printf 'def evaluate(expr):\n    return int(eval(expr, {\"__builtins__\": {}}))\n' > work/evaluate.py"
+  - "printf 'def evaluate(expr):\n    return int(eval(expr.replace(\"//\", \"/\"), {\"__builtins__\": {}}))\n' > work/evaluate.py"
+  - "printf 'def evaluate(expr):\n    return eval(expr, {\"__builtins__\": {}})\n' > work/evaluate.py"
 `
 	f.scripts["brook"] = `behavior: verdict
 usage: true
 cost_usd: 0.02
-verdicts:
-  - '{"verdict": "request_changes", "objections": [{"summary": "evaluate(\"2 ** 53 + 1\") returns 9007199254740992.0: floats lose integers above 2**53", "rule": "Rule 1: results are exact integers, however large", "failing_input": "2 ** 53 + 1", "blocking": true}]}'
-  - '{"verdict": "approve", "objections": []}'
+verdict: '{"verdict": "approve", "objections": []}'
+when:
+  - file: evaluate.py
+    contains: "float("
+    verdict: '{"verdict": "request_changes", "objections": [{"summary": "evaluate(\"2 ** 53 + 1\") returns 9007199254740992.0: floats lose integers above 2**53", "rule": "spec §2: results are exact integers, however large", "failing_input": "2 ** 53 + 1", "blocking": true}]}'
 `
 	f.scripts["cy"] = `behavior: verdict
 usage: true
@@ -225,19 +264,57 @@ verdict: '{"verdict": "approve", "objections": [{"summary": "a docstring would h
 	f.setup()
 	sum := f.run()
 
-	if sum.Status != walkie.StatusConverged || sum.Turns != 6 {
-		t.Fatalf("status %s after %d turns (%s), want converged after 6 (two rounds)", sum.Status, sum.Turns, sum.Reason)
+	if sum.Status != walkie.StatusConverged || sum.Turns != 9 {
+		t.Fatalf("status %s after %d turns (%s), want converged in round 3\n%s", sum.Status, sum.Turns, sum.Reason, f.record())
 	}
-	r1, r2 := f.round(1), f.round(2)
+	// The phases ran first, once each, and are pinned in the record.
+	d, err := walkie.Load(f.file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pins := roundtable.PhasePins(d)
+	for _, kind := range []string{"research", "plan"} {
+		b, err := os.ReadFile(roundtable.PhasePath(f.stateDir(), kind))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum := sha256.Sum256(b); pins[kind].SHA256 != hex.EncodeToString(sum[:]) {
+			t.Fatalf("the %s pin %q does not match its file", kind, pins[kind].SHA256)
+		}
+	}
+	if d.Entries[0].Kind != walkie.KindSupervisor || d.Entries[1].Kind != walkie.KindSupervisor || d.Entries[2].Turn != 1 ||
+		!strings.Contains(string(d.Entries[1].Body), "walkie: the plan phase is approved. cla wrote the spec in 1 attempt") ||
+		!strings.Contains(string(d.Entries[1].Body), "approved by --approve") {
+		t.Fatalf("the record does not open with the two approvals:\n%s", f.record())
+	}
+	// Each session was pointed at what it needs: the planner at the
+	// research notes, the implementer and the reviewers at the spec.
+	plan := f.prompts("cla", 0)
+	if !strings.Contains(plan, "the research notes by gem") || !regexp.MustCompile(`walkie-phase-[^/]+/phases/research\.md`).MatchString(plan) {
+		t.Fatalf("the planner's prompt:\n%s", plan)
+	}
+	if research := f.prompts("gem", 0); strings.Contains(research, "Approved earlier") {
+		t.Fatalf("the researcher was given earlier phases:\n%s", research)
+	}
+	if p := f.prompts("ada", 1); !strings.Contains(p, "The approved spec") || !strings.Contains(p, filepath.Join(f.stateDir(), "phases", "plan.md")) {
+		t.Fatalf("the implementer's prompt does not cite the spec:\n%s", p)
+	}
+	if p := f.prompts("brook", 2); !regexp.MustCompile(`walkie-review-[^/]+/phases/plan\.md`).MatchString(p) || !strings.Contains(p, `the spec section (e.g. \"spec §3: …\")`) {
+		t.Fatalf("the reviewer's prompt does not cite its copy of the spec:\n%s", p)
+	}
+	r1, r2, r3 := f.round(1), f.round(2), f.round(3)
 	if r1.Decision != roundtable.DecisionNextRound || !r1.Grader.Passed() || r1.Approvals != 1 {
-		t.Fatalf("round 1: %s (%s), grader %s, %d approvals; want the next round with the grader passing and brook blocking", r1.Decision, r1.Reason, r1.Grader.Status, r1.Approvals)
+		t.Fatalf("round 1: %s (%s); want the grader passing and brook blocking", r1.Decision, r1.Reason)
 	}
-	if r2.Decision != roundtable.DecisionConverged || !r2.Grader.Passed() || r2.Approvals != 2 {
-		t.Fatalf("round 2: %s (%s)", r2.Decision, r2.Reason)
+	if r2.Decision != roundtable.DecisionNextRound || r2.Grader.Passed() || r2.Approvals != 2 {
+		t.Fatalf("round 2: %s (%s); want both approving and the grader failing", r2.Decision, r2.Reason)
+	}
+	if r3.Decision != roundtable.DecisionConverged || !r3.Grader.Passed() || r3.Approvals != 2 {
+		t.Fatalf("round 3: %s (%s)", r3.Decision, r3.Reason)
 	}
 	// The catch was real: the round-1 work the grader passed is wrong on
-	// the reviewer's input, and the round-2 work is right.
-	for round, want := range map[int]string{1: "9007199254740992", 2: "9007199254740993"} {
+	// the reviewer's input, and the later work is right.
+	for round, want := range map[int]string{1: "9007199254740992", 2: "9007199254740993", 3: "9007199254740993"} {
 		snap := filepath.Join(f.stateDir(), "roundtable", fmt.Sprintf("round-%d", round), "snapshot")
 		cmd := exec.Command(python, "-c", "from evaluate import evaluate; print(int(evaluate('2 ** 53 + 1')))")
 		cmd.Dir = snap
@@ -246,22 +323,24 @@ verdict: '{"verdict": "approve", "objections": [{"summary": "a docstring would h
 			t.Fatalf("round %d snapshot gives %q (%v), want %s", round, out, err, want)
 		}
 	}
-	// The implementer heard the objection in round 2 (and nothing of a
-	// grader that passed); no reviewer ever saw the grader's output.
-	p := f.prompts("ada", 4)
-	if !strings.Contains(p, `failing input "2 ** 53 + 1"`) || !strings.Contains(p, "brook: rule") || strings.Contains(p, "hidden tests did not pass") {
+	// The implementer heard the objection in round 2, and the grader in
+	// round 3; no reviewer ever saw the grader's output.
+	if p := f.prompts("ada", 4); !strings.Contains(p, `failing input "2 ** 53 + 1"`) || !strings.Contains(p, `brook: rule "spec §2`) || strings.Contains(p, "hidden tests did not pass") {
 		t.Fatalf("round-2 implementer prompt:\n%s", p)
 	}
+	if p := f.prompts("ada", 7); !strings.Contains(p, "hidden tests did not pass") || !strings.Contains(p, "floor division") {
+		t.Fatalf("round-3 implementer prompt:\n%s", p)
+	}
 	for _, name := range []string{"brook", "cy"} {
-		for _, turn := range []int{2, 3, 5, 6} {
-			if strings.Contains(f.prompts(name, turn), "HIDDEN-TESTS") {
+		for _, turn := range []int{2, 3, 5, 6, 8, 9} {
+			if strings.Contains(f.prompts(name, turn), "HIDDEN-TESTS") || strings.Contains(f.prompts(name, turn), "floor division\"") {
 				t.Fatalf("%s's prompt for turn %d shows the grader's output", name, turn)
 			}
 		}
 	}
 	rec := f.record()
-	for _, want := range []string{"## Turn 2 · brook", "**request changes** · 1 blocking, 0 advice", `"failing_input": "2 ** 53 + 1"`,
-		"## Turn 3 · cy", "**approve** · 0 blocking, 1 advice", "## Turn 5 · brook", "**approve** · 0 blocking", "converged in round 2"} {
+	for _, want := range []string{"## Turn 2 · brook", "**request changes** · 1 blocking, 0 advice", `"rule": "spec §2: results are exact integers, however large"`,
+		"## Turn 3 · cy", "**approve** · 0 blocking, 1 advice", "## Turn 5 · brook", "converged in round 3"} {
 		if !strings.Contains(rec, want) {
 			t.Fatalf("the record lacks %q:\n%s", want, rec)
 		}
@@ -269,9 +348,21 @@ verdict: '{"verdict": "approve", "objections": [{"summary": "a docstring would h
 	if strings.Contains(rec, "HIDDEN-TESTS") {
 		t.Fatal("the grader's output reached the record, which reviewers read")
 	}
-	// Cost: implementer 2 × 0.05, brook 2 × 0.02, cy 2 × 0.01.
-	if want := 0.16; sum.CostUSD < want-1e-9 || sum.CostUSD > want+1e-9 {
+	// Cost: research 0.03, plan 0.04, implementer 3 × 0.05, brook 3 × 0.02,
+	// cy 3 × 0.01.
+	if want := 0.31; sum.CostUSD < want-1e-9 || sum.CostUSD > want+1e-9 {
 		t.Fatalf("cost %.4f, want %.2f", sum.CostUSD, want)
+	}
+	rep, err := roundtable.LoadReport(f.file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Phases) != 2 || rep.Phases[0].Phase != "research" || rep.Phases[0].CostUSD != 0.03 || rep.Phases[1].CostUSD != 0.04 ||
+		rep.Phases[1].DurationMS <= 0 || rep.Phases[1].ApprovedBy != roundtable.ApprovedByFlag {
+		t.Fatalf("report phases %+v", rep.Phases)
+	}
+	if s := rep.Scores[0]; s.Reviewer != "brook" || s.BlockedGraderPassed != 1 || s.ApprovedGraderFailed != 1 || s.Agreed != 1 {
+		t.Fatalf("brook's score %+v", s)
 	}
 }
 
@@ -711,4 +802,143 @@ func TestRoundtableRecoversLeftoverReviewers(t *testing.T) {
 	if _, err := os.Stat(sandbox); err == nil {
 		t.Fatal("the leftover sandbox is still there")
 	}
+}
+
+// A phase fails, times out and is halted like any turn, with the same
+// outcomes and retries, and its approved file is checked against its pin
+// before every step.
+func TestRoundtablePhaseOutcomes(t *testing.T) {
+	leakCheck(t)
+	phaseRoles := func(f *rtFixture) []string {
+		recs, err := engine.ReadTurnLog(f.stateDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, r := range recs {
+			if r.Role == "research" || r.Role == "plan" {
+				out = append(out, fmt.Sprintf("%s %d %s", r.Role, r.Attempt, r.Outcome))
+			}
+		}
+		return out
+	}
+	t.Run("a timeout is retried", func(t *testing.T) {
+		f := newRT(t)
+		f.maxRounds = 1
+		f.agentTimeout = "3s"
+		f.phases = [][2]string{{"research", "gem"}}
+		f.scripts["gem"] = "behavior: write\nbody: notes\nsteps:\n  - delay: 30s\n  - {}\n"
+		f.setup()
+		if sum := f.run(); sum.Status != walkie.StatusConverged {
+			t.Fatalf("%s (%s)", sum.Status, sum.Reason)
+		}
+		if got := phaseRoles(f); !slices.Equal(got, []string{"research 1 timeout", "research 2 accepted"}) {
+			t.Fatalf("phase attempts %v", got)
+		}
+	})
+	t.Run("retries spent fail the run; resume runs it again", func(t *testing.T) {
+		f := newRT(t)
+		f.maxRounds = 1
+		f.phases = [][2]string{{"research", "gem"}, {"plan", "cla"}}
+		f.scripts["cla"] = "behavior: write\nbody: spec\nsteps:\n  - behavior: none\n  - {body: \"   \\n\"}\n  - {}\n"
+		f.setup()
+		sum := f.run()
+		if sum.Status != walkie.StatusFailed || !strings.Contains(sum.Reason, "the plan phase: cla: malformed after 2 attempts (the file is empty)") || sum.Turns != 0 {
+			t.Fatalf("%s after %d turns (%s)", sum.Status, sum.Turns, sum.Reason)
+		}
+		if err := walkie.Resume(f.file); err != nil {
+			t.Fatal(err)
+		}
+		if sum := f.run(); sum.Status != walkie.StatusConverged {
+			t.Fatalf("after resume: %s (%s)", sum.Status, sum.Reason)
+		}
+		if got := phaseRoles(f); !slices.Equal(got, []string{"research 1 accepted", "plan 1 no-turn", "plan 2 malformed", "plan 3 accepted"}) {
+			t.Fatalf("phase attempts %v", got)
+		}
+	})
+	t.Run("halted, then resumed", func(t *testing.T) {
+		f := newRT(t)
+		f.maxRounds = 1
+		f.phases = [][2]string{{"research", "gem"}}
+		f.scripts["gem"] = "behavior: write\nbody: notes\nsteps:\n  - delay: 30s\n  - {}\n"
+		f.setup()
+		done := make(chan controller.Summary, 1)
+		go func() {
+			sum, err := controller.Run(context.Background(), controller.Options{File: f.file, Config: f.cfg, Approve: true})
+			if err != nil {
+				t.Error(err)
+			}
+			done <- sum
+		}()
+		// Running, and past counting its invocation (so the next one takes
+		// the script's second step).
+		waitFor(t, 30*time.Second, "the research phase running", func() bool {
+			_, err := os.Stat(filepath.Join(f.dir, "state-gem"))
+			return f.exists("roundtable/running/phase-research.json") && err == nil
+		})
+		if err := walkie.Halt(f.file, "a person looks"); err != nil {
+			t.Fatal(err)
+		}
+		if sum := <-done; sum.Status != walkie.StatusHalted {
+			t.Fatalf("%s (%s)", sum.Status, sum.Reason)
+		}
+		if err := walkie.Resume(f.file); err != nil {
+			t.Fatal(err)
+		}
+		if sum := f.run(); sum.Status != walkie.StatusConverged {
+			t.Fatalf("after resume: %s (%s)", sum.Status, sum.Reason)
+		}
+		if got := phaseRoles(f); !slices.Equal(got, []string{"research 1 halted", "research 2 accepted"}) {
+			t.Fatalf("phase attempts %v", got)
+		}
+	})
+	t.Run("without approval the run stops; the file changed after approval stops it too", func(t *testing.T) {
+		f := newRT(t)
+		f.maxRounds = 2
+		f.phases = [][2]string{{"plan", "cla"}}
+		f.scripts["brook"] = "behavior: verdict\nverdicts:\n  - '{\"verdict\": \"request_changes\", \"objections\": [{\"rule\": \"§1\", \"failing_input\": \"x\", \"blocking\": true}]}'\n  - '{\"verdict\": \"approve\"}'\n"
+		f.setup()
+		if _, err := walkie.Approve(f.file); err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		_, err := controller.Run(ctx, controller.Options{File: f.file, Config: f.cfg})
+		var ie *walkie.InputError
+		if !errors.Is(err, controller.ErrBadInput) || !errors.As(err, &ie) || !strings.Contains(ie.Msg, "awaits approval") || !strings.Contains(ie.Fix, "walkie phase approve") {
+			t.Fatalf("err %v, want bad input awaiting approval", err)
+		}
+		if d, _ := walkie.Load(f.file); len(d.Entries) != 0 {
+			t.Fatal("the record changed before the approval")
+		}
+		// Again without approval: the file is kept, the phase does not run again.
+		if _, err := controller.Run(ctx, controller.Options{File: f.file, Config: f.cfg}); !errors.Is(err, controller.ErrBadInput) {
+			t.Fatalf("second run: %v", err)
+		}
+		if n := strings.Count(f.prompts("cla", 0), "====="); n != 1 {
+			t.Fatalf("the plan phase ran %d times", n)
+		}
+		if _, err := roundtable.ApprovePhase(f.file, "plan", roundtable.ApprovedByPerson); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := roundtable.ApprovePhase(f.file, "plan", roundtable.ApprovedByPerson); !errors.Is(err, roundtable.ErrPhaseApproved) {
+			t.Fatalf("approved twice: %v", err)
+		}
+		if sum := f.run(func(o *controller.Options) { o.Once = true; o.Approve = false }); sum.Turns != 1 {
+			t.Fatalf("%s after %d turns", sum.Status, sum.Turns)
+		}
+		spec := roundtable.PhasePath(f.stateDir(), "plan")
+		if err := os.Chmod(spec, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(spec, []byte("§1 anything goes\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err = controller.Run(ctx, controller.Options{File: f.file, Config: f.cfg})
+		if !errors.Is(err, controller.ErrBadInput) || !errors.As(err, &ie) || !strings.Contains(ie.Msg, "changed after approval") || ie.File != spec {
+			t.Fatalf("err %v, want the changed spec refused", err)
+		}
+		if d, _ := walkie.Load(f.file); d.Progress().Turns != 1 {
+			t.Fatal("a step ran on a changed spec")
+		}
+	})
 }
