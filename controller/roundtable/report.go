@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -34,6 +33,13 @@ type Report struct {
 	RoundList []RoundBrief    `json:"round_list,omitempty"`
 	Scores    []ReviewerScore `json:"reviewer_scores,omitempty"`
 	Deadlock  *Deadlock       `json:"deadlock,omitempty"`
+	// Replays are the recorded rounds decided under other rules, when
+	// asked for (Replay).
+	Replays []Replay `json:"replays,omitempty"`
+
+	// What replays are made from.
+	rounds []RoundResult
+	recs   []engine.TurnRecord
 }
 
 // AgentCost is one agent's sessions and what they cost.
@@ -158,15 +164,12 @@ func LoadReport(file string) (*Report, error) {
 	for _, name := range m.Reviewers {
 		scores[name] = &ReviewerScore{Reviewer: name}
 	}
-	for n := 1; ; n++ {
-		var rr RoundResult
-		ok, err := readJSON(filepath.Join(dir, "roundtable", fmt.Sprintf("round-%d", n), "round.json"), &rr)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			break
-		}
+	if r.rounds, err = readRounds(dir, -1); err != nil {
+		return nil, err
+	}
+	r.recs = recs
+	for _, rr := range r.rounds {
+		n := rr.Round
 		r.Rounds = n
 		if rr.Deadlock != nil {
 			r.Deadlock = rr.Deadlock

@@ -470,9 +470,65 @@ func TestRoundtableParserStoryDeadlocks(t *testing.T) {
 			if again := f.run(); again.Status != walkie.StatusDeadlocked || len(again.Attempts) != 0 {
 				t.Fatalf("a second run: %+v", again)
 			}
+
+			// The quorum lever on the recorded deadlock: at quorum 1 it
+			// would have stopped in round 1, at the cost of round 1.
+			rep, err := roundtable.LoadReport(f.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			one, err := rep.Replay(1, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if one.Round != 1 || one.Decision != roundtable.DecisionConverged || !one.Known || one.Recorded {
+				t.Fatalf("quorum 1: %+v", one)
+			}
+			two, err := rep.Replay(2, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if two.Round != 3 || two.Decision != roundtable.DecisionDeadlocked || !two.Known || !two.Recorded || !approx(two.CostUSD, sum.CostUSD) {
+				t.Fatalf("quorum 2 (the run's own rule) does not give the run back: %+v, the run cost %.4f", two, sum.CostUSD)
+			}
+			// Counting brook alone, it converges once brook is pleased, in
+			// round 2; counting cy alone, at once.
+			if b, _ := rep.Replay(1, []string{"brook"}); b.Round != 2 || b.Decision != roundtable.DecisionConverged || !approx(b.CostUSD, 2*0.25+2*0.125) {
+				t.Fatalf("brook alone: %+v", b)
+			}
+			if c, _ := rep.Replay(0, []string{"cy"}); c.Round != 1 || c.Decision != roundtable.DecisionConverged || !approx(c.CostUSD, 0.25+0.0625) {
+				t.Fatalf("cy alone: %+v", c)
+			}
+			if _, err := rep.Replay(3, nil); err == nil {
+				t.Fatal("a quorum of 3 of 2 reviewers replayed")
+			}
+			if _, err := rep.Replay(1, []string{"dee"}); err == nil {
+				t.Fatal("a reviewer the round table does not have replayed")
+			}
+
+			// Checked against a real run at quorum 1 of the same scripts.
+			g := newRT(t)
+			g.maxRounds, g.quorum, g.usage = 6, 1, true
+			g.briefing, g.grader, g.scripts = f.briefing, f.grader, parserScripts(tc.input, tc.ruleBrook, tc.ruleCy)
+			g.setup()
+			real := g.run()
+			if real.Status != walkie.StatusConverged || real.Turns != 3 || !approx(real.CostUSD, one.CostUSD) {
+				t.Fatalf("the real run at quorum 1: %s after %d turns, $%.4f; the replay said round 1 at $%.4f", real.Status, real.Turns, real.CostUSD, one.CostUSD)
+			}
+			// And the other way: the quorum-1 record replayed at quorum 2
+			// would have gone on into rounds that were never run.
+			rep1, err := roundtable.LoadReport(g.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if up, _ := rep1.Replay(2, nil); up.Known || up.Decision != roundtable.DecisionUnknown || up.Round != 1 || !strings.Contains(up.Note, "what happens after round 1 is unknown") {
+				t.Fatalf("quorum 2 on the quorum-1 record: %+v", up)
+			}
 		})
 	}
 }
+
+func approx(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
 
 func quoteJSON(s string) string {
 	b, _ := json.Marshal(s)
