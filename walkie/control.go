@@ -54,7 +54,24 @@ func Init(file string, o InitOptions) error {
 		}
 		return err
 	}
-	brief := BriefingText(o.Briefing)
+	return create(file, m, o.Briefing)
+}
+
+// InitCopy creates a new walkie file from a whole front matter and a
+// briefing: a copy of another debate (walkie trials) with the id and the
+// paths the caller changed, and no entries. A pinned briefing stays pinned
+// when the text is the same.
+func InitCopy(file string, m Meta, briefing []byte) error {
+	if err := m.validate(file, 0, nil); err != nil {
+		return err
+	}
+	return create(file, m, briefing)
+}
+
+// create writes a new file of m and briefing, refusing one that exists or
+// an id whose state directory another debate holds.
+func create(file string, m Meta, briefing []byte) error {
+	brief := BriefingText(briefing)
 	if len(brief) == 0 {
 		brief = []byte("(Write the briefing here: `walkie brief draft FILE` gives a template.)\n")
 	}
@@ -78,9 +95,9 @@ func Init(file string, o InitOptions) error {
 	if err != nil {
 		return err
 	}
-	dir := StateDir(file, o.ID)
+	dir := StateDir(file, m.ID)
 	if _, err := os.Stat(filepath.Join(dir, "state.json")); err == nil {
-		return &InputError{File: file, Msg: fmt.Sprintf("%s already holds the state of a debate with id %q", dir, o.ID),
+		return &InputError{File: file, Msg: fmt.Sprintf("%s already holds the state of a debate with id %q", dir, m.ID),
 			Fix: "choose another --id; or, if that debate's file is gone for good, remove " + dir}
 	}
 	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)

@@ -176,11 +176,12 @@ func writeReport(w io.Writer, r *roundtable.Report) {
 	fmt.Fprintf(w, "| total | | %d | %s |\n", sessions, money(r.CostUSD, estimatedAny(r.Agents)))
 
 	if len(r.Scores) > 0 {
-		fmt.Fprintf(w, "\n## Reviewers against the grader\n\n| reviewer | rounds | agreed | approved, grader failed | blocked, grader passed | no verdict | grader unknown |\n|---|---|---|---|---|---|---|\n")
+		fmt.Fprintf(w, "\n## Reviewers against the grader\n\n| reviewer | rounds | agreed | approved, grader failed | blocked, grader passed | no verdict | grader unknown | objections | confirmed by grader | confirmed by fix |\n|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, s := range r.Scores {
-			fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %d | %d |\n", s.Reviewer, s.Rounds, s.Agreed, s.ApprovedGraderFailed, s.BlockedGraderPassed, s.NoVerdict, s.GraderUnknown)
+			fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %d | %d | %d | %d | %d |\n", s.Reviewer, s.Rounds, s.Agreed, s.ApprovedGraderFailed, s.BlockedGraderPassed, s.NoVerdict, s.GraderUnknown,
+				s.Blocking, s.ConfirmedByGrader, s.ConfirmedByFix)
 		}
-		fmt.Fprintf(w, "\nAgreed: approved when the hidden grader passed, or blocked when it failed. Blocked while it passed is a bug the tests miss or noise; the objection in the record says which.\n")
+		fmt.Fprintf(w, "\nAgreed: approved when the hidden grader passed, or blocked when it failed. Blocked while it passed is a bug the tests miss or noise; the objection in the record says which. An objection (one input blocked on, however many rounds) is confirmed by the grader when it failed while the objection stood, by a fix when the reviewer stopped blocking on changed work and nobody raised the input again.\n")
 	}
 	if d := r.Deadlock; d != nil {
 		fmt.Fprintf(w, "\n## Deadlock\n\nThe contested question: what must the work do on %s?\n\n%s.\n\nEvidence and what to do: .walkie/%s/roundtable/deadlock.md\n", d.InputWords(), d.Summary, r.ID)

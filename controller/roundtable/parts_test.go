@@ -496,3 +496,38 @@ func TestImplementerPromptIsBounded(t *testing.T) {
 		t.Fatalf("a %d-byte prompt:\n%s", len(prompt), prompt[:2000])
 	}
 }
+
+// A blocking objection counts once however long it stands, and is
+// confirmed by a grader failure while it stands, or by a fix that sticks.
+func TestConfirmations(t *testing.T) {
+	block := func(input string) *ReviewVerdict {
+		return &ReviewVerdict{Verdict: VerdictRequestChanges, Objections: []Objection{{Rule: "r", FailingInput: input, Blocking: true}}}
+	}
+	ok := &ReviewVerdict{Verdict: VerdictApprove, Approves: true}
+	round := func(n int, grader, ws string, a, b *ReviewVerdict) RoundResult {
+		return RoundResult{Round: n, Workspace: ws, Grader: &GraderResult{Status: grader},
+			Reviews: []ReviewResult{{Reviewer: "a", Verdict: a}, {Reviewer: "b", Verdict: b}}}
+	}
+	for _, tc := range []struct {
+		name              string
+		rounds            []RoundResult
+		dl                *Deadlock
+		blocking, gr, fix int
+	}{
+		{"fixed and it stuck", []RoundResult{round(1, GraderPass, "w1", block("x"), ok), round(2, GraderPass, "w2", ok, ok)}, nil, 1, 0, 1},
+		{"standing while the grader failed", []RoundResult{round(1, GraderPass, "w1", block("x"), ok), round(2, GraderFail, "w2", block("x"), ok), round(3, GraderPass, "w3", ok, ok)}, nil, 1, 1, 0},
+		{"a timeout does not end it", []RoundResult{round(1, GraderPass, "w1", block("x"), ok), round(2, GraderFail, "w2", nil, ok), round(3, GraderPass, "w3", ok, ok)}, nil, 1, 1, 0},
+		{"approved on unchanged work is no fix", []RoundResult{round(1, GraderPass, "w1", block("x"), ok), round(2, GraderPass, "w1", ok, ok)}, nil, 1, 0, 0},
+		{"raised again by another", []RoundResult{round(1, GraderPass, "w1", block("x"), ok), round(2, GraderPass, "w2", ok, block("x")), round(3, GraderPass, "w3", ok, ok)}, nil, 1, 0, 0},
+		{"the question of a deadlock", []RoundResult{round(1, GraderPass, "w1", block("x"), ok), round(2, GraderPass, "w2", ok, ok)}, &Deadlock{Question: "x"}, 1, 0, 0},
+		{"twice, with a fix between", []RoundResult{round(1, GraderPass, "w1", block("x"), ok), round(2, GraderPass, "w2", ok, ok), round(3, GraderFail, "w3", block("x"), ok)}, nil, 2, 1, 0},
+		{"never answered", []RoundResult{round(1, GraderPass, "w1", block("x"), ok)}, nil, 1, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, g, f := confirmations(tc.rounds, "a", tc.dl)
+			if b != tc.blocking || g != tc.gr || f != tc.fix {
+				t.Fatalf("blocking %d, by grader %d, by fix %d; want %d, %d, %d", b, g, f, tc.blocking, tc.gr, tc.fix)
+			}
+		})
+	}
+}

@@ -85,6 +85,19 @@ type ReviewerScore struct {
 	NoVerdict           int `json:"no_verdict"`
 	// GraderUnknown: the grader timed out or could not run.
 	GraderUnknown int `json:"grader_unknown"`
+	// Approved counts the rounds it approved (of Rounds - NoVerdict valid
+	// verdicts).
+	Approved int `json:"approved"`
+	// Blocking counts its blocking objections: one per input it blocked
+	// on, however many rounds in a row it kept blocking on it.
+	Blocking int `json:"blocking"`
+	// ConfirmedByGrader: the hidden grader failed while the objection
+	// stood. ConfirmedByFix: the implementer changed the work, the
+	// reviewer then stopped blocking on the input, and nobody blocked on
+	// it again (nor was it the question of a deadlock). The rest stand
+	// unconfirmed: noise, or a real bug nothing else caught.
+	ConfirmedByGrader int `json:"confirmed_by_grader"`
+	ConfirmedByFix    int `json:"confirmed_by_fix"`
 }
 
 // LoadReport reads a debate's record, state, turn log and, for a round
@@ -192,6 +205,9 @@ func LoadReport(file string) (*Report, error) {
 				continue // no longer a reviewer of this file
 			}
 			s.Rounds++
+			if read == ReadApproved {
+				s.Approved++
+			}
 			g := graderStatus(rr.Grader)
 			switch {
 			case read == ReadNoVerdict:
@@ -208,6 +224,9 @@ func LoadReport(file string) (*Report, error) {
 		}
 		r.RoundList = append(r.RoundList, rb)
 	}
+	for name, s := range scores {
+		s.Blocking, s.ConfirmedByGrader, s.ConfirmedByFix = confirmations(r.rounds, name, r.Deadlock)
+	}
 	// The last round at the cap did not lead to another: it ended the run.
 	if n := len(r.RoundList); n > 0 && r.RoundList[n-1].Decision == DecisionNextRound && r.Rounds >= r.MaxRounds {
 		r.RoundList[n-1].Decision = DecisionMaxRounds
@@ -216,4 +235,78 @@ func LoadReport(file string) (*Report, error) {
 		r.Scores = append(r.Scores, *scores[name])
 	}
 	return r, nil
+}
+
+// confirmations counts reviewer's blocking objections in rounds, and those
+// a grader failure or a fix confirmed (see ReviewerScore). An objection is
+// one input the reviewer blocked on in consecutive rounds of valid verdicts.
+func confirmations(rounds []RoundResult, reviewer string, dl *Deadlock) (blocking, byGrader, byFix int) {
+	contested := map[string]bool{}
+	if dl != nil {
+		for _, in := range dl.inputs() {
+			contested[questionKey(in)] = true
+		}
+	}
+	// keys[i] is what reviewer blocked on in rounds[i]; nil without a verdict.
+	keys := make([]map[string]bool, len(rounds))
+	anyone := make([]map[string]bool, len(rounds))
+	for i, rr := range rounds {
+		anyone[i] = map[string]bool{}
+		for _, rv := range rr.Reviews {
+			if rv.Verdict == nil {
+				continue
+			}
+			ks := map[string]bool{}
+			for _, o := range rv.Verdict.Blockers() {
+				ks[questionKey(o.FailingInput)] = true
+				anyone[i][questionKey(o.FailingInput)] = true
+			}
+			if rv.Reviewer == reviewer {
+				keys[i] = ks
+			}
+		}
+	}
+	for i := range rounds {
+		for k := range keys[i] {
+			if i > 0 && keys[i-1] != nil && keys[i-1][k] {
+				continue // the same objection, still standing
+			}
+			blocking++
+			last, failed := i, false
+			for j := i; j < len(rounds) && (keys[j] == nil || keys[j][k]); j++ {
+				if keys[j] != nil {
+					last = j
+				}
+				failed = failed || rounds[j].Grader != nil && rounds[j].Grader.Status == GraderFail
+			}
+			if failed {
+				byGrader++
+				continue
+			}
+			if fixed(rounds, keys, anyone, last, k) && !contested[k] {
+				byFix++
+			}
+		}
+	}
+	return blocking, byGrader, byFix
+}
+
+// fixed reports whether the objection on k, standing until round index
+// last, was met by a change that stuck: in the next round the reviewer
+// gave, its valid verdict no longer blocks on k on changed work, and
+// nobody blocks on k in any later round.
+func fixed(rounds []RoundResult, keys, anyone []map[string]bool, last int, k string) bool {
+	next := last + 1
+	for next < len(rounds) && keys[next] == nil {
+		next++
+	}
+	if next >= len(rounds) || keys[next][k] || rounds[next].Workspace == rounds[last].Workspace {
+		return false
+	}
+	for j := next; j < len(rounds); j++ {
+		if anyone[j][k] {
+			return false
+		}
+	}
+	return true
 }

@@ -361,7 +361,9 @@ verdict: '{"verdict": "approve", "objections": [{"summary": "a docstring would h
 		rep.Phases[1].DurationMS <= 0 || rep.Phases[1].ApprovedBy != roundtable.ApprovedByFlag {
 		t.Fatalf("report phases %+v", rep.Phases)
 	}
-	if s := rep.Scores[0]; s.Reviewer != "brook" || s.BlockedGraderPassed != 1 || s.ApprovedGraderFailed != 1 || s.Agreed != 1 {
+	// brook's one objection was confirmed by the fix that followed it.
+	if s := rep.Scores[0]; s.Reviewer != "brook" || s.BlockedGraderPassed != 1 || s.ApprovedGraderFailed != 1 || s.Agreed != 1 ||
+		s.Approved != 2 || s.Blocking != 1 || s.ConfirmedByFix != 1 || s.ConfirmedByGrader != 0 {
 		t.Fatalf("brook's score %+v", s)
 	}
 }
@@ -476,6 +478,10 @@ func TestRoundtableParserStoryDeadlocks(t *testing.T) {
 			rep, err := roundtable.LoadReport(f.file)
 			if err != nil {
 				t.Fatal(err)
+			}
+			// Objections on the contested input are confirmed by nothing.
+			if b, c := rep.Scores[0], rep.Scores[1]; b.Blocking != 2 || c.Blocking != 1 || b.ConfirmedByFix+b.ConfirmedByGrader+c.ConfirmedByFix+c.ConfirmedByGrader != 0 {
+				t.Fatalf("scores %+v", rep.Scores)
 			}
 			one, err := rep.Replay(1, nil)
 			if err != nil {
