@@ -124,7 +124,7 @@ func commands() []*cli.Command {
 	return []*cli.Command{
 		initCommand(), briefCommand(), phaseCommand(), postCommand(), statusCommand(), verifyCommand(),
 		haltCommand(), resumeCommand(), extendCommand(), repairCommand(),
-		autoCommand(), turnCommand(), logCommand(), reportCommand(), doctorCommand(),
+		autoCommand(), turnCommand(), trialsCommand(), logCommand(), reportCommand(), doctorCommand(),
 		serveCommand(), watchCommand(), notifyCommand(),
 	}
 }

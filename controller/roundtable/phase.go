@@ -612,3 +612,52 @@ func classifyPhase(res engine.Result, wrote bool, bad error) (walkie.Outcome, st
 	}
 	return walkie.OutcomeNoTurn, "no file was written"
 }
+
+// CopyApprovedPhases gives the new record dst (a copy of src, made by
+// walkie trials) src's approved phase files: each copied, checked against
+// src's pin, and pinned into dst's record by an approval entry that says
+// where it came from. Phases src has not approved are left to dst's run.
+func CopyApprovedPhases(src, dst string) error {
+	sd, err := walkie.Load(src)
+	if err != nil {
+		return err
+	}
+	dd, err := walkie.Load(dst)
+	if err != nil {
+		return err
+	}
+	srcDir, dstDir := walkie.StateDir(src, sd.Meta.ID), walkie.StateDir(dst, dd.Meta.ID)
+	pins := PhasePins(sd)
+	for _, p := range sd.Meta.Phases {
+		pin, ok := pins[p.Kind]
+		if !ok {
+			continue
+		}
+		text, err := os.ReadFile(PhasePath(srcDir, p.Kind))
+		if err != nil {
+			return err
+		}
+		if sha256Hex(text) != pin.SHA256 {
+			return &walkie.InputError{File: PhasePath(srcDir, p.Kind), Msg: fmt.Sprintf("the approved %s phase's file no longer matches its pin", p.Kind),
+				Fix: fmt.Sprintf("restore it (the pin is at line %d of %s)", pin.Line, src)}
+		}
+		if err := walkie.WriteFileAtomic(PhasePath(dstDir, p.Kind), text, 0o444); err != nil {
+			return err
+		}
+		r := &PhaseResult{Phase: p.Kind, Agent: p.Agent, Outcome: walkie.OutcomeAccepted, Detail: "copied from " + sd.Meta.ID,
+			Output: engine.Rel(dstDir, PhasePath(dstDir, p.Kind)), SHA256: pin.SHA256, Bytes: len(text)}
+		var b strings.Builder
+		fmt.Fprintf(&b, "walkie: the %s phase is approved. This is %s's approved %s file (entry %d there), copied for this trial; %s wrote it there.\n\n",
+			p.Kind, sd.Meta.ID, p.Kind, pin.Seq, p.Agent)
+		fmt.Fprintf(&b, "- file: .walkie/%s/phases/%s\n- sha256: %s\n- size: %d bytes\n", dd.Meta.ID, PhaseFileName(p.Kind), pin.SHA256, len(text))
+		rec, err := walkie.Append(dst, walkie.Post{Supervisor: true, Body: []byte(b.String())})
+		if err != nil {
+			return err
+		}
+		r.Approved = &Approval{At: rec.Entry.At, By: "a copy of " + sd.Meta.ID + "'s approval", SHA256: pin.SHA256, Seq: rec.Entry.Seq}
+		if err := writeJSON(phaseResultPath(dstDir, p.Kind), r); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/walkie-sh/walkie/controller/engine"
 	"github.com/walkie-sh/walkie/walkie"
@@ -15,19 +16,22 @@ import (
 // agent, and, for a round table, each reviewer's verdicts against the
 // grader's, so their real catch rate can be read.
 type Report struct {
-	File        string      `json:"file"`
-	ID          string      `json:"id"`
-	Mode        string      `json:"mode"`
-	Status      string      `json:"status"`
-	Reason      string      `json:"reason,omitempty"`
-	Turns       int         `json:"turns"`
-	Rounds      int         `json:"rounds"` // rounds decided (round table) or begun (debate)
-	MaxRounds   int         `json:"max_rounds"`
-	Implementer string      `json:"implementer,omitempty"`
-	Reviewers   []string    `json:"reviewers,omitempty"`
-	Quorum      int         `json:"quorum,omitempty"`
-	CostUSD     float64     `json:"cost_usd"`
-	Agents      []AgentCost `json:"agents"`
+	File        string   `json:"file"`
+	ID          string   `json:"id"`
+	Mode        string   `json:"mode"`
+	Status      string   `json:"status"`
+	Reason      string   `json:"reason,omitempty"`
+	Turns       int      `json:"turns"`
+	Rounds      int      `json:"rounds"` // rounds decided (round table) or begun (debate)
+	MaxRounds   int      `json:"max_rounds"`
+	Implementer string   `json:"implementer,omitempty"`
+	Reviewers   []string `json:"reviewers,omitempty"`
+	Quorum      int      `json:"quorum,omitempty"`
+	CostUSD     float64  `json:"cost_usd"`
+	// DurationMS runs from the first session's start to the last one's
+	// end (waits between runs included).
+	DurationMS int64       `json:"duration_ms"`
+	Agents     []AgentCost `json:"agents"`
 	// Round-table only.
 	Phases    []PhaseBrief    `json:"phases,omitempty"`
 	RoundList []RoundBrief    `json:"round_list,omitempty"`
@@ -122,6 +126,18 @@ func LoadReport(file string) (*Report, error) {
 	recs, err := engine.ReadTurnLog(dir)
 	if err != nil {
 		return nil, err
+	}
+	var first, last time.Time
+	for _, rec := range recs {
+		if first.IsZero() || rec.Started.Before(first) {
+			first = rec.Started
+		}
+		if rec.Ended.After(last) {
+			last = rec.Ended
+		}
+	}
+	if !first.IsZero() && last.After(first) {
+		r.DurationMS = last.Sub(first).Milliseconds()
 	}
 	// One line per agent and role: the planner that also reviews is two.
 	type key struct{ agent, role string }
