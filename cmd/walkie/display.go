@@ -114,7 +114,11 @@ func (d *display) observe(e controller.Event) {
 		if r.Signed {
 			signed = "  signed"
 		}
-		fmt.Fprintf(d.w, "\r\x1b[K  turn %-3d %-10s %-14s %6.1fs%s  %s\n", r.Turn, r.Agent, r.Outcome, float64(r.DurationMS)/1000, signed, r.Detail)
+		what := fmt.Sprintf("turn %-3d", r.Turn)
+		if r.Turn == 0 && r.Role != "" { // a round table's phase
+			what = fmt.Sprintf("%-8s", r.Role)
+		}
+		fmt.Fprintf(d.w, "\r\x1b[K  %s %-10s %-14s %6.1fs%s  %s\n", what, r.Agent, r.Outcome, float64(r.DurationMS)/1000, signed, r.Detail)
 		return
 	case controller.EventDebateEnded:
 		d.current = nil
@@ -133,6 +137,9 @@ func (d *display) redraw() {
 	e := d.current
 	el := time.Since(e.Started).Truncate(time.Second)
 	s := fmt.Sprintf("▶ turn %d · %s (round %d, attempt %d) %s", e.Turn, e.Agent, e.Round, e.Attempt, el)
+	if e.Turn == 0 && e.Line != "" { // a round table's phase names itself
+		s = fmt.Sprintf("▶ %s · %s (attempt %d) %s", e.Line, e.Agent, e.Attempt, el)
+	}
 	if d.line != "" {
 		s += "  " + d.line
 	}

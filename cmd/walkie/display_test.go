@@ -19,11 +19,14 @@ func TestDisplay(t *testing.T) {
 	d.observe(controller.Event{Kind: controller.EventOutput, Turn: 3, Agent: "codex", Line: strings.Repeat("x", 500)})
 	d.observe(controller.Event{Kind: controller.EventTurnRecorded, Turn: 3, Agent: "codex",
 		Record: &controller.TurnRecord{Turn: 3, Agent: "codex", Outcome: walkie.OutcomeAccepted, DurationMS: 1500, Signed: true, Detail: "turn recorded"}})
+	d.observe(controller.Event{Kind: controller.EventTurnStarted, Agent: "gemini", Attempt: 1, Started: start, Line: "research phase"})
+	d.observe(controller.Event{Kind: controller.EventTurnRecorded, Agent: "gemini",
+		Record: &controller.TurnRecord{Agent: "gemini", Role: "research", Outcome: walkie.OutcomeAccepted, DurationMS: 2000, Detail: "file written"}})
 	d.observe(controller.Event{Kind: controller.EventDebateEnded, Status: "converged"})
 	d.observe(controller.Event{Kind: controller.EventDebateEnded, Status: "max-rounds", Line: "reached the cap of 6 rounds"})
 	d.stop()
 	out := buf.String()
-	for _, want := range []string{"▶ turn 3 · codex (round 2, attempt 1)", "Reading the file", "turn 3   codex", "accepted", "1.5s  signed  turn recorded", "  converged\n",
+	for _, want := range []string{"▶ turn 3 · codex (round 2, attempt 1)", "Reading the file", "turn 3   codex", "accepted", "1.5s  signed  turn recorded", "▶ research phase · gemini (attempt 1)", "  research gemini     accepted          2.0s  file written", "  converged\n",
 		"  stopped: max-rounds (reached the cap of 6 rounds)\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the display lacks %q:\n%q", want, out)

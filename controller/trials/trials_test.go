@@ -17,6 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/controller/roundtable"
 	"github.com/walkie-sh/walkie/controller/trials"
 	"github.com/walkie-sh/walkie/walkie"
 )
@@ -176,6 +177,15 @@ when:
 		if w := wantEnd[k]; w != "" && !strings.Contains(string(b), w) || w == "" && strings.Contains(string(b), "## Supervisor") {
 			t.Fatalf("trial %d's record does not say %q:\n%s", k, w, b)
 		}
+	}
+	// The round at the cap ended trial 4: its report says max-rounds there,
+	// not next-round.
+	rep, err := roundtable.LoadReport(filepath.Join(dir, "rt.trials", "4", "rt-4.walkie.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(rep.RoundList); n != 3 || rep.RoundList[1].Decision != roundtable.DecisionNextRound || rep.RoundList[2].Decision != roundtable.DecisionMaxRounds {
+		t.Fatalf("trial 4's rounds %+v", rep.RoundList)
 	}
 	if d, _ := walkie.Load(src); len(d.Entries) != 0 {
 		t.Fatal("the source record changed")
