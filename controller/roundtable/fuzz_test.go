@@ -1,9 +1,13 @@
 package roundtable
 
 import (
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/walkie-sh/walkie/walkie"
 )
 
 // Whatever a reviewer writes, parseVerdict either refuses it or returns a
@@ -41,6 +45,26 @@ func FuzzParseVerdict(f *testing.F) {
 			}
 			if o.blocker() && (o.Rule == "" || o.FailingInput == "") {
 				t.Fatalf("blocker %+v lacks a rule or an input", o)
+			}
+		}
+	})
+}
+
+// Whatever a supervisor entry says, PhasePins reads a pin only from one
+// that opens like walkie's approval and carries a whole sha256 line.
+func FuzzPhasePins(f *testing.F) {
+	f.Add([]byte("walkie: the plan phase is approved. x\n\n- sha256: " + strings.Repeat("ab", 32) + "\n"))
+	f.Add([]byte("\nwalkie: the research phase is approved.\n- sha256: 12\n"))
+	f.Add([]byte("a person says: walkie: the plan phase is approved.\n- sha256: " + strings.Repeat("0", 64) + "\n"))
+	hex64 := regexp.MustCompile(`^[0-9a-f]{64}$`)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		d := &walkie.Doc{Entries: []walkie.Entry{{Kind: walkie.KindSupervisor, Body: body}, {Kind: walkie.KindTurn, Body: body}}}
+		for kind, pin := range PhasePins(d) {
+			if !slices.Contains(walkie.PhaseKinds, kind) || !hex64.MatchString(pin.SHA256) {
+				t.Fatalf("pin %q: %+v", kind, pin)
+			}
+			if !strings.HasPrefix(strings.TrimLeft(string(body), "\n"), "walkie: the "+kind+" phase is approved.") {
+				t.Fatalf("a pin from %q", body)
 			}
 		}
 	})

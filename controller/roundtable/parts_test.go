@@ -531,3 +531,36 @@ func TestConfirmations(t *testing.T) {
 		})
 	}
 }
+
+// Recorded rounds reach the detector as they were: a reviewer without a
+// verdict is absent (not satisfied), the grader's result is kept, and a
+// rule over a subset sees only its reviewers.
+func TestRuleHistoryAndDecide(t *testing.T) {
+	block := &ReviewVerdict{Verdict: VerdictRequestChanges, Objections: []Objection{{Rule: "§2", FailingInput: "\n", Blocking: true}}}
+	ok := &ReviewVerdict{Verdict: VerdictApprove, Approves: true}
+	pass := &GraderResult{Status: GraderPass}
+	rr := func(n int, a, b, c *ReviewVerdict) RoundResult {
+		return RoundResult{Round: n, Grader: pass, Reviews: []ReviewResult{{Reviewer: "a", Verdict: a}, {Reviewer: "b", Verdict: b}, {Reviewer: "c", Verdict: c, Outcome: walkie.OutcomeTimeout}}}
+	}
+	// a and b take turns; c times out every round.
+	rounds := []RoundResult{rr(1, block, ok, nil), rr(2, ok, block, nil), rr(3, block, ok, nil)}
+	all := rule{quorum: 3, reviewers: []string{"a", "b", "c"}}
+	h := all.history(rounds)
+	if _, present := h[0].Valid["c"]; present || !h[0].GraderPassed || len(h[0].Valid["a"]) != 1 {
+		t.Fatalf("history %+v", h[0])
+	}
+	if d := all.decide(&rounds[2], h); d.decision != DecisionDeadlocked || d.approvals != 1 || d.deadlock.Question != "\n" {
+		t.Fatalf("decided %+v", d)
+	}
+	// Counting b and c only (quorum 1): b approved in round 1, and c's
+	// timeout is not a rejection.
+	sub := rule{quorum: 1, reviewers: []string{"b", "c"}}
+	if d := sub.decide(&rounds[0], sub.history(rounds[:1])); d.decision != DecisionConverged {
+		t.Fatalf("b and c at quorum 1: %+v", d)
+	}
+	// c alone never gives a verdict: nothing to change, so the round fails.
+	only := rule{quorum: 1, reviewers: []string{"c"}}
+	if d := only.decide(&rounds[0], only.history(rounds[:1])); d.decision != DecisionFailed || !strings.Contains(d.reason, "c (timeout)") {
+		t.Fatalf("c alone: %+v", d)
+	}
+}
