@@ -30,11 +30,13 @@ import (
 // skipped when its result is already there, so the loop is level-based like
 // the debate's: a restart picks up at the first missing result.
 //
+// Before the first round, the phases (phase.go) run and are approved.
+//
 // The steps are one call away: freeze and the intrusion check in
-// roundtable_workspace.go, grade in roundtable_grader.go, review in
-// roundtable_review.go, settle in roundtable_decide.go (deadlock in
-// roundtable_deadlock.go), and what goes into the record in
-// roundtable_record.go. docs/roundtable.md is the user's view.
+// workspace.go, grade in grader.go, review in review.go, settle in
+// decide.go (deadlock in deadlock.go), and what goes into the record in
+// record.go; the report (report.go) and its quorum replay (replay.go)
+// read what the steps left. docs/roundtable.md is the user's view.
 
 // Round decisions (RoundResult.Decision).
 const (
