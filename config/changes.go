@@ -39,6 +39,9 @@ func Changes(prev, next *Config) []string {
 			out = append(out, fmt.Sprintf("prompt %s changed", name))
 		}
 	}
+	if prev.Roundtable != next.Roundtable {
+		out = append(out, "roundtable_prompts changed")
+	}
 	if !reflect.DeepEqual(prev.Pricing, next.Pricing) {
 		out = append(out, "pricing changed")
 	}

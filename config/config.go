@@ -32,15 +32,17 @@ const FileName = "walkie.yaml"
 // Config is a loaded, validated configuration. The zero value is not useful;
 // use Load, Parse or Default.
 type Config struct {
-	Path      string           // where it was loaded from ("" = built-in defaults only)
-	Defaults  AgentDefaults    // applied to every agent before its own keys
-	Agents    map[string]Agent // user-defined agents plus the presets, resolved
-	Prompts   Prompts          // prompt templates by name (text/template sources)
-	Pricing   Pricing          // dated price table for token-priced usage
-	Limits    Limits           // daemon limits
-	Notify    Notify           // notification sinks
-	Serve     Serve            // walkie serve's HTTP surface
-	BudgetUSD float64          // default per-debate budget in USD; 0 = no budget
+	Path     string           // where it was loaded from ("" = built-in defaults only)
+	Defaults AgentDefaults    // applied to every agent before its own keys
+	Agents   map[string]Agent // user-defined agents plus the presets, resolved
+	Prompts  Prompts          // prompt templates by name (text/template sources)
+	// Roundtable holds the round table's templates (roundtable_prompts:).
+	Roundtable RoundtablePrompts
+	Pricing    Pricing // dated price table for token-priced usage
+	Limits     Limits  // daemon limits
+	Notify     Notify  // notification sinks
+	Serve      Serve   // walkie serve's HTTP surface
+	BudgetUSD  float64 // default per-debate budget in USD; 0 = no budget
 }
 
 // Timing is how long an agent's session may take, how it is ended, and

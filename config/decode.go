@@ -52,11 +52,12 @@ var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 func Parse(path string, data []byte) (*Config, error) {
 	d := &decoder{file: path}
 	c := &Config{
-		Path:     path,
-		Defaults: builtinDefaults(),
-		Prompts:  defaultPrompts(),
-		Pricing:  defaultPricing(),
-		Notify:   Notify{Telegram: Telegram{TokenEnv: DefaultTokenEnv, APIURL: DefaultTelegram}},
+		Path:       path,
+		Defaults:   builtinDefaults(),
+		Prompts:    defaultPrompts(),
+		Roundtable: defaultRoundtablePrompts(),
+		Pricing:    defaultPricing(),
+		Notify:     Notify{Telegram: Telegram{TokenEnv: DefaultTokenEnv, APIURL: DefaultTelegram}},
 	}
 
 	var doc yaml.Node

@@ -114,6 +114,7 @@ func sectionKeys() map[string][]string {
 		"notify.webhook":       webhookFields(&c.Notify.Webhook).keys(),
 		"notify.telegram":      telegramFields(&c.Notify.Telegram).keys(),
 		"serve":                serveFields(&c.Serve).keys(),
+		"roundtable_prompts":   roundtablePromptFields(&c.Roundtable).keys(),
 	}
 }
 

@@ -23,7 +23,7 @@ import (
 
 // topKeys are the file's sections in the order docs/configuration.md lists
 // them, which messages follow.
-var topKeys = []string{"defaults", "agents", "prompts", "pricing", "limits", "notify", "serve", "budget_usd"}
+var topKeys = []string{"defaults", "agents", "prompts", "roundtable_prompts", "pricing", "limits", "notify", "serve", "budget_usd"}
 
 // topLevel holds the same keys in the order they are decoded, whatever the
 // file's order: agents start from the defaults and name prompts, and
@@ -32,12 +32,24 @@ func topLevel(c *Config) fields {
 	return fields{
 		{"defaults", section(defaultsFields(&c.Defaults))},
 		{"prompts", prompts(c.Prompts)},
+		{"roundtable_prompts", section(roundtablePromptFields(&c.Roundtable))},
 		{"agents", agents(c)},
 		{"pricing", section(pricingFields(&c.Pricing))},
 		{"limits", section(limitsFields(c))},
 		{"notify", section(notifyFields(&c.Notify))},
 		{"serve", section(serveFields(&c.Serve))},
 		{"budget_usd", money(&c.BudgetUSD)},
+	}
+}
+
+// roundtablePromptFields are the round table's templates, one per role,
+// each checked with that role's data.
+func roundtablePromptFields(p *RoundtablePrompts) fields {
+	return fields{
+		{"implementer", roundtablePrompt("implementer", &p.Implementer)},
+		{"reviewer", roundtablePrompt("reviewer", &p.Reviewer)},
+		{"research", roundtablePrompt("research", &p.Research)},
+		{"plan", roundtablePrompt("plan", &p.Plan)},
 	}
 }
 

@@ -257,6 +257,25 @@ func workDir(dst *string) decodeFunc {
 	}
 }
 
+// roundtablePrompt stores a round-table template that runs on role's data.
+func roundtablePrompt(role string, dst *string) decodeFunc {
+	return func(d *decoder, v *yaml.Node, p string) {
+		src, ok := d.scalar(v, p)
+		if !ok {
+			return
+		}
+		if strings.TrimSpace(src) == "" {
+			d.errorf(v, p, "is empty; remove it to use the built-in template")
+			return
+		}
+		if err := checkRoundtablePrompt(role, src); err != nil {
+			d.errorf(v, p, "bad template: %v", err)
+			return
+		}
+		*dst = src
+	}
+}
+
 // promptName stores the name of one of the prompt templates.
 func promptName(prompts Prompts, dst *string) decodeFunc {
 	return func(d *decoder, v *yaml.Node, p string) {

@@ -27,7 +27,8 @@ type Options struct {
 	MaxRounds int
 	// Once stops after one turn: accepted, or its retries spent.
 	Once bool
-	// Approve pins an unapproved briefing before the first turn (for CI).
+	// Approve pins an unapproved briefing before the first turn, and a
+	// round table's phase outputs as they are written (for CI).
 	Approve bool
 	Log     *zap.Logger
 	Observe func(Event)
@@ -168,6 +169,15 @@ func (c *controller) step(ctx context.Context, t *plan) ([]TurnRecord, error) {
 			return recs, fmt.Errorf("round %d review: %w", t.Round, err)
 		}
 		return recs, nil
+	}
+	if t.Round == 1 && len(t.meta.Phases) > 0 {
+		// The phases come before the first implementer's turn: each runs
+		// and is approved, or the loop looks again (halted, failed,
+		// waiting for a person's approval).
+		recs, ready, err := c.table.Phases(ctx, rt, c.opts.Approve)
+		if err != nil || !ready {
+			return recs, err
+		}
 	}
 	prompt, err := c.table.ImplementerPrompt(rt)
 	if err != nil {

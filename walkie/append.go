@@ -415,6 +415,9 @@ func checkBody(meta *Meta, p *Post, whose string) ([]byte, error) {
 	if len(lines) == 0 {
 		return refuse("the body is empty (a sign-off alone is not a turn)")
 	}
+	if p.Sign && meta.IsRoundtable() {
+		return refuse("a round table has no sign-offs: the hidden grader and the reviewers' quorum decide when the work is done")
+	}
 	return []byte(strings.Join(lines, "\n") + "\n"), nil
 }
 

@@ -24,6 +24,7 @@ type InitOptions struct {
 	Quorum      int
 	Grader      Command
 	Workspace   string
+	Phases      []Phase // run before the first round; the file is then format 2
 }
 
 // Init creates a new walkie file; it never overwrites one, nor takes over
@@ -37,7 +38,10 @@ func Init(file string, o InitOptions) error {
 		o.MaxRounds = 6
 	}
 	m := Meta{Walkie: FormatVersion, ID: o.ID, Mode: o.Mode, Participants: o.Participants, MaxRounds: o.MaxRounds,
-		Implementer: o.Implementer, Reviewers: o.Reviewers, Quorum: o.Quorum, Grader: o.Grader, Workspace: o.Workspace}
+		Implementer: o.Implementer, Reviewers: o.Reviewers, Quorum: o.Quorum, Grader: o.Grader, Workspace: o.Workspace, Phases: o.Phases}
+	if len(m.Phases) > 0 {
+		m.Walkie = FormatPhases
+	}
 	if err := m.validate(file, 0, nil); err != nil {
 		var ie *InputError
 		if errors.As(err, &ie) {
@@ -49,7 +53,24 @@ func Init(file string, o InitOptions) error {
 		}
 		return err
 	}
-	brief := BriefingText(o.Briefing)
+	return create(file, m, o.Briefing)
+}
+
+// InitCopy creates a new walkie file from a whole front matter and a
+// briefing: a copy of another debate (walkie trials) with the id and the
+// paths the caller changed, and no entries. A pinned briefing stays pinned
+// when the text is the same.
+func InitCopy(file string, m Meta, briefing []byte) error {
+	if err := m.validate(file, 0, nil); err != nil {
+		return err
+	}
+	return create(file, m, briefing)
+}
+
+// create writes a new file of m and briefing, refusing one that exists or
+// an id whose state directory another debate holds.
+func create(file string, m Meta, briefing []byte) error {
+	brief := BriefingText(briefing)
 	if len(brief) == 0 {
 		brief = []byte("(Write the briefing here: `walkie brief draft FILE` gives a template.)\n")
 	}
@@ -64,9 +85,9 @@ func Init(file string, o InitOptions) error {
 	if err != nil {
 		return err
 	}
-	dir := StateDir(file, o.ID)
+	dir := StateDir(file, m.ID)
 	if _, err := os.Stat(filepath.Join(dir, "state.json")); err == nil {
-		return &InputError{File: file, Msg: fmt.Sprintf("%s already holds the state of a debate with id %q", dir, o.ID),
+		return &InputError{File: file, Msg: fmt.Sprintf("%s already holds the state of a debate with id %q", dir, m.ID),
 			Fix: "choose another --id; or, if that debate's file is gone for good, remove " + dir}
 	}
 	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)

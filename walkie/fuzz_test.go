@@ -20,6 +20,7 @@ func FuzzParse(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte(goodHeader))
+	f.Add([]byte(rtHeader(2, "phases:\n  - research: gemini\n  - {plan: claude}\n")))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		d, err := Parse("f.walkie.md", data)
 		if err != nil {

@@ -95,7 +95,9 @@ func judgeStamped(ad *Doc, want Expect) (Verdict, *Doc) {
 	if pr := checkText(e.Body); pr != nil {
 		return Verdict{Outcome: VerdictMalformed, Line: e.Line + pr.line, Detail: pr.turnDetail(e.Line + pr.line)}, nil
 	}
-	return Verdict{Outcome: VerdictAccepted, Stamped: true, Signed: e.Signed(), Detail: "posted with walkie post"}, ad
+	// A round table's turns never sign: convergence is the grader's and
+	// the reviewers' verdicts.
+	return Verdict{Outcome: VerdictAccepted, Stamped: true, Signed: e.Signed() && !ad.Meta.IsRoundtable(), Detail: "posted with walkie post"}, ad
 }
 
 // forgedMarker reports a new entry (after the first old ones) whose
@@ -170,7 +172,9 @@ func judgeTail(d *Doc, want Expect) Verdict {
 			signed = true
 		}
 	}
-	return Verdict{Outcome: VerdictAccepted, Signed: signed}
+	// A round table has no sign-offs (see progress): the line is kept as
+	// text, and the turn is not signed.
+	return Verdict{Outcome: VerdictAccepted, Signed: signed && !d.Meta.IsRoundtable()}
 }
 
 func firstDiffLine(a, b []byte) int {

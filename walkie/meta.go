@@ -12,8 +12,41 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// FormatVersion is the value of the front matter's `walkie:` key this code writes.
+// FormatVersion is the value of the front matter's `walkie:` key this code
+// writes for a file without phases.
 const FormatVersion = 1
+
+// FormatPhases is the format that adds a round table's phases: a file
+// that declares them says `walkie: 2`, so an older walkie refuses it by
+// its version instead of running the round table without them.
+const FormatPhases = 2
+
+// Phase kinds, in the order they run: research writes notes on the exact
+// rules of the problem, plan turns the briefing (and the notes) into the
+// spec the implementer builds to and the reviewers cite.
+const (
+	PhaseResearch = "research"
+	PhasePlan     = "plan"
+)
+
+// PhaseKinds lists the phase kinds in their order.
+var PhaseKinds = []string{PhaseResearch, PhasePlan}
+
+// Phase is one step before a round table's first round: a fresh session
+// of Agent, with the phase's own pinned prompt, that writes one file for a
+// person to approve. In the front matter it is `{KIND: AGENT}`.
+type Phase struct {
+	Kind  string
+	Agent string
+	line  int // where it is declared, for messages
+}
+
+// MarshalYAML writes the phase as the front matter declares it.
+func (p Phase) MarshalYAML() (any, error) {
+	n := &yaml.Node{Kind: yaml.MappingNode, Style: yaml.FlowStyle}
+	n.Content = []*yaml.Node{{Kind: yaml.ScalarNode, Value: p.Kind}, {Kind: yaml.ScalarNode, Value: p.Agent}}
+	return n, nil
+}
 
 // DefaultMaxTurnBytes bounds one entry's body unless the front matter says otherwise.
 const DefaultMaxTurnBytes = 64 << 10
@@ -39,16 +72,18 @@ type Meta struct {
 	Participants []string `yaml:"participants"`
 	// Round-table keys (mode: roundtable only; docs/roundtable.md). The
 	// participants are then the implementer followed by the reviewers.
-	Implementer    string        `yaml:"implementer,omitempty"`
-	Reviewers      []string      `yaml:"reviewers,omitempty"`
-	Quorum         int           `yaml:"quorum,omitempty"` // approvals needed; 0 = every reviewer
-	Grader         Command       `yaml:"grader,omitempty"`
-	GraderTimeout  time.Duration `yaml:"grader_timeout,omitempty"`
-	Workspace      string        `yaml:"workspace,omitempty"` // relative to the file's directory
-	MaxRounds      int           `yaml:"max_rounds"`
-	MaxTurnBytes   int           `yaml:"max_turn_bytes,omitempty"`
-	BudgetUSD      float64       `yaml:"budget_usd,omitempty"`
-	BriefingSHA256 string        `yaml:"briefing_sha256,omitempty"`
+	Implementer   string        `yaml:"implementer,omitempty"`
+	Reviewers     []string      `yaml:"reviewers,omitempty"`
+	Quorum        int           `yaml:"quorum,omitempty"` // approvals needed; 0 = every reviewer
+	Grader        Command       `yaml:"grader,omitempty"`
+	GraderTimeout time.Duration `yaml:"grader_timeout,omitempty"`
+	Workspace     string        `yaml:"workspace,omitempty"` // relative to the file's directory
+	// Phases run before the first round, in order (format 2).
+	Phases         []Phase `yaml:"phases,omitempty"`
+	MaxRounds      int     `yaml:"max_rounds"`
+	MaxTurnBytes   int     `yaml:"max_turn_bytes,omitempty"`
+	BudgetUSD      float64 `yaml:"budget_usd,omitempty"`
+	BriefingSHA256 string  `yaml:"briefing_sha256,omitempty"`
 }
 
 // Command is a command given in the front matter: a YAML list is an argv
@@ -154,7 +189,7 @@ func parseMeta(file string, src []byte, firstLine int) (Meta, error) {
 	root := doc.Content[0]
 	known := map[string]bool{}
 	for _, f := range []string{"walkie", "id", "title", "mode", "participants", "max_rounds", "max_turn_bytes", "budget_usd", "briefing_sha256",
-		"implementer", "reviewers", "quorum", "grader", "grader_timeout", "workspace"} {
+		"implementer", "reviewers", "quorum", "grader", "grader_timeout", "workspace", "phases"} {
 		known[f] = true
 	}
 	lines := map[string]int{}
@@ -168,6 +203,14 @@ func parseMeta(file string, src []byte, firstLine int) (Meta, error) {
 			return m, &InputError{File: file, Line: firstLine + k.Line - 1, Msg: fmt.Sprintf("key %q appears twice", k.Value), Fix: "keep one"}
 		}
 		lines[k.Value] = firstLine + k.Line - 1
+		if k.Value == "phases" {
+			ps, err := decodePhases(file, firstLine, root.Content[i+1])
+			if err != nil {
+				return m, err
+			}
+			m.Phases = ps
+			continue
+		}
 		if err := root.Content[i+1].Decode(fieldPtr(&m, k.Value)); err != nil {
 			return m, &InputError{File: file, Line: firstLine + root.Content[i+1].Line - 1,
 				Msg: fmt.Sprintf("bad value for %q: %s", k.Value, yamlErrMsg(err)), Fix: "see docs/format.md for the front matter keys"}
@@ -225,8 +268,8 @@ func (m *Meta) validate(file string, firstLine int, lines map[string]int) error 
 	bad := func(key, msg, fix string) error {
 		return &InputError{File: file, Line: at(key), Msg: msg, Fix: fix}
 	}
-	if m.Walkie != FormatVersion {
-		return bad("walkie", fmt.Sprintf("walkie: %d is not a format this version reads", m.Walkie), "set `walkie: 1`")
+	if m.Walkie != FormatVersion && m.Walkie != FormatPhases {
+		return bad("walkie", fmt.Sprintf("walkie: %d is not a format this version reads", m.Walkie), "set `walkie: 1` (or `walkie: 2` for a round table with phases)")
 	}
 	if !idPattern.MatchString(m.ID) {
 		return bad("id", fmt.Sprintf("id %q is missing or not a simple name", m.ID), "use letters, digits, '.', '_' or '-', e.g. `id: api-shape`")
@@ -235,6 +278,9 @@ func (m *Meta) validate(file string, firstLine int, lines map[string]int) error 
 		return bad("mode", fmt.Sprintf("mode %q is unknown", m.Mode), "use `debate` or `roundtable`")
 	}
 	if err := m.validateRoundtable(bad); err != nil {
+		return err
+	}
+	if err := m.validatePhases(file, bad); err != nil {
 		return err
 	}
 	if len(m.Participants) < 2 {
@@ -275,7 +321,7 @@ func (m *Meta) validateRoundtable(bad func(key, msg, fix string) error) error {
 			key string
 			set bool
 		}{{"implementer", m.Implementer != ""}, {"reviewers", m.Reviewers != nil}, {"quorum", m.Quorum != 0},
-			{"grader", !m.Grader.IsZero()}, {"grader_timeout", m.GraderTimeout != 0}, {"workspace", m.Workspace != ""}} {
+			{"grader", !m.Grader.IsZero()}, {"grader_timeout", m.GraderTimeout != 0}, {"workspace", m.Workspace != ""}, {"phases", len(m.Phases) > 0}} {
 			if k.set {
 				return bad(k.key, fmt.Sprintf("%s is a round-table key", k.key), "add `mode: roundtable`, or remove it")
 			}
@@ -316,6 +362,65 @@ func (m *Meta) validateRoundtable(bad func(key, msg, fix string) error) error {
 	}
 	if strings.TrimSpace(m.Workspace) == "" {
 		return bad("workspace", "a round table needs a workspace", "name the directory the implementer changes, relative to this file, e.g. `workspace: src`")
+	}
+	return nil
+}
+
+// decodePhases reads `phases:`, a list of `{KIND: AGENT}` mappings, each
+// error at the line of the item that has it.
+func decodePhases(file string, firstLine int, n *yaml.Node) ([]Phase, error) {
+	bad := func(at *yaml.Node, msg, fix string) error {
+		return &InputError{File: file, Line: firstLine + at.Line - 1, Msg: msg, Fix: fix}
+	}
+	const shape = "write one `- KIND: AGENT` per phase, e.g. `phases: [{research: gemini}, {plan: claude}]`"
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return nil, nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		return nil, bad(n, "phases is not a list", shape)
+	}
+	var out []Phase
+	for i, item := range n.Content {
+		if item.Kind != yaml.MappingNode || len(item.Content) != 2 || item.Content[0].Kind != yaml.ScalarNode || item.Content[1].Kind != yaml.ScalarNode {
+			return nil, bad(item, fmt.Sprintf("phase %d is not one KIND: AGENT pair", i+1), shape)
+		}
+		out = append(out, Phase{Kind: item.Content[0].Value, Agent: item.Content[1].Value, line: firstLine + item.Line - 1})
+	}
+	return out, nil
+}
+
+// validatePhases checks the phases: a round table's, in format 2, each a
+// known kind played by a valid agent name, each kind once, in the order
+// the kinds run.
+func (m *Meta) validatePhases(file string, bad func(key, msg, fix string) error) error {
+	if len(m.Phases) == 0 {
+		return nil
+	}
+	if m.Walkie < FormatPhases {
+		return bad("phases", fmt.Sprintf("phases need format %d, and this file says walkie: %d", FormatPhases, m.Walkie),
+			fmt.Sprintf("set `walkie: %d` (an older walkie then refuses the file instead of skipping its phases)", FormatPhases))
+	}
+	at := func(p Phase, msg, fix string) error {
+		err := bad("phases", msg, fix).(*InputError)
+		if p.line > 0 {
+			err.Line = p.line
+		}
+		return err
+	}
+	last := -1
+	for _, p := range m.Phases {
+		k := slices.Index(PhaseKinds, p.Kind)
+		switch {
+		case k < 0:
+			return at(p, fmt.Sprintf("phase %q is not a kind walkie knows", p.Kind), "use "+strings.Join(PhaseKinds, " or ")+", e.g. `- research: gemini`")
+		case !ValidName(p.Agent):
+			return at(p, fmt.Sprintf("the %s phase's agent %q is not a valid name", p.Kind, p.Agent), "name a configured agent or preset, e.g. `- "+p.Kind+": claude`")
+		case k == last:
+			return at(p, fmt.Sprintf("the %s phase is listed twice", p.Kind), "list each phase once")
+		case k < last:
+			return at(p, fmt.Sprintf("the %s phase comes after the %s phase", p.Kind, PhaseKinds[last]), "list them in the order they run: "+strings.Join(PhaseKinds, ", then "))
+		}
+		last = k
 	}
 	return nil
 }

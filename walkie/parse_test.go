@@ -183,7 +183,17 @@ func TestParseBadInput(t *testing.T) {
 		{"yaml not a mapping", "---\n- a\n- b\n---\n# Briefing\n", 2, "not a YAML mapping"},
 		{"unknown key", "---\nwalkie: 1\nid: t\nparticipants: [a, b]\nmax_rounds: 3\ncolour: blue\n---\n# Briefing\n", 6, `unknown front matter key "colour"`},
 		{"duplicate key", "---\nwalkie: 1\nid: t\nid: u\nparticipants: [a, b]\nmax_rounds: 3\n---\n# Briefing\n", 4, "appears twice"},
-		{"wrong version", "---\nwalkie: 2\nid: t\nparticipants: [a, b]\nmax_rounds: 3\n---\n# Briefing\n", 2, "not a format"},
+		{"wrong version", "---\nwalkie: 3\nid: t\nparticipants: [a, b]\nmax_rounds: 3\n---\n# Briefing\n", 2, "not a format"},
+		{"phases in format 1", rtHeader(1, "phases:\n  - research: gemini\n"), 10, "phases need format 2, and this file says walkie: 1"},
+		{"phases in a debate", "---\nwalkie: 2\nid: t\nparticipants: [a, b]\nmax_rounds: 3\nphases: [{plan: a}]\n---\n# Briefing\n", 6, "phases is a round-table key"},
+		{"phases not a list", rtHeader(2, "phases: {research: gemini}\n"), 10, "phases is not a list"},
+		{"phase of two pairs", rtHeader(2, "phases:\n  - research: gemini\n  - {plan: claude, research: codex}\n"), 12, "phase 2 is not one KIND: AGENT pair"},
+		{"phase a bare name", rtHeader(2, "phases:\n  - research\n"), 11, "phase 1 is not one KIND: AGENT pair"},
+		{"phase kind unknown", rtHeader(2, "phases:\n  - research: gemini\n  - design: claude\n"), 12, `phase "design" is not a kind walkie knows`},
+		{"phase agent invalid", rtHeader(2, "phases:\n  - plan: \"cla ude\"\n"), 11, `the plan phase's agent "cla ude" is not a valid name`},
+		{"phase agent a list", rtHeader(2, "phases:\n  - plan: [claude]\n"), 11, "not one KIND: AGENT pair"},
+		{"phase twice", rtHeader(2, "phases:\n  - research: gemini\n  - research: codex\n"), 12, "the research phase is listed twice"},
+		{"phases out of order", rtHeader(2, "phases:\n  - plan: claude\n  - research: gemini\n"), 12, "the research phase comes after the plan phase"},
 		{"bad value", "---\nwalkie: 1\nid: t\nparticipants: [a, b]\nmax_rounds: many\n---\n# Briefing\n", 5, `bad value for "max_rounds"`},
 		{"missing id", "---\nwalkie: 1\nparticipants: [a, b]\nmax_rounds: 3\n---\n# Briefing\n", 2, "id"},
 		{"one participant", "---\nwalkie: 1\nid: t\nparticipants: [claude]\nmax_rounds: 3\n---\n# Briefing\n", 4, "at least two participants"},
@@ -214,6 +224,36 @@ func TestParseBadInput(t *testing.T) {
 				t.Errorf("message %q does not say %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// rtHeader is a round table's header in format version, with extra front
+// matter lines from line 10 on.
+func rtHeader(version int, extra string) string {
+	return "---\nwalkie: " + itoa(version) + "\nid: t\nmode: roundtable\nimplementer: a\nreviewers: [b]\ngrader: [\"true\"]\nworkspace: w\nmax_rounds: 3\n" + extra + "---\n# Briefing\n\nText.\n"
+}
+
+// Phases round-trip through the canonical front matter, in their order.
+func TestPhasesRoundTrip(t *testing.T) {
+	d, err := Parse("p.walkie.md", []byte(rtHeader(2, "phases:\n  - research: gemini\n  - plan: claude\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Phase{{Kind: PhaseResearch, Agent: "gemini"}, {Kind: PhasePlan, Agent: "claude"}}
+	if len(d.Meta.Phases) != 2 || d.Meta.Phases[0].Kind != want[0].Kind || d.Meta.Phases[1].Agent != want[1].Agent {
+		t.Fatalf("phases %+v", d.Meta.Phases)
+	}
+	out := string(renderMeta(d.Meta))
+	if !strings.Contains(out, "phases:\n  - {research: gemini}\n  - {plan: claude}\n") || !strings.Contains(out, "walkie: 2\n") {
+		t.Fatalf("rendered:\n%s", out)
+	}
+	again, err := Parse("p.walkie.md", append([]byte(out), "# Briefing\n\nText.\n"...))
+	if err != nil || len(again.Meta.Phases) != 2 || again.Meta.Phases[1].Kind != PhasePlan {
+		t.Fatalf("%v %+v", err, again)
+	}
+	// Format 2 without phases reads too; `phases: []` is none.
+	if _, err := Parse("p.walkie.md", []byte(rtHeader(2, "phases: []\n"))); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -34,11 +34,17 @@ type Progress struct {
 // len(participants) turns matter: the debate has converged when they are
 // all signed, which under round robin is every participant signing after
 // the last unsigned turn. A sign-off outside its author's own turn never
-// reaches a TurnRef as signed (Entry.Signed checks the author).
+// reaches a TurnRef as signed (Entry.Signed checks the author). A round
+// table has no sign-offs: its rules decide when the work is done, and its
+// prompts tell the implementer not to sign, so a Signed-off-by line there
+// is text like any other.
 func progress(m *Meta, recent []TurnRef, turns, seq int, hash string) Progress {
 	p := Progress{Turns: turns, Seq: seq, Hash: hash, NextTurn: turns + 1}
 	p.NextAgent = m.TurnAgent(p.NextTurn)
 	p.NextRound = m.RoundOf(p.NextTurn)
+	if m.IsRoundtable() {
+		return p
+	}
 	for i := len(recent) - 1; i >= 0 && recent[i].Signed; i-- {
 		p.Signed = append([]string{recent[i].Agent}, p.Signed...)
 	}

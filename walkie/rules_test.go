@@ -1,6 +1,8 @@
 package walkie
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -159,3 +161,28 @@ func TestDebateStatus(t *testing.T) {
 		t.Errorf("round cap %d, want 5", got)
 	}
 }
+
+// A round table has no sign-offs: an implementer's Signed-off-by line is
+// accepted as text but its turn is not signed, counts for nothing, and
+// walkie post --sign is refused there.
+func TestRoundtableHasNoSignOffs(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "rt.walkie.md")
+	must(t, os.WriteFile(file, []byte("---\nwalkie: 1\nid: rt\nmode: roundtable\nimplementer: ada\nreviewers: [brook]\ngrader: [\"true\"]\nworkspace: w\nmax_rounds: 2\n---\n# Briefing\nb\n"), 0o644))
+	before := readFile(t, file)
+	after := append(append([]byte{}, before...), "\n## Turn 1 · ada\nDone.\nSigned-off-by: ada\n"...)
+	v, d := Judge(file, before, after, Expect{Turn: 1, Agent: "ada"})
+	if v.Outcome != VerdictAccepted || v.Signed {
+		t.Fatalf("verdict %+v: want accepted, not signed", v)
+	}
+	if p := d.Progress(); len(p.Signed) != 0 || p.Converged {
+		t.Fatalf("progress %+v", p)
+	}
+	asRefused(t, appendErr(file, signed("ada", "Done.")), "no sign-offs")
+	asRefused(t, appendErr(file, turn("ada", "Done.\nSigned-off-by: ada")), "no sign-offs")
+	mustAppend(t, file, turn("ada", "Done."), turn("brook", "Fine."))
+	if d := mustVerify(t, file); d.Progress().Converged || len(d.Progress().Signed) != 0 {
+		t.Fatalf("a round table converged by sign-offs: %+v", d.Progress())
+	}
+}
+
+func appendErr(file string, p Post) error { _, err := Append(file, p); return err }

@@ -151,6 +151,11 @@ func LoadSignal(dir string) (*Signal, error) {
 // Ring writes the doorbell. Call it only after the record is synced.
 func Ring(dir string, m *Meta, p Progress, s *State, last *EntryBrief) error {
 	status := DebateStatus(m, p, s)
+	if last != nil && last.Signed && m.IsRoundtable() {
+		unsigned := *last // a round table has no sign-offs (see progress)
+		unsigned.Signed = false
+		last = &unsigned
+	}
 	sig := Signal{Seq: p.Seq, NextTurn: p.NextTurn, Round: p.NextRound, Status: status, LastEntry: last, UpdatedAt: time.Now().UTC()}
 	if status == StatusOpen {
 		sig.Turn = p.NextAgent

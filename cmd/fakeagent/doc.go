@@ -91,6 +91,13 @@
 //	verdict: '{"verdict": "approve", "objections": []}'
 //	verdicts: ["r1", "r2"]    # verdict per round; the last repeats
 //	verdict_file: ""          # default: $WALKIE_VERDICT
+//	when:                     # the first entry whose conditions all hold
+//	  - file: parse.py        #   overrides the step: a file (under
+//	    contains: "return []" #   $WALKIE_WORKSPACE, else the working dir)
+//	    lacks: "raise"        #   contains / lacks a text,
+//	    last_blocker: brook   #   the last "**request changes**" turn is brook's,
+//	    id: "-3$"             #   the walkie file's id matches a regexp;
+//	    verdict: '{"verdict": "approve"}'  # then these settings apply
 //	steps:
 //	  - behavior: hang        # first invocation
 //	  - {}                    # second and later: the top-level settings

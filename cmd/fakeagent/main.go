@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -40,7 +41,9 @@ with --state the k-th run uses steps[k-1], the last repeats):
   read_stdin, ask, delay, hang_after, exit_code, author, usage, cost_usd,
   input_tokens, output_tokens, grandchild_setsid, pid_file, shell,
   shells: [per round], verdict, verdicts: [per round], verdict_file,
-  steps: [...]
+  steps: [...],
+  when: [{file, contains, lacks, last_blocker, id, ...settings}] (the
+  first entry whose conditions hold overrides the step)
 
 Flags:
 `
@@ -150,12 +153,22 @@ func prepare(o options, st step) (*agent, error) {
 		return nil, err
 	}
 	b, err := os.ReadFile(o.file)
-	if err != nil && !(st.Behavior == "write" && errors.Is(err, os.ErrNotExist)) {
+	// A file it is to write, or leave alone, may not exist yet.
+	if err != nil && !(slices.Contains([]string{"write", "none", "hang"}, st.Behavior) && errors.Is(err, os.ErrNotExist)) {
 		return nil, err
 	}
 	rec, err := parseRecord(b)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", o.file, err)
+	}
+	if o.script != "" {
+		data, err := os.ReadFile(o.script)
+		if err != nil {
+			return nil, err
+		}
+		if st, err = applyWhen(st, data, whenFacts{rec: rec, workspace: os.Getenv("WALKIE_WORKSPACE")}); err != nil {
+			return nil, err
+		}
 	}
 	a := &agent{opts: o, step: st, turn: o.turn, round: o.round}
 	if a.turn <= 0 {

@@ -17,23 +17,42 @@ var headingRE = regexp.MustCompile(`(?m)^## Turn (\d+) · `)
 
 // record is what the agent learns from reading the file.
 type record struct {
+	id           string
 	turns        int // turn headings seen
 	participants []string
+	// lastBlocker is the author of the last turn that requests changes:
+	// a round-table verdict turn whose body starts "**request changes**".
+	lastBlocker string
 }
 
-// parseRecord reads the front matter's participants and counts turns.
+// turnRE is a turn heading with its author and what follows it.
+var turnRE = regexp.MustCompile(`(?m)^## Turn \d+ · (\S+)\n\s*(\S*)`)
+
+// parseRecord reads the front matter's id and participants, counts turns
+// and finds the last one that requests changes.
 func parseRecord(b []byte) (record, error) {
 	var r record
 	if fm, ok := frontMatter(b); ok {
 		var meta struct {
+			ID           string   `yaml:"id"`
 			Participants []string `yaml:"participants"`
+			Implementer  string   `yaml:"implementer"`
+			Reviewers    []string `yaml:"reviewers"`
 		}
 		if err := yaml.Unmarshal(fm, &meta); err != nil {
 			return r, fmt.Errorf("front matter: %w", err)
 		}
-		r.participants = meta.Participants
+		r.id, r.participants = meta.ID, meta.Participants
+		if r.participants == nil && meta.Implementer != "" {
+			r.participants = append([]string{meta.Implementer}, meta.Reviewers...)
+		}
 	}
 	r.turns = len(headingRE.FindAllIndex(b, -1))
+	for _, m := range turnRE.FindAllSubmatch(b, -1) {
+		if string(m[2]) == "**request" {
+			r.lastBlocker = string(m[1])
+		}
+	}
 	return r, nil
 }
 

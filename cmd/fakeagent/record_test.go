@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -141,3 +143,39 @@ func TestFloodIsExactAndStable(t *testing.T) {
 }
 
 func newBufWriter(w *strings.Builder) *bufio.Writer { return bufio.NewWriter(w) }
+
+// A when: entry applies when all its conditions hold, the first that
+// matches wins, and an entry with a misspelt key is refused.
+func TestApplyWhen(t *testing.T) {
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "parse.py"), []byte("def parse(s):\n    return []\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := parseRecord([]byte("---\nid: rt-3\nimplementer: ada\nreviewers: [brook, cy]\n---\n# Briefing\nb\n\n## Turn 1 · ada\ndone\n\n## Turn 2 · brook\n**request changes** · 1 blocking\n\n## Turn 3 · cy\n**approve** · 0 blocking\n"))
+	if err != nil || rec.id != "rt-3" || rec.lastBlocker != "brook" || len(rec.participants) != 3 {
+		t.Fatalf("record %+v, %v", rec, err)
+	}
+	facts := whenFacts{rec: rec, workspace: ws}
+	script := `verdict: block
+when:
+  - file: parse.py
+    contains: raise
+    verdict: a
+  - file: parse.py
+    contains: "return []"
+    last_blocker: cy
+    verdict: b
+  - file: parse.py
+    lacks: raise
+    id: "-3$"
+    verdict: c
+  - verdict: d
+`
+	st, err := applyWhen(step{Behavior: "verdict", Verdict: "block"}, []byte(script), facts)
+	if err != nil || st.Verdict != "c" {
+		t.Fatalf("verdict %q, %v; want the third entry's", st.Verdict, err)
+	}
+	if _, err := applyScript(step{Behavior: "verdict"}, []byte("when:\n  - fiel: x\n"), 0); err == nil {
+		t.Fatal("a misspelt when key was accepted")
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -43,6 +45,87 @@ type step struct {
 	VerdictFile string   `yaml:"verdict_file"`
 }
 
+// when is one entry of a script's when: list: conditions on what the agent
+// reads, and the settings that apply when every condition given holds
+// (the first entry that matches wins, over the selected step). It lets a
+// scripted agent react to the work instead of to the round number: a
+// reviewer that blocks whenever the answer is not the one it wants, an
+// implementer that pleases whoever objected last.
+type when struct {
+	// File (relative to $WALKIE_WORKSPACE when set, else to the working
+	// directory) contains, or lacks, a text.
+	File     string `yaml:"file"`
+	Contains string `yaml:"contains"`
+	Lacks    string `yaml:"lacks"`
+	// LastBlocker: the last turn of the walkie file that requests changes
+	// (a round-table verdict turn starting "**request changes**") is this
+	// agent's.
+	LastBlocker string `yaml:"last_blocker"`
+	// ID: the walkie file's id matches this regular expression (a copy
+	// made by walkie trials has an id of its own).
+	ID string `yaml:"id"`
+}
+
+// whenFacts is what the conditions of a when entry are checked against.
+type whenFacts struct {
+	rec       record
+	workspace string // $WALKIE_WORKSPACE, or "" for the working directory
+}
+
+func (w when) holds(f whenFacts) (bool, error) {
+	if w.File != "" || w.Contains != "" || w.Lacks != "" {
+		b, err := os.ReadFile(filepath.Join(f.workspace, w.File))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return false, fmt.Errorf("when: %w", err)
+		}
+		if w.Contains != "" && !bytes.Contains(b, []byte(w.Contains)) || w.Lacks != "" && bytes.Contains(b, []byte(w.Lacks)) {
+			return false, nil
+		}
+	}
+	if w.LastBlocker != "" && f.rec.lastBlocker != w.LastBlocker {
+		return false, nil
+	}
+	if w.ID != "" {
+		re, err := regexp.Compile(w.ID)
+		if err != nil {
+			return false, fmt.Errorf("when: id: %w", err)
+		}
+		if !re.MatchString(f.rec.id) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// applyWhen overlays the first entry of the script's when: list whose
+// conditions hold on st.
+func applyWhen(st step, data []byte, f whenFacts) (step, error) {
+	var doc struct {
+		When []yaml.Node `yaml:"when"`
+	}
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return st, fmt.Errorf("script: %w", err)
+	}
+	for i, n := range doc.When {
+		var w when
+		if err := n.Decode(&w); err != nil {
+			return st, fmt.Errorf("script when %d: %w", i+1, err)
+		}
+		ok, err := w.holds(f)
+		if err != nil || !ok {
+			if err != nil {
+				return st, err
+			}
+			continue
+		}
+		if err := n.Decode(&st); err != nil {
+			return st, fmt.Errorf("script when %d: %w", i+1, err)
+		}
+		return st, st.validate()
+	}
+	return st, nil
+}
+
 // behaviours lists the valid values of step.Behavior.
 func validBehavior(b string) bool {
 	switch b {
@@ -61,6 +144,10 @@ func applyScript(base step, data []byte, k int) (step, error) {
 	var strict struct {
 		step  `yaml:",inline"`
 		Steps []step `yaml:"steps"`
+		When  []struct {
+			when `yaml:",inline"`
+			step `yaml:",inline"`
+		} `yaml:"when"`
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)

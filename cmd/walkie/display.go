@@ -80,13 +80,20 @@ func newRunOutput(c *cli.Context) (*runOutput, error) {
 
 // startedLine is "turn 3 · codex (round 2, attempt 1)".
 func startedLine(e controller.Event, pal palette) string {
+	if e.Turn == 0 && e.Line != "" { // a round table's phase names itself
+		return fmt.Sprintf("%s · %s (attempt %d)", e.Line, pal.bold(e.Agent), e.Attempt)
+	}
 	return fmt.Sprintf("turn %d · %s (round %d, attempt %d)", e.Turn, pal.bold(e.Agent), e.Round, e.Attempt)
 }
 
 // recordedLine is one attempt as it ended: "turn 3 · codex accepted in
 // 1.5s · signed · $0.0042 · turn recorded".
 func recordedLine(r *controller.TurnRecord, pal palette) string {
-	parts := []string{fmt.Sprintf("turn %d · %s %s in %s", r.Turn, pal.bold(r.Agent), pal.outcome(r.Outcome),
+	what := fmt.Sprintf("turn %d", r.Turn)
+	if r.Turn == 0 && r.Role != "" { // a round table's phase
+		what = r.Role
+	}
+	parts := []string{fmt.Sprintf("%s · %s %s in %s", what, pal.bold(r.Agent), pal.outcome(r.Outcome),
 		formatDuration(time.Duration(r.DurationMS)*time.Millisecond))}
 	if r.Signed {
 		parts = append(parts, pal.green("signed"))
@@ -102,11 +109,16 @@ func recordedLine(r *controller.TurnRecord, pal palette) string {
 
 // endedLine is how the run ended, as the last progress line.
 func endedLine(e controller.Event, pal palette) string {
-	s := "debate " + pal.status(e.Status)
-	if e.Line != "" {
-		s += ": " + e.Line
+	if e.Status == walkie.StatusConverged {
+		s := "debate " + pal.status(e.Status)
+		if e.Line != "" {
+			s += ": " + e.Line
+		}
+		return s
 	}
-	return s
+	// "stopped: max-rounds (reached the cap of 6 rounds)", as the error
+	// says it, never "debate max-rounds".
+	return strings.Replace(endLine(e.Status, e.Line), e.Status, pal.status(e.Status), 1)
 }
 
 // progress prints one readable line per event where there is no terminal

@@ -22,17 +22,25 @@ func TestDisplay(t *testing.T) {
 	d.observe(controller.Event{Kind: controller.EventTurnRecorded, Turn: 3, Agent: "codex",
 		Record: &controller.TurnRecord{Turn: 3, Agent: "codex", Outcome: walkie.OutcomeAccepted, DurationMS: 1500, Signed: true, Detail: "turn recorded",
 			Usage: &controller.Usage{CostUSD: 0.0042, CostSource: "reported"}}})
+	d.observe(controller.Event{Kind: controller.EventTurnStarted, Agent: "gemini", Attempt: 1, Started: start, Line: "research phase"})
+	d.observe(controller.Event{Kind: controller.EventTurnRecorded, Agent: "gemini",
+		Record: &controller.TurnRecord{Agent: "gemini", Role: "research", Outcome: walkie.OutcomeAccepted, DurationMS: 2000, Detail: "file written"}})
 	d.observe(controller.Event{Kind: controller.EventDebateEnded, Status: "converged"})
+	d.observe(controller.Event{Kind: controller.EventDebateEnded, Status: "max-rounds", Line: "reached the cap of 6 rounds"})
 	d.stop()
 	out := buf.String()
 	for _, want := range []string{"▶ turn 3 · codex (round 2, attempt 1)", "reading api.go",
-		"✓ turn 3 · codex accepted in 1.5s · signed · $0.0042 · turn recorded\n", "debate converged\n"} {
+		"✓ turn 3 · codex accepted in 1.5s · signed · $0.0042 · turn recorded\n", "▶ research phase · gemini (attempt 1)",
+		"✓ research · gemini accepted in 2s · file written\n", "debate converged\n", "stopped: max-rounds (reached the cap of 6 rounds)\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the display lacks %q:\n%q", want, out)
 		}
 	}
 	if strings.Contains(out, "\x1b[3") {
 		t.Errorf("colour without a palette:\n%q", out)
+	}
+	if strings.Contains(out, "debate max-rounds") {
+		t.Errorf("the end line reads %q", out)
 	}
 	// Every line drawn fits the terminal: wide characters count twice.
 	for _, line := range strings.FieldsFunc(ansi.Strip(out), func(r rune) bool { return r == '\r' || r == '\n' }) {

@@ -163,9 +163,9 @@ func rootAction(c *cli.Context) error {
 // commands lists every command, in the order --help shows them.
 func commands() []*cli.Command {
 	return []*cli.Command{
-		newCommand(), initCommand(), briefCommand(), postCommand(), statusCommand(), showCommand(), followCommand(), verifyCommand(),
+		newCommand(), initCommand(), briefCommand(), phaseCommand(), postCommand(), statusCommand(), showCommand(), followCommand(), verifyCommand(),
 		haltCommand(), resumeCommand(), extendCommand(), repairCommand(),
-		autoCommand(), turnCommand(), logCommand(), reportCommand(), doctorCommand(),
+		autoCommand(), turnCommand(), trialsCommand(), logCommand(), reportCommand(), doctorCommand(),
 		serveCommand(), watchCommand(), notifyCommand(), reviewCommand(), skillCommand(), versionCommand(),
 	}
 }

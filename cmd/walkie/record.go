@@ -83,7 +83,9 @@ EXAMPLES:
    walkie init review.walkie.md --agents claude,codex,gemini --max-rounds 4 --briefing brief.md
    pbpaste | walkie init api.walkie.md --agents claude,codex --briefing -
    walkie init fix.walkie.md --implementer claude --reviewers codex,gemini --quorum 1 \
-       --grader "go test ./..." --workspace . --max-rounds 4`,
+       --grader "go test ./..." --workspace . --max-rounds 4
+   walkie init eval.walkie.md --implementer codex --reviewers claude,gemini \
+       --phases research=gemini,plan=claude --grader "make test" --workspace src`,
 		Flags: append(debateFlags(), &cli.StringFlag{Name: "briefing", Usage: "file whose text becomes the briefing, or - for standard input"}),
 		Action: func(c *cli.Context) error {
 			file, err := fileArg(c)
@@ -120,6 +122,7 @@ func debateFlags() []cli.Flag {
 		&cli.IntFlag{Name: "quorum", Category: "round table", DefaultText: "every reviewer", Usage: "approvals needed"},
 		&cli.StringFlag{Name: "grader", Category: "round table", Usage: "hidden test command, run by /bin/sh -c on the frozen copy"},
 		&cli.StringFlag{Name: "workspace", Category: "round table", Usage: "directory the implementer changes, relative to FILE"},
+		&cli.StringSliceFlag{Name: "phases", Category: "round table", Usage: "phases before the first round, in order: research=AGENT,plan=AGENT"},
 	}
 }
 
@@ -148,6 +151,13 @@ func initOptions(c *cli.Context) (walkie.InitOptions, error) {
 	}
 	o.Mode, o.Implementer, o.Reviewers, o.Quorum = walkie.ModeRoundtable, strings.TrimSpace(c.String("implementer")), splitNames(c.StringSlice("reviewers")), c.Int("quorum")
 	o.Grader, o.Workspace = walkie.Command{Shell: c.String("grader")}, c.String("workspace")
+	for _, p := range c.StringSlice("phases") {
+		kind, agent, ok := strings.Cut(p, "=")
+		if !ok {
+			return o, withCode(exitBadInput, fmt.Errorf("--phases: %q: write KIND=AGENT, e.g. research=gemini", p))
+		}
+		o.Phases = append(o.Phases, walkie.Phase{Kind: strings.TrimSpace(kind), Agent: strings.TrimSpace(agent)})
+	}
 	return o, nil
 }
 

@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -26,11 +28,24 @@ the objection in the record says which).
 Costs marked ~ include estimates from the config's pricing table; sessions
 whose cost could not be told count as $0 and are listed as unknown.
 
+--quorum K decides every recorded round again as if the quorum had been K
+(with --reviewers, counting only those reviewers), from the recorded
+verdicts and grader results, and says in which round the run would have
+stopped and what it would have cost up to there. Nothing runs again: when
+the replayed run would have gone on where the real one stopped (or the
+implementer answered objections of a reviewer left out), the rounds after
+that are unknown, and the report says so. --quorum all gives the table for
+every K.
+
 EXAMPLES:
    walkie report review.walkie.md
-   walkie report review.walkie.md --format json | jq '.reviewer_scores'`,
+   walkie report review.walkie.md --format json | jq '.reviewer_scores'
+   walkie report parser.walkie.md --quorum 1
+   walkie report parser.walkie.md --quorum all --reviewers codex,gemini --format json`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "markdown", Usage: "markdown or json"},
+			&cli.StringFlag{Name: "quorum", Usage: "replay the recorded rounds at this quorum, or at every one (all)"},
+			&cli.StringSliceFlag{Name: "reviewers", Usage: "with --quorum: count only these reviewers, comma separated"},
 		},
 		Action: func(c *cli.Context) error {
 			file, err := fileArg(c)
@@ -45,6 +60,9 @@ EXAMPLES:
 			if err != nil {
 				return err
 			}
+			if err := replays(c, r); err != nil {
+				return withCode(exitBadInput, err)
+			}
 			if format == "json" {
 				enc := json.NewEncoder(c.App.Writer)
 				enc.SetIndent("", "  ")
@@ -53,6 +71,54 @@ EXAMPLES:
 			writeReport(c.App.Writer, r)
 			return nil
 		},
+	}
+}
+
+// replays adds what --quorum and --reviewers ask for to r.
+func replays(c *cli.Context, r *roundtable.Report) error {
+	q := strings.TrimSpace(c.String("quorum"))
+	var reviewers []string
+	for _, name := range c.StringSlice("reviewers") {
+		reviewers = append(reviewers, strings.TrimSpace(name))
+	}
+	switch {
+	case q == "" && reviewers != nil:
+		return errors.New("--reviewers goes with --quorum K (or --quorum all)")
+	case q == "":
+		return nil
+	case q == "all":
+		return r.ReplayAll(reviewers)
+	}
+	k, err := strconv.Atoi(q)
+	if err != nil || k < 1 {
+		return fmt.Errorf("--quorum %q: give a number of approvals (1, 2, …) or all", q)
+	}
+	_, err = r.Replay(k, reviewers)
+	return err
+}
+
+// writeReplays prints the replayed rules: one sentence for one rule, a
+// table for several.
+func writeReplays(w io.Writer, r *roundtable.Report) {
+	if len(r.Replays) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n## Under another rule\n\nEach recorded round decided again from its recorded verdicts and grader result; nothing was run again.\n\n")
+	fmt.Fprintf(w, "| quorum | reviewers | stops in round | as | cost up to there | time up to there |\n|---|---|---|---|---|---|\n")
+	for _, rp := range r.Replays {
+		q := fmt.Sprintf("%d of %d", rp.Quorum, len(rp.Reviewers))
+		if rp.Recorded {
+			q += " (the run's)"
+		}
+		round := strconv.Itoa(rp.Round)
+		if !rp.Known {
+			round = "after " + round + ": unknown"
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", q, strings.Join(rp.Reviewers, ", "), round, rp.Decision, money(rp.CostUSD, false), ms(rp.DurationMS))
+	}
+	fmt.Fprintln(w)
+	for _, rp := range r.Replays {
+		fmt.Fprintf(w, "- quorum %d of %s: %s.\n", rp.Quorum, strings.Join(rp.Reviewers, ", "), rp.Note)
 	}
 }
 
@@ -73,6 +139,13 @@ func writeReport(w io.Writer, r *roundtable.Report) {
 		fmt.Fprintf(w, "- implementer: %s; reviewers: %s; quorum %d of %d\n", r.Implementer, strings.Join(r.Reviewers, ", "), r.Quorum, len(r.Reviewers))
 	}
 	fmt.Fprintf(w, "- cost: %s\n", money(r.CostUSD, estimatedAny(r.Agents)))
+
+	if len(r.Phases) > 0 {
+		fmt.Fprintf(w, "\n## Phases\n\n| phase | agent | state | attempts | time | cost | sha256 |\n|---|---|---|---|---|---|---|\n")
+		for _, p := range r.Phases {
+			fmt.Fprintf(w, "| %s | %s | %s | %d | %s | %s | %s |\n", p.Phase, p.Agent, phaseState(p), p.Attempts, ms(p.DurationMS), money(p.CostUSD, false), orDash(shortHash(p.SHA256)))
+		}
+	}
 
 	if len(r.RoundList) > 0 {
 		fmt.Fprintf(w, "\n## Rounds\n\n| round | workspace | grader | %s | decision |\n|---|---|---|%s---|\n",
@@ -103,15 +176,17 @@ func writeReport(w io.Writer, r *roundtable.Report) {
 	fmt.Fprintf(w, "| total | | %d | %s |\n", sessions, money(r.CostUSD, estimatedAny(r.Agents)))
 
 	if len(r.Scores) > 0 {
-		fmt.Fprintf(w, "\n## Reviewers against the grader\n\n| reviewer | rounds | agreed | approved, grader failed | blocked, grader passed | no verdict | grader unknown |\n|---|---|---|---|---|---|---|\n")
+		fmt.Fprintf(w, "\n## Reviewers against the grader\n\n| reviewer | rounds | agreed | approved, grader failed | blocked, grader passed | no verdict | grader unknown | objections | confirmed by grader | confirmed by fix |\n|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, s := range r.Scores {
-			fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %d | %d |\n", s.Reviewer, s.Rounds, s.Agreed, s.ApprovedGraderFailed, s.BlockedGraderPassed, s.NoVerdict, s.GraderUnknown)
+			fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %d | %d | %d | %d | %d |\n", s.Reviewer, s.Rounds, s.Agreed, s.ApprovedGraderFailed, s.BlockedGraderPassed, s.NoVerdict, s.GraderUnknown,
+				s.Blocking, s.ConfirmedByGrader, s.ConfirmedByFix)
 		}
-		fmt.Fprintf(w, "\nAgreed: approved when the hidden grader passed, or blocked when it failed. Blocked while it passed is a bug the tests miss or noise; the objection in the record says which.\n")
+		fmt.Fprintf(w, "\nAgreed: approved when the hidden grader passed, or blocked when it failed. Blocked while it passed is a bug the tests miss or noise; the objection in the record says which. An objection (one input blocked on, however many rounds) is confirmed by the grader when it failed while the objection stood, by a fix when the reviewer stopped blocking on changed work and nobody raised the input again.\n")
 	}
 	if d := r.Deadlock; d != nil {
-		fmt.Fprintf(w, "\n## Deadlock\n\nThe contested question: what must the work do on the input %q?\n\n%s.\n\nEvidence and what to do: .walkie/%s/roundtable/deadlock.md\n", d.Question, d.Summary, r.ID)
+		fmt.Fprintf(w, "\n## Deadlock\n\nThe contested question: what must the work do on %s?\n\n%s.\n\nEvidence and what to do: .walkie/%s/roundtable/deadlock.md\n", d.InputWords(), d.Summary, r.ID)
 	}
+	writeReplays(w, r)
 }
 
 func money(usd float64, estimated bool) string {

@@ -26,7 +26,7 @@ func runFlags() []cli.Flag {
 		&cli.StringFlag{Name: "config", Usage: "config file (default: ./walkie.yaml, then the user config dir; none needed for the built-in presets)"},
 		&cli.StringSliceFlag{Name: "agents", Usage: "configured agents that play the participants, in turn order (a,b) or by name (alice=claude,bob=codex)"},
 		&cli.IntFlag{Name: "max-rounds", Usage: "replace the file's max_rounds for this run"},
-		&cli.BoolFlag{Name: "approve", Usage: "approve an unapproved briefing without asking (for CI); the log says so"},
+		&cli.BoolFlag{Name: "approve", Usage: "approve an unapproved briefing, and a round table's phases, without asking (for CI); the log says so"},
 		&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},
 		&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "auto (live lines on a terminal, one progress line per event elsewhere), console or json (log lines)"},
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "debug logging"},
@@ -202,10 +202,22 @@ func errorForStatus(sum controller.Summary) error {
 		return nil
 	case sum.Status == walkie.StatusOpen:
 		return fmt.Errorf("the debate is still open after %s", plural(sum.Turns, "turn", "turns"))
-	case sum.Reason != "":
-		return fmt.Errorf("debate ended %s: %s", sum.Status, sum.Reason)
 	}
-	return fmt.Errorf("debate ended %s", sum.Status)
+	return errors.New(endLine(sum.Status, sum.Reason))
+}
+
+// endLine says how a debate or round table ended, in the words the live
+// display and the error use: "stopped: max-rounds (reached the cap of 6
+// rounds)". The status is the name status, report and the exit codes use.
+func endLine(status, reason string) string {
+	s := "stopped: " + status
+	if status == walkie.StatusConverged {
+		s = status
+	}
+	if reason != "" {
+		s += " (" + reason + ")"
+	}
+	return s
 }
 
 func runExitCode(sum controller.Summary, once bool) int {

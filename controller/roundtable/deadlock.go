@@ -5,34 +5,50 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"unicode"
 )
 
-// Deadlock detection. Reviewers that churn on a question the briefing
-// never decided do it on one edge case: the same failing input comes back
-// with demands that cannot all be met. So a question is keyed by its
-// failing input (trimmed, runs of white space folded), and two signals
-// end the run:
+// Deadlock detection. Reviewers who churn on a question the briefing (or
+// the spec) never decided do it in a way anyone can see from the rounds
+// alone, whatever rule text they write: the implementer gives one
+// reviewer what it asks for, which makes another block; it gives that one
+// what it asks for, and the first blocks again on the input it blocked on
+// before. So the rule is:
 //
-//   - flip-flop: a question is raised, then resolved (nobody raises it in a
-//     round where everyone who raised it gave a valid verdict), then
-//     raised again;
-//   - opposed: reviewer A blocks on an input in one round; in a later
-//     round A, satisfied, no longer raises it, and reviewer B blocks on the
-//     same input under a different rule: B objects to what A demanded.
+//	alternating: in rounds a < b < c, with the grader passing in every
+//	round from a to c, reviewer X blocks on some inputs in a; in b X gives
+//	a valid verdict that no longer blocks on them while Y blocks on
+//	inputs it did not block on in a; in c Y gives a valid verdict that no
+//	longer blocks on those while X blocks again on an input of round a.
 //
-// The key is deliberately literal. A question written two ways is not
-// seen as one, which costs rounds up to the cap; folding unlike inputs
-// together would stop runs that were making progress.
+// The rule text is never compared: two reviewers citing the same spec
+// section for opposite demands deadlock just as two citing different
+// rules do. A round in which a reviewer gave no valid verdict (a timeout,
+// a crash) says nothing about it: it is neither satisfied nor blocking
+// there, so a timeout can delay the detection but never fake a swap. A
+// grader that does not pass breaks the pattern: the implementer then has
+// something concrete to fix, and churn is not yet proven.
+//
+// Inputs are compared by a key: runs of white space folded, except for an
+// input that is only white space (a lone newline, a tab, a space), which
+// is kept exactly: those are different inputs, and a parser's answer on
+// each is exactly the kind of question a briefing leaves open.
 
 // Deadlock is the contested question and the evidence for it.
 type Deadlock struct {
-	Question string     `json:"question"` // the failing input, as first written
-	Kind     string     `json:"kind"`     // "flip-flop" or "opposed"
+	// Question is the contested input as first written; Inputs lists
+	// every input of the alternation (Question first).
+	Question string   `json:"question"`
+	Inputs   []string `json:"inputs,omitempty"`
+	// Kind is "alternating" (records made before it may say "opposed"
+	// or "flip-flop", the rules walkie used then).
+	Kind     string     `json:"kind"`
 	Round    int        `json:"round"`    // the round in which it was seen
 	Summary  string     `json:"summary"`  // one line
-	Evidence []Evidence `json:"evidence"` // every blocking objection on the question, in round order
+	Evidence []Evidence `json:"evidence"` // every blocking objection on the inputs, in round order
 }
+
+// KindAlternating is the one deadlock signal (see above).
+const KindAlternating = "alternating"
 
 // Evidence is one blocking objection on the contested question.
 type Evidence struct {
@@ -42,149 +58,174 @@ type Evidence struct {
 }
 
 // roundBlockers is one round as deadlock detection sees it: the blocking
-// objections of each reviewer with a valid verdict; a reviewer without one
-// is absent from Valid.
+// objections of each reviewer with a valid verdict (a reviewer without one
+// is absent from Valid), and whether the grader passed.
 type roundBlockers struct {
-	Round int
-	Valid map[string][]Objection
+	Round        int
+	GraderPassed bool
+	Valid        map[string][]Objection
 }
 
+// questionKey is the key an input is compared by.
 func questionKey(input string) string {
+	if strings.TrimSpace(input) == "" {
+		return input
+	}
 	return strings.Join(strings.Fields(input), " ")
 }
 
-func ruleKey(rule string) string {
-	s := strings.ToLower(strings.Join(strings.Fields(rule), " "))
-	return strings.TrimRightFunc(s, func(r rune) bool { return unicode.IsPunct(r) || unicode.IsSpace(r) })
-}
-
-// raise is one reviewer blocking on a question in a round.
-type raise struct {
-	round    int
-	reviewer string
-	o        Objection
-}
-
-// detectDeadlock looks for either signal in the rounds so far (oldest
-// first) and returns the one seen earliest.
-func detectDeadlock(rounds []roundBlockers) *Deadlock {
-	byKey := map[string][]raise{}
-	var keys []string // in order of first appearance
-	for _, r := range rounds {
-		for _, reviewer := range sortedNames(r.Valid) {
-			for _, o := range r.Valid[reviewer] {
-				k := questionKey(o.FailingInput)
-				if _, ok := byKey[k]; !ok {
-					keys = append(keys, k)
-				}
-				byKey[k] = append(byKey[k], raise{r.Round, reviewer, o})
-			}
-		}
+// keysOf is the set of input keys a reviewer blocks on in a round; ok is
+// false when it gave no valid verdict there.
+func keysOf(r roundBlockers, reviewer string) (keys map[string]bool, ok bool) {
+	obs, ok := r.Valid[reviewer]
+	if !ok {
+		return nil, false
 	}
-	var found *Deadlock
-	for _, k := range keys {
-		if d := opposed(rounds, byKey[k]); d != nil && (found == nil || d.Round < found.Round) {
-			found = d
-		}
-		if d := flipFlop(rounds, byKey[k]); d != nil && (found == nil || d.Round < found.Round) {
-			found = d
-		}
+	keys = map[string]bool{}
+	for _, o := range obs {
+		keys[questionKey(o.FailingInput)] = true
 	}
-	return found
+	return keys, true
 }
 
-// opposed: b blocks on the question after a, under another rule, in a
-// round where a gave a valid verdict and no longer raised it.
-func opposed(rounds []roundBlockers, raises []raise) *Deadlock {
-	for _, b := range raises {
-		for _, a := range raises {
-			if a.round >= b.round || a.reviewer == b.reviewer || ruleKey(a.o.Rule) == ruleKey(b.o.Rule) {
-				continue
-			}
-			r := roundOf(rounds, b.round)
-			if _, valid := r.Valid[a.reviewer]; !valid || raisedBy(raises, b.round, a.reviewer) {
-				continue
-			}
-			return &Deadlock{Question: raises[0].o.FailingInput, Kind: "opposed", Round: b.round, Evidence: evidenceOf(raises),
-				Summary: fmt.Sprintf("%s blocked on the input %s in round %d under the rule %s; once that was met, %s blocked on the same input in round %d under the rule %s",
-					a.reviewer, quoteInput(a.o.FailingInput), a.round, quoteInput(a.o.Rule), b.reviewer, b.round, quoteInput(b.o.Rule))}
-		}
-	}
-	return nil
-}
-
-// flipFlop: raised, then resolved, then raised again.
-func flipFlop(rounds []roundBlockers, raises []raise) *Deadlock {
-	const (
-		never = iota
-		raised
-		resolved
-	)
-	state, first, fixed := never, 0, 0
-	for i, r := range rounds {
-		switch {
-		case raisedBy(raises, r.Round, ""):
-			if state == resolved {
-				return &Deadlock{Question: raises[0].o.FailingInput, Kind: "flip-flop", Round: r.Round, Evidence: evidenceOf(raises),
-					Summary: fmt.Sprintf("the input %s was blocked on in round %d, resolved in round %d and blocked on again in round %d",
-						quoteInput(raises[0].o.FailingInput), first, fixed, r.Round)}
-			}
-			if state == never {
-				first = r.Round
-			}
-			state = raised
-		case state == raised && i > 0 && everyRaiserValid(raises, rounds[i-1].Round, r):
-			state, fixed = resolved, r.Round
-		}
-	}
-	return nil
-}
-
-// everyRaiserValid reports whether everyone who raised the question in
-// round prev gave a valid verdict in cur: only then does its absence from
-// cur mean resolved rather than unknown.
-func everyRaiserValid(raises []raise, prev int, cur roundBlockers) bool {
-	for _, x := range raises {
-		if x.round != prev {
-			continue
-		}
-		if _, ok := cur.Valid[x.reviewer]; !ok {
-			return false
-		}
-	}
-	return true
-}
-
-func raisedBy(raises []raise, round int, reviewer string) bool {
-	for _, x := range raises {
-		if x.round == round && (reviewer == "" || x.reviewer == reviewer) {
+func intersects(a, b map[string]bool) bool {
+	for k := range a {
+		if b[k] {
 			return true
 		}
 	}
 	return false
 }
 
-func roundOf(rounds []roundBlockers, round int) roundBlockers {
-	for _, r := range rounds {
-		if r.Round == round {
-			return r
+// newIn is what b has that a has not.
+func newIn(b, a map[string]bool) map[string]bool {
+	out := map[string]bool{}
+	for k := range b {
+		if !a[k] {
+			out[k] = true
 		}
 	}
-	return roundBlockers{Round: round}
+	return out
 }
 
-func evidenceOf(raises []raise) []Evidence {
-	ev := make([]Evidence, 0, len(raises))
-	for _, x := range raises {
-		ev = append(ev, Evidence{x.round, x.reviewer, x.o})
+// swap reports whether the blocking side moved from x (in round a) to y
+// (in round b): x, with a valid verdict in b, no longer blocks on what it
+// blocked on in a, and y blocks in b on inputs it did not block on in a.
+// It returns y's new inputs.
+func swap(a, b roundBlockers, x, y string) map[string]bool {
+	xa, ok1 := keysOf(a, x)
+	xb, ok2 := keysOf(b, x)
+	ya, ok3 := keysOf(a, y)
+	yb, ok4 := keysOf(b, y)
+	if !ok1 || !ok2 || !ok3 || !ok4 || len(xa) == 0 || intersects(xa, xb) {
+		return nil
 	}
-	slices.SortStableFunc(ev, func(a, b Evidence) int {
-		if a.Round != b.Round {
-			return a.Round - b.Round
+	if fresh := newIn(yb, ya); len(fresh) > 0 {
+		return fresh
+	}
+	return nil
+}
+
+// detectDeadlock applies the rule to the rounds so far (oldest first) and
+// returns the earliest alternation, or nil.
+func detectDeadlock(rounds []roundBlockers) *Deadlock {
+	for ci := range rounds {
+		for bi := range ci {
+			for ai := range bi {
+				if d := alternation(rounds[ai : ci+1]); d != nil {
+					return d
+				}
+			}
 		}
-		return strings.Compare(a.Reviewer, b.Reviewer)
-	})
-	return ev
+	}
+	return nil
+}
+
+// alternation checks rounds[0] = a, some middle round b, and the last
+// round c, with the grader passing throughout.
+func alternation(span []roundBlockers) *Deadlock {
+	for _, r := range span {
+		if !r.GraderPassed {
+			return nil
+		}
+	}
+	a, c := span[0], span[len(span)-1]
+	for _, b := range span[1 : len(span)-1] {
+		for _, x := range sortedNames(a.Valid) {
+			for _, y := range sortedNames(b.Valid) {
+				if x == y {
+					continue
+				}
+				yKeys := swap(a, b, x, y)
+				if yKeys == nil {
+					continue
+				}
+				xBack := swap(b, c, y, x)
+				xa, _ := keysOf(a, x)
+				if xBack == nil || !intersects(xBack, xa) {
+					continue
+				}
+				back := map[string]bool{}
+				for k := range xBack {
+					if xa[k] {
+						back[k] = true
+					}
+				}
+				return describe(span, a.Round, b.Round, c.Round, x, y, back, yKeys)
+			}
+		}
+	}
+	return nil
+}
+
+// describe builds the deadlock's question, summary and evidence: every
+// blocking objection of x and y on the alternating inputs, rounds a to c.
+func describe(span []roundBlockers, a, b, c int, x, y string, xKeys, yKeys map[string]bool) *Deadlock {
+	keys := maps.Clone(xKeys)
+	maps.Copy(keys, yKeys)
+	d := &Deadlock{Kind: KindAlternating, Round: c}
+	first := map[string]string{} // key → the input as first written
+	var order []string
+	for _, r := range span {
+		for _, who := range []string{x, y} {
+			for _, o := range r.Valid[who] {
+				k := questionKey(o.FailingInput)
+				if !keys[k] {
+					continue
+				}
+				if _, seen := first[k]; !seen {
+					first[k] = o.FailingInput
+					order = append(order, k)
+				}
+				d.Evidence = append(d.Evidence, Evidence{r.Round, who, o})
+			}
+		}
+	}
+	for _, k := range order {
+		d.Inputs = append(d.Inputs, first[k])
+	}
+	// The question is x's recurring input: the one the run came back to.
+	for _, k := range order {
+		if xKeys[k] {
+			d.Question = first[k]
+			break
+		}
+	}
+	slices.SortStableFunc(d.Evidence, func(p, q Evidence) int { return p.Round - q.Round })
+	d.Summary = fmt.Sprintf("%s blocked on %s in round %d; once that was met, %s blocked on %s in round %d; once that was met, %s blocked on %s again in round %d, while the grader passed every round",
+		x, inputList(first, xKeys, order), a, y, inputList(first, yKeys, order), b, x, inputList(first, xKeys, order), c)
+	return d
+}
+
+// inputList names the inputs of keys, quoted, in order.
+func inputList(first map[string]string, keys map[string]bool, order []string) string {
+	d := Deadlock{}
+	for _, k := range order {
+		if keys[k] {
+			d.Inputs = append(d.Inputs, first[k])
+		}
+	}
+	return d.InputWords()
 }
 
 func sortedNames[V any](m map[string]V) []string {
@@ -192,5 +233,27 @@ func sortedNames[V any](m map[string]V) []string {
 }
 
 // quoteInput shows a reviewer's text in a line of prose, JSON-quoted:
-// safe in the record (see roundtable_record.go).
+// safe in the record (see record.go).
 func quoteInput(s string) string { return quoteJSON(s) }
+
+// inputs is every contested input (a record written before Inputs
+// existed has its Question only).
+func (d *Deadlock) inputs() []string {
+	if len(d.Inputs) > 0 {
+		return d.Inputs
+	}
+	return []string{d.Question}
+}
+
+// InputWords names the contested inputs in prose, each JSON-quoted.
+func (d *Deadlock) InputWords() string {
+	in := d.inputs()
+	parts := make([]string, len(in))
+	for i, s := range in {
+		parts[i] = quoteInput(s)
+	}
+	if len(parts) == 1 {
+		return "the input " + parts[0]
+	}
+	return "the inputs " + listWords(parts)
+}

@@ -3,6 +3,7 @@ package roundtable
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -63,7 +64,6 @@ func (rt *Table) decideRound(m *walkie.Meta, round int) (RoundResult, error) {
 	if _, err := readJSON(filepath.Join(rd, "intruded.json"), &rr.Intruded); err != nil {
 		return rr, err
 	}
-	blockers, missing := 0, []string{}
 	for _, name := range m.Reviewers {
 		var r ReviewResult
 		ok, err := readJSON(filepath.Join(rd, "review-"+name+".json"), &r)
@@ -73,40 +73,90 @@ func (rt *Table) decideRound(m *walkie.Meta, round int) (RoundResult, error) {
 		if !ok { // entered by hand (walkie post) rather than by a review: no verdict to read
 			r = ReviewResult{Round: round, Reviewer: name, Outcome: walkie.OutcomeNoTurn, Detail: "no review result was found"}
 		}
-		switch {
-		case r.Verdict == nil:
-			missing = append(missing, fmt.Sprintf("%s (%s)", name, r.Outcome))
-		case r.Verdict.Approves:
-			rr.Approvals++
-		default:
-			blockers += len(r.Verdict.Blockers())
-		}
 		rr.Reviews = append(rr.Reviews, r)
 	}
-	history, err := rt.blockerHistory(m, round, rr.Reviews)
+	earlier, err := readRounds(rt.Dir, round-1)
 	if err != nil {
 		return rr, err
 	}
-	passed := rr.Grader.Passed()
+	rule := rule{quorum: rr.Quorum, reviewers: m.Reviewers}
+	d := rule.decide(&rr, rule.history(append(earlier, rr)))
+	rr.Approvals, rr.Decision, rr.Reason, rr.Deadlock = d.approvals, d.decision, d.reason, d.deadlock
+	return rr, nil
+}
+
+// rule is what decides a round: the quorum of approvals among the
+// reviewers who count. The run uses the front matter's; walkie report
+// --quorum replays the recorded rounds under another.
+type rule struct {
+	quorum    int
+	reviewers []string
+}
+
+// decision is a round decided under a rule.
+type decision struct {
+	approvals, blockers int
+	decision, reason    string
+	deadlock            *Deadlock
+}
+
+// counts reports whether a reviewer's verdict counts under the rule.
+func (u rule) counts(reviewer string) bool { return slices.Contains(u.reviewers, reviewer) }
+
+// decide applies the round table's rules, in their order, to round rr
+// given the history of every round up to it (history's last is rr).
+func (u rule) decide(rr *RoundResult, history []roundBlockers) decision {
+	var d decision
+	var missing []string
+	for _, r := range rr.Reviews {
+		if !u.counts(r.Reviewer) {
+			continue
+		}
+		switch {
+		case r.Verdict == nil:
+			missing = append(missing, fmt.Sprintf("%s (%s)", r.Reviewer, r.Outcome))
+		case r.Verdict.Approves:
+			d.approvals++
+		default:
+			d.blockers += len(r.Verdict.Blockers())
+		}
+	}
+	passed, round := rr.Grader.Passed(), rr.Round
 	switch dl := detectDeadlock(history); {
-	case passed && rr.Approvals >= rr.Quorum:
-		rr.Decision = DecisionConverged
-		rr.Reason = fmt.Sprintf("round %d: the grader passed and %d of %d reviewers approved (quorum %d)", round, rr.Approvals, len(m.Reviewers), rr.Quorum)
+	case passed && d.approvals >= u.quorum:
+		d.decision = DecisionConverged
+		d.reason = fmt.Sprintf("round %d: the grader passed and %d of %d reviewers approved (quorum %d)", round, d.approvals, len(u.reviewers), u.quorum)
 	case dl != nil:
-		rr.Decision, rr.Deadlock = DecisionDeadlocked, dl
-		rr.Reason = fmt.Sprintf("round %d: the reviewers disagree on the input %s, which the briefing does not decide (%s)", round, quoteInput(dl.Question), dl.Kind)
+		d.decision, d.deadlock = DecisionDeadlocked, dl
+		d.reason = fmt.Sprintf("round %d: the reviewers take turns blocking on %s, which the briefing does not decide (%s)", round, dl.InputWords(), dl.Kind)
 	case rr.Grader != nil && rr.Grader.Status == GraderError:
-		rr.Decision = DecisionFailed
-		rr.Reason = fmt.Sprintf("round %d: the grader could not run (%s); fix `grader:` and run walkie resume", round, rr.Grader.Detail)
-	case blockers > 0 || !passed:
-		rr.Decision = DecisionNextRound
-		rr.Reason = fmt.Sprintf("round %d: %d blocking objection(s), grader %s", round, blockers, graderStatus(rr.Grader))
+		d.decision = DecisionFailed
+		d.reason = fmt.Sprintf("round %d: the grader could not run (%s); fix `grader:` and run walkie resume", round, rr.Grader.Detail)
+	case d.blockers > 0 || !passed:
+		d.decision = DecisionNextRound
+		d.reason = fmt.Sprintf("round %d: %d blocking objection(s), grader %s", round, d.blockers, graderStatus(rr.Grader))
 	default:
-		rr.Decision = DecisionFailed
-		rr.Reason = fmt.Sprintf("round %d: no valid verdict from %s after retries, and nothing else to change; a timeout or crash is not a rejection, so the supervisor must look",
+		d.decision = DecisionFailed
+		d.reason = fmt.Sprintf("round %d: no valid verdict from %s after retries, and nothing else to change; a timeout or crash is not a rejection, so the supervisor must look",
 			round, strings.Join(missing, ", "))
 	}
-	return rr, nil
+	return d
+}
+
+// history is rounds as deadlock detection reads them, with only the
+// verdicts of the reviewers who count.
+func (u rule) history(rounds []RoundResult) []roundBlockers {
+	out := make([]roundBlockers, 0, len(rounds))
+	for _, rr := range rounds {
+		rb := roundBlockers{Round: rr.Round, GraderPassed: rr.Grader.Passed(), Valid: map[string][]Objection{}}
+		for _, rv := range rr.Reviews {
+			if rv.Verdict != nil && u.counts(rv.Reviewer) {
+				rb.Valid[rv.Reviewer] = rv.Verdict.Blockers()
+			}
+		}
+		out = append(out, rb)
+	}
+	return out
 }
 
 func graderStatus(g *GraderResult) string {
@@ -116,30 +166,20 @@ func graderStatus(g *GraderResult) string {
 	return g.Status
 }
 
-// blockerHistory is every round so far as deadlock detection reads it,
-// with round `round` taken from reviews (not yet saved).
-func (rt *Table) blockerHistory(m *walkie.Meta, round int, reviews []ReviewResult) ([]roundBlockers, error) {
-	var out []roundBlockers
-	for r := 1; r <= round; r++ {
-		rb := roundBlockers{Round: r, Valid: map[string][]Objection{}}
-		rs := reviews
-		if r < round {
-			var rr RoundResult
-			ok, err := readJSON(filepath.Join(rt.roundDir(r), "round.json"), &rr)
-			if err != nil {
-				return nil, err
-			}
-			if !ok {
-				continue
-			}
-			rs = rr.Reviews
+// readRounds reads the decided rounds 1..last of the round table whose
+// state directory is dir, stopping at the first missing one.
+func readRounds(dir string, last int) ([]RoundResult, error) {
+	var out []RoundResult
+	for n := 1; last < 0 || n <= last; n++ {
+		var rr RoundResult
+		ok, err := readJSON(filepath.Join(dir, "roundtable", fmt.Sprintf("round-%d", n), "round.json"), &rr)
+		if err != nil {
+			return nil, err
 		}
-		for _, rv := range rs {
-			if rv.Verdict != nil {
-				rb.Valid[rv.Reviewer] = rv.Verdict.Blockers()
-			}
+		if !ok {
+			break
 		}
-		out = append(out, rb)
+		out = append(out, rr)
 	}
 	return out, nil
 }

@@ -29,6 +29,7 @@ func TestParseVerdict(t *testing.T) {
 		blockers  int
 		advice    int
 		noteParts []string
+		input     string // the first blocker's failing input, when set
 	}{
 		{name: "approve", in: `{"verdict": "approve", "objections": []}`, approves: true},
 		{name: "approve without objections key", in: `{"verdict":"approve"}`, approves: true},
@@ -36,11 +37,20 @@ func TestParseVerdict(t *testing.T) {
 		{name: "valid blocker", in: `{"verdict": "request_changes", "objections": [{"summary": "s", "rule": "r", "failing_input": "x", "blocking": true}]}`, blockers: 1},
 		{name: "numeric failing input", in: `{"verdict": "request_changes", "objections": [{"rule": "exact", "failing_input": 9007199254740993, "blocking": true}]}`, blockers: 1},
 		{name: "blocking without failing input is advice", in: `{"verdict": "request_changes", "objections": [{"rule": "r", "blocking": true}]}`,
-			approves: true, advice: 1, noteParts: []string{"no failing input: recorded as advice", "read as approval with advice"}},
+			approves: true, advice: 1, noteParts: []string{"no failing input", ": recorded as advice", "read as approval with advice"}},
 		{name: "blocking without rule is advice", in: `{"verdict": "request_changes", "objections": [{"failing_input": "x", "blocking": true}]}`,
 			approves: true, advice: 1, noteParts: []string{"no rule"}},
 		{name: "blank rule is no rule", in: `{"verdict": "request_changes", "objections": [{"rule": "  ", "failing_input": "x", "blocking": true}]}`,
 			approves: true, advice: 1},
+		{name: "a lone newline is an input", in: `{"verdict": "request_changes", "objections": [{"rule": "r", "failing_input": "\n", "blocking": true}]}`, blockers: 1, input: "\n"},
+		{name: "a tab is an input", in: `{"verdict": "request_changes", "objections": [{"rule": "r", "failing_input": "\t", "blocking": true}]}`, blockers: 1, input: "\t"},
+		{name: "a space is an input", in: `{"verdict": "request_changes", "objections": [{"rule": "r", "failing_input": " ", "blocking": true}]}`, blockers: 1, input: " "},
+		{name: "white space around an input is kept", in: `{"verdict": "request_changes", "objections": [{"rule": "r", "failing_input": " a,b\n", "blocking": true}]}`, blockers: 1, input: " a,b\n"},
+		{name: "the empty string names no input", in: `{"verdict": "request_changes", "objections": [{"rule": "r", "failing_input": "", "blocking": true}]}`,
+			approves: true, advice: 1, noteParts: []string{`"" counts as none`}},
+		{name: "null names no input", in: `{"verdict": "request_changes", "objections": [{"rule": "r", "failing_input": null, "blocking": true}]}`,
+			approves: true, advice: 1, noteParts: []string{"no failing input"}},
+		{name: "the empty string written visibly is an input", in: `{"verdict": "request_changes", "objections": [{"rule": "r", "failing_input": "\"\"", "blocking": true}]}`, blockers: 1, input: `""`},
 		{name: "approve with a standing blocker", in: `{"verdict": "approve", "objections": [{"rule": "r", "failing_input": "x", "blocking": true}]}`,
 			blockers: 1, noteParts: []string{"read as request_changes"}},
 		{name: "verdict spelt loosely", in: `{"verdict": "Request-Changes", "objections": [{"rule": "r", "failing_input": "x", "blocking": true}]}`, blockers: 1},
@@ -67,6 +77,9 @@ func TestParseVerdict(t *testing.T) {
 			}
 			if v.Approves != tc.approves || len(v.Blockers()) != tc.blockers || v.AdviceCount() != tc.advice {
 				t.Fatalf("approves %v, %d blockers, %d advice; want %v, %d, %d", v.Approves, len(v.Blockers()), v.AdviceCount(), tc.approves, tc.blockers, tc.advice)
+			}
+			if tc.input != "" && v.Blockers()[0].FailingInput != tc.input {
+				t.Fatalf("failing input %q, want %q", v.Blockers()[0].FailingInput, tc.input)
 			}
 			notes := strings.Join(v.Notes, "\n")
 			for _, p := range tc.noteParts {
@@ -117,7 +130,8 @@ func TestVerdictTurnBodyIsSafeForTheRecord(t *testing.T) {
 	}
 	// The deadlock note quotes reviewers too.
 	o := Objection{Rule: evil, FailingInput: evil, Summary: evil, Blocking: true}
-	dl := detectDeadlock([]roundBlockers{{1, map[string][]Objection{"brook": {o}}}, {2, map[string][]Objection{"brook": nil}}, {3, map[string][]Objection{"brook": {o}}}})
+	dl := detectDeadlock([]roundBlockers{{1, true, map[string][]Objection{"brook": {o}, "cy": nil}}, {2, true, map[string][]Objection{"brook": nil, "cy": {o}}},
+		{3, true, map[string][]Objection{"brook": {o}, "cy": nil}}})
 	if dl == nil {
 		t.Fatal("no deadlock")
 	}
@@ -137,66 +151,124 @@ func TestDetectDeadlock(t *testing.T) {
 	ob := func(rule, input string) Objection {
 		return Objection{Rule: rule, FailingInput: input, Blocking: true, Summary: "s"}
 	}
-	round := func(n int, valid map[string][]Objection) roundBlockers { return roundBlockers{Round: n, Valid: valid} }
+	type votes = map[string][]Objection
+	pass := func(n int, v votes) roundBlockers { return roundBlockers{Round: n, GraderPassed: true, Valid: v} }
+	fail := func(n int, v votes) roundBlockers { return roundBlockers{Round: n, Valid: v} }
+	// The parser story: a wants one answer on the input, b the other, and
+	// the implementer gives whoever objected last what it asked for.
+	story := func(ra, rb, input string) []roundBlockers {
+		return []roundBlockers{
+			pass(1, votes{"a": {ob(ra, input)}, "b": nil}),
+			pass(2, votes{"a": nil, "b": {ob(rb, input)}}),
+			pass(3, votes{"a": {ob(ra, input)}, "b": nil}),
+			pass(4, votes{"a": nil, "b": {ob(rb, input)}}),
+		}
+	}
 	for _, tc := range []struct {
 		name   string
 		rounds []roundBlockers
-		kind   string // "" = none
-		at     int
+		at     int // 0 = no deadlock
+		inputs []string
 	}{
+		{"the story, different rules", story("a line is one item", "no lines, no items", "\n"), 3, []string{"\n"}},
+		{"the story, the same rule", story("spec §3.2", "spec §3.2", "\n"), 3, []string{"\n"}},
+		{"the story, the input in words", story("spec §3.2", "spec §3.2", "a lone newline"), 3, []string{"a lone newline"}},
+		{"a tab and a space are other inputs than a newline", []roundBlockers{
+			pass(1, votes{"a": {ob("r", "\t")}, "b": nil}),
+			pass(2, votes{"a": nil, "b": {ob("r", " ")}}),
+			pass(3, votes{"a": {ob("r", "\t")}, "b": nil}),
+		}, 3, []string{"\t", " "}},
+		{"white space inside an input is folded", []roundBlockers{
+			pass(1, votes{"a": {ob("r", " 2 **  53 + 1")}, "b": nil}),
+			pass(2, votes{"a": nil, "b": {ob("q", "2 ** 53 + 1")}}),
+			pass(3, votes{"a": {ob("r", "2 ** 53 + 1 ")}, "b": nil}),
+		}, 3, []string{" 2 **  53 + 1"}},
+		{"each reviewer in its own words", []roundBlockers{
+			pass(1, votes{"a": {ob("r", "the empty line")}, "b": nil}),
+			pass(2, votes{"a": nil, "b": {ob("q", "\"\\n\"")}}),
+			pass(3, votes{"a": {ob("r", "the empty line")}, "b": nil}),
+		}, 3, []string{"the empty line", "\"\\n\""}},
+		{"three reviewers, two on one side", []roundBlockers{
+			pass(1, votes{"a": {ob("r", "x")}, "b": nil, "c": {ob("r", "x")}}),
+			pass(2, votes{"a": nil, "b": {ob("q", "x")}, "c": nil}),
+			pass(3, votes{"a": {ob("r", "x")}, "b": nil, "c": {ob("r", "x")}}),
+		}, 3, []string{"x"}},
+		{"three reviewers, a third who always approves", []roundBlockers{
+			pass(1, votes{"a": {ob("r", "x")}, "b": nil, "c": nil}),
+			pass(2, votes{"a": nil, "b": {ob("r", "x")}, "c": nil}),
+			pass(3, votes{"a": {ob("r", "x")}, "b": nil, "c": nil}),
+		}, 3, []string{"x"}},
+		{"a reviewer who times out in between delays it", []roundBlockers{
+			pass(1, votes{"a": {ob("r", "x")}, "b": nil}),
+			pass(2, votes{"b": {ob("q", "x")}}), // a gave no verdict: not satisfied, not blocking
+			pass(3, votes{"a": {ob("r", "x")}, "b": nil}),
+			pass(4, votes{"a": nil, "b": {ob("q", "x")}}),
+			pass(5, votes{"a": {ob("r", "x")}, "b": nil}),
+		}, 5, []string{"x"}},
+		{"a timeout is never read as satisfied", []roundBlockers{
+			pass(1, votes{"a": {ob("r", "x")}, "b": nil}),
+			pass(2, votes{"b": {ob("q", "x")}}),
+			pass(3, votes{"a": {ob("r", "x")}, "b": nil}),
+		}, 0, nil},
+		{"one swap is not yet an alternation", []roundBlockers{
+			pass(1, votes{"a": {ob("empty input is invalid", `""`)}, "b": nil}),
+			pass(2, votes{"a": nil, "b": {ob("parse is total", `""`)}}),
+		}, 0, nil},
 		{"one raise, then fixed", []roundBlockers{
-			round(1, map[string][]Objection{"a": {ob("exact", "2 ** 53 + 1")}, "b": nil}),
-			round(2, map[string][]Objection{"a": nil, "b": nil}),
-		}, "", 0},
+			pass(1, votes{"a": {ob("exact", "2 ** 53 + 1")}, "b": nil}),
+			pass(2, votes{"a": nil, "b": nil}),
+		}, 0, nil},
 		{"still unresolved", []roundBlockers{
-			round(1, map[string][]Objection{"a": {ob("exact", "x")}}),
-			round(2, map[string][]Objection{"a": {ob("exact", "x")}}),
-			round(3, map[string][]Objection{"a": {ob("exact", "x")}}),
-		}, "", 0},
-		{"opposed", []roundBlockers{
-			round(1, map[string][]Objection{"a": {ob("empty input is invalid", `""`)}, "b": nil}),
-			round(2, map[string][]Objection{"a": nil, "b": {ob("parse is total", `""`)}}),
-		}, "opposed", 2},
-		{"opposed needs a satisfied first reviewer", []roundBlockers{
-			round(1, map[string][]Objection{"a": {ob("empty input is invalid", `""`)}, "b": nil}),
-			round(2, map[string][]Objection{"b": {ob("parse is total", `""`)}}), // a gave no verdict
-		}, "", 0},
-		{"the same rule from another reviewer is agreement", []roundBlockers{
-			round(1, map[string][]Objection{"a": {ob("Exact results.", "x")}, "b": nil}),
-			round(2, map[string][]Objection{"a": nil, "b": {ob("exact  results", "x")}}),
-		}, "", 0},
-		{"both at once is not yet a conflict", []roundBlockers{
-			round(1, map[string][]Objection{"a": {ob("r1", "x")}, "b": {ob("r2", "x")}}),
-		}, "", 0},
-		{"flip-flop", []roundBlockers{
-			round(1, map[string][]Objection{"a": {ob("exact", "x")}}),
-			round(2, map[string][]Objection{"a": nil}),
-			round(3, map[string][]Objection{"a": {ob("exact", "x")}}),
-		}, "flip-flop", 3},
-		{"absent without a verdict is not resolved", []roundBlockers{
-			round(1, map[string][]Objection{"a": {ob("exact", "x")}}),
-			round(2, map[string][]Objection{}),
-			round(3, map[string][]Objection{"a": {ob("exact", "x")}}),
-		}, "", 0},
-		{"white space does not make another question", []roundBlockers{
-			round(1, map[string][]Objection{"a": {ob("exact", " 2 **  53 + 1")}}),
-			round(2, map[string][]Objection{"a": nil}),
-			round(3, map[string][]Objection{"a": {ob("exact", "2 ** 53 + 1 ")}}),
-		}, "flip-flop", 3},
-		{"other inputs are other questions", []roundBlockers{
-			round(1, map[string][]Objection{"a": {ob("r", "x")}, "b": nil}),
-			round(2, map[string][]Objection{"a": nil, "b": {ob("q", "y")}}),
-		}, "", 0},
+			pass(1, votes{"a": {ob("exact", "x")}}),
+			pass(2, votes{"a": {ob("exact", "x")}}),
+			pass(3, votes{"a": {ob("exact", "x")}}),
+		}, 0, nil},
+		{"one reviewer changing its mind is no alternation", []roundBlockers{
+			pass(1, votes{"a": {ob("exact", "x")}, "b": nil}),
+			pass(2, votes{"a": nil, "b": nil}),
+			pass(3, votes{"a": {ob("exact", "x")}, "b": nil}),
+		}, 0, nil},
+		{"both blocking at once, every round", []roundBlockers{
+			pass(1, votes{"a": {ob("r1", "x")}, "b": {ob("r2", "x")}}),
+			pass(2, votes{"a": {ob("r1", "x")}, "b": {ob("r2", "x")}}),
+			pass(3, votes{"a": {ob("r1", "x")}, "b": {ob("r2", "x")}}),
+		}, 0, nil},
+		{"progress: each round a new input", []roundBlockers{
+			pass(1, votes{"a": {ob("r", "x")}, "b": nil}),
+			pass(2, votes{"a": nil, "b": {ob("q", "y")}}),
+			pass(3, votes{"a": {ob("r", "z")}, "b": nil}),
+		}, 0, nil},
+		{"a failing grader in between breaks it", []roundBlockers{
+			pass(1, votes{"a": {ob("r", "x")}, "b": nil}),
+			fail(2, votes{"a": nil, "b": {ob("q", "x")}}),
+			pass(3, votes{"a": {ob("r", "x")}, "b": nil}),
+		}, 0, nil},
+		{"after a failing grader it starts again", []roundBlockers{
+			fail(1, votes{"a": {ob("r", "x")}, "b": nil}),
+			pass(2, votes{"a": {ob("r", "x")}, "b": nil}),
+			pass(3, votes{"a": nil, "b": {ob("q", "x")}}),
+			pass(4, votes{"a": {ob("r", "x")}, "b": nil}),
+		}, 4, []string{"x"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := detectDeadlock(tc.rounds)
 			switch {
-			case tc.kind == "" && d != nil:
+			case tc.at == 0 && d != nil:
 				t.Fatalf("deadlock %+v, want none", d)
-			case tc.kind != "" && (d == nil || d.Kind != tc.kind || d.Round != tc.at):
-				t.Fatalf("deadlock %+v, want %s in round %d", d, tc.kind, tc.at)
+			case tc.at != 0 && d == nil:
+				t.Fatalf("no deadlock, want one in round %d", tc.at)
+			case tc.at != 0 && (d.Kind != KindAlternating || d.Round != tc.at || !slices.Equal(d.Inputs, tc.inputs) || d.Question != tc.inputs[0]):
+				t.Fatalf("deadlock %+v, want round %d on %q", d, tc.at, tc.inputs)
 			}
 		})
+	}
+	// The evidence is every blocking objection on the inputs, a to c.
+	d := detectDeadlock(story("r", "q", "\n"))
+	if len(d.Evidence) != 3 || d.Evidence[0].Reviewer != "a" || d.Evidence[1].Reviewer != "b" || d.Evidence[2].Round != 3 {
+		t.Fatalf("evidence %+v", d.Evidence)
+	}
+	if want := `a blocked on the input "\n" in round 1; once that was met, b blocked on the input "\n" in round 2; once that was met, a blocked on the input "\n" again in round 3, while the grader passed every round`; d.Summary != want {
+		t.Fatalf("summary %q", d.Summary)
 	}
 }
 
@@ -425,5 +497,73 @@ func TestImplementerPromptIsBounded(t *testing.T) {
 	}
 	if len(prompt) > 64<<10 || !strings.Contains(prompt, "more: read them in the reviewers' turns of round 1") || !strings.Contains(prompt, "hidden tests did not pass") {
 		t.Fatalf("a %d-byte prompt:\n%s", len(prompt), prompt[:2000])
+	}
+}
+
+// A blocking objection counts once however long it stands, and is
+// confirmed by a grader failure while it stands, or by a fix that sticks.
+func TestConfirmations(t *testing.T) {
+	block := func(input string) *ReviewVerdict {
+		return &ReviewVerdict{Verdict: VerdictRequestChanges, Objections: []Objection{{Rule: "r", FailingInput: input, Blocking: true}}}
+	}
+	ok := &ReviewVerdict{Verdict: VerdictApprove, Approves: true}
+	round := func(n int, grader, ws string, a, b *ReviewVerdict) RoundResult {
+		return RoundResult{Round: n, Workspace: ws, Grader: &GraderResult{Status: grader},
+			Reviews: []ReviewResult{{Reviewer: "a", Verdict: a}, {Reviewer: "b", Verdict: b}}}
+	}
+	for _, tc := range []struct {
+		name              string
+		rounds            []RoundResult
+		dl                *Deadlock
+		blocking, gr, fix int
+	}{
+		{"fixed and it stuck", []RoundResult{round(1, GraderPass, "w1", block("x"), ok), round(2, GraderPass, "w2", ok, ok)}, nil, 1, 0, 1},
+		{"standing while the grader failed", []RoundResult{round(1, GraderPass, "w1", block("x"), ok), round(2, GraderFail, "w2", block("x"), ok), round(3, GraderPass, "w3", ok, ok)}, nil, 1, 1, 0},
+		{"a timeout does not end it", []RoundResult{round(1, GraderPass, "w1", block("x"), ok), round(2, GraderFail, "w2", nil, ok), round(3, GraderPass, "w3", ok, ok)}, nil, 1, 1, 0},
+		{"approved on unchanged work is no fix", []RoundResult{round(1, GraderPass, "w1", block("x"), ok), round(2, GraderPass, "w1", ok, ok)}, nil, 1, 0, 0},
+		{"raised again by another", []RoundResult{round(1, GraderPass, "w1", block("x"), ok), round(2, GraderPass, "w2", ok, block("x")), round(3, GraderPass, "w3", ok, ok)}, nil, 1, 0, 0},
+		{"the question of a deadlock", []RoundResult{round(1, GraderPass, "w1", block("x"), ok), round(2, GraderPass, "w2", ok, ok)}, &Deadlock{Question: "x"}, 1, 0, 0},
+		{"twice, with a fix between", []RoundResult{round(1, GraderPass, "w1", block("x"), ok), round(2, GraderPass, "w2", ok, ok), round(3, GraderFail, "w3", block("x"), ok)}, nil, 2, 1, 0},
+		{"never answered", []RoundResult{round(1, GraderPass, "w1", block("x"), ok)}, nil, 1, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, g, f := confirmations(tc.rounds, "a", tc.dl)
+			if b != tc.blocking || g != tc.gr || f != tc.fix {
+				t.Fatalf("blocking %d, by grader %d, by fix %d; want %d, %d, %d", b, g, f, tc.blocking, tc.gr, tc.fix)
+			}
+		})
+	}
+}
+
+// Recorded rounds reach the detector as they were: a reviewer without a
+// verdict is absent (not satisfied), the grader's result is kept, and a
+// rule over a subset sees only its reviewers.
+func TestRuleHistoryAndDecide(t *testing.T) {
+	block := &ReviewVerdict{Verdict: VerdictRequestChanges, Objections: []Objection{{Rule: "§2", FailingInput: "\n", Blocking: true}}}
+	ok := &ReviewVerdict{Verdict: VerdictApprove, Approves: true}
+	pass := &GraderResult{Status: GraderPass}
+	rr := func(n int, a, b, c *ReviewVerdict) RoundResult {
+		return RoundResult{Round: n, Grader: pass, Reviews: []ReviewResult{{Reviewer: "a", Verdict: a}, {Reviewer: "b", Verdict: b}, {Reviewer: "c", Verdict: c, Outcome: walkie.OutcomeTimeout}}}
+	}
+	// a and b take turns; c times out every round.
+	rounds := []RoundResult{rr(1, block, ok, nil), rr(2, ok, block, nil), rr(3, block, ok, nil)}
+	all := rule{quorum: 3, reviewers: []string{"a", "b", "c"}}
+	h := all.history(rounds)
+	if _, present := h[0].Valid["c"]; present || !h[0].GraderPassed || len(h[0].Valid["a"]) != 1 {
+		t.Fatalf("history %+v", h[0])
+	}
+	if d := all.decide(&rounds[2], h); d.decision != DecisionDeadlocked || d.approvals != 1 || d.deadlock.Question != "\n" {
+		t.Fatalf("decided %+v", d)
+	}
+	// Counting b and c only (quorum 1): b approved in round 1, and c's
+	// timeout is not a rejection.
+	sub := rule{quorum: 1, reviewers: []string{"b", "c"}}
+	if d := sub.decide(&rounds[0], sub.history(rounds[:1])); d.decision != DecisionConverged {
+		t.Fatalf("b and c at quorum 1: %+v", d)
+	}
+	// c alone never gives a verdict: nothing to change, so the round fails.
+	only := rule{quorum: 1, reviewers: []string{"c"}}
+	if d := only.decide(&rounds[0], only.history(rounds[:1])); d.decision != DecisionFailed || !strings.Contains(d.reason, "c (timeout)") {
+		t.Fatalf("c alone: %+v", d)
 	}
 }

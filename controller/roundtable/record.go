@@ -95,7 +95,7 @@ func decisionNote(m *walkie.Meta, rr *RoundResult) string {
 		d := rr.Deadlock
 		var b strings.Builder
 		fmt.Fprintf(&b, "walkie: the round table stopped as deadlocked in round %d of %d. A person must decide this question, which the briefing leaves open:\n\n", rr.Round, m.MaxRounds)
-		fmt.Fprintf(&b, "**What must the work do on the input %s?**\n\n", quoteJSON(d.Question))
+		fmt.Fprintf(&b, "**What must the work do on %s?**\n\n", d.InputWords())
 		for _, e := range d.Evidence {
 			fmt.Fprintf(&b, "- round %d, %s blocked under the rule %s: %s\n", e.Round, e.Reviewer, quoteJSON(e.Rule), quoteJSON(e.Summary))
 		}
@@ -114,16 +114,16 @@ func deadlockReport(m *walkie.Meta, rr *RoundResult) string {
 	d := rr.Deadlock
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Deadlock in round table %s\n\n", m.ID)
-	fmt.Fprintf(&b, "Stopped in round %d of %d: the reviewers disagree about what the work must do on one input, and the briefing does not decide it. More rounds would only pay for the same disagreement.\n\n", rr.Round, m.MaxRounds)
+	fmt.Fprintf(&b, "Stopped in round %d of %d: the reviewers take turns blocking, each on what the other's demand made of the work, while the hidden grader passes; the briefing does not decide between them. More rounds would only pay for the same disagreement.\n\n", rr.Round, m.MaxRounds)
 	b.WriteString("## The question\n\n")
-	fmt.Fprintf(&b, "What must the work do on the input `%s`?\n\n", strings.ReplaceAll(d.Question, "`", "'"))
+	fmt.Fprintf(&b, "What must the work do on %s?\n\n", d.InputWords())
 	b.WriteString("Each demand below names the rule its reviewer read into the briefing. Decide which holds (or another), then post it as a supervisor entry so the agents read it:\n\n")
 	fmt.Fprintf(&b, "    walkie post FILE --supervisor --body-file decision.md\n    walkie resume FILE && walkie auto FILE\n\n")
 	b.WriteString("## Evidence\n\n")
 	fmt.Fprintf(&b, "%s: %s.\n\n", d.Kind, d.Summary)
 	b.WriteString("| round | reviewer | rule | failing input | summary |\n|---|---|---|---|---|\n")
 	for _, e := range d.Evidence {
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s |\n", e.Round, e.Reviewer, cell(e.Rule), cell(e.FailingInput), cell(e.Summary))
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s |\n", e.Round, e.Reviewer, cell(e.Rule), cell(quoteJSON(e.FailingInput)), cell(e.Summary))
 	}
 	b.WriteString("\nEvery verdict is a turn of the record; each round's results are under .walkie/" + m.ID + "/roundtable/round-N/.\n")
 	return b.String()

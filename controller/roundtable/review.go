@@ -26,6 +26,7 @@ import (
 //
 //	SANDBOX/NAME.walkie.md   the record as it stood after the implementer's turn
 //	SANDBOX/workspace/       a copy of the frozen workspace
+//	SANDBOX/phases/KIND.md   copies of the approved phase outputs (the spec)
 //	SANDBOX/verdict.json     where the verdict is to be written
 //
 // (The workspace copy keeps the workspace's relative path when it has one:
@@ -40,7 +41,8 @@ import (
 func sandboxWorkspace(ws, record string) string {
 	rel := filepath.Clean(ws)
 	if filepath.IsAbs(rel) || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) ||
-		rel == record || rel == "verdict.json" || strings.HasPrefix(rel, ".walkie") {
+		rel == record || rel == "verdict.json" || strings.HasPrefix(rel, ".walkie") ||
+		rel == "phases" || strings.HasPrefix(rel, "phases"+string(filepath.Separator)) {
 		return "workspace"
 	}
 	return rel
@@ -52,6 +54,7 @@ type reviewJob struct {
 	freeze   *Freeze
 	manifest manifest
 	record   []byte // the record after the implementer's turn
+	phases   []config.PhaseFile
 	changed  []Change
 	logMu    *sync.Mutex // turns.jsonl is appended to from several goroutines
 }
@@ -62,7 +65,15 @@ type reviewJob struct {
 func (rt *Table) reviewAll(ctx context.Context, t *Turn, fr *Freeze, mf manifest, record []byte) ([]*ReviewResult, []engine.TurnRecord, error) {
 	m := &t.Meta
 	rd := rt.roundDir(t.Round)
-	job := &reviewJob{plan: t, freeze: fr, manifest: mf, record: record, logMu: &sync.Mutex{}}
+	d, err := walkie.Parse(rt.File, record)
+	if err != nil {
+		return nil, nil, engine.BadInput(err)
+	}
+	phases, err := rt.approvedPhases(m.Phases, PhasePins(d))
+	if err != nil {
+		return nil, nil, err
+	}
+	job := &reviewJob{plan: t, freeze: fr, manifest: mf, record: record, phases: phases, logMu: &sync.Mutex{}}
 	if t.Round > 1 {
 		var prev manifest
 		if ok, err := readJSON(filepath.Join(rt.roundDir(t.Round-1), "manifest.json"), &prev); err != nil {
@@ -191,10 +202,14 @@ func (rt *Table) reviewAttempt(ctx context.Context, job *reviewJob, a config.Age
 	if err := os.WriteFile(recordCopy, job.record, 0o644); err != nil {
 		return rec, nil, nil, "", err
 	}
+	phases, err := copyPhases(job.phases, sandbox)
+	if err != nil {
+		return rec, nil, nil, "", err
+	}
 	verdictPath := filepath.Join(sandbox, "verdict.json")
 	started := time.Now().UTC().Truncate(time.Millisecond)
 	rec = engine.TurnRecord{Turn: turn, Round: t.Round, Agent: name, Role: "reviewer", Attempt: attempt, Started: started}
-	j, err := rt.reviewerJob(job, a, name, turn, attempt, sandbox, recordCopy, copyDir, verdictPath, started)
+	j, err := rt.reviewerJob(job, a, name, turn, attempt, sandbox, recordCopy, copyDir, verdictPath, phases, started)
 	if err != nil {
 		return rec, nil, nil, "", err
 	}
@@ -276,13 +291,13 @@ func classifyReview(res engine.Result, wrote bool, parseErr error) (walkie.Outco
 // the sandbox is the working directory whatever the agent's dir: says (a
 // reviewer must not start in the real workspace), and the session ends
 // once a valid verdict has been on disk and quiet for the grace.
-func (rt *Table) reviewerJob(job *reviewJob, a config.Agent, name string, turn, attempt int, sandbox, recordCopy, copyDir, verdictPath string, started time.Time) (engine.Job, error) {
+func (rt *Table) reviewerJob(job *reviewJob, a config.Agent, name string, turn, attempt int, sandbox, recordCopy, copyDir, verdictPath string, phases []config.PhaseFile, started time.Time) (engine.Job, error) {
 	t := job.plan
-	prompt, err := renderTemplate(reviewerPrompt, reviewerPromptData{Agent: name, Record: recordCopy, Workspace: copyDir, Verdict: verdictPath,
-		Implementer: t.Meta.Implementer, Round: t.Round, MaxRounds: t.RoundCap, ImplementerTurn: job.freeze.Turn,
-		Changed: job.changed[:min(len(job.changed), maxChangedListed)], ChangedMore: max(0, len(job.changed)-maxChangedListed)})
+	prompt, err := rt.render("reviewer", config.ReviewerPromptData{Agent: name, Record: recordCopy, Workspace: copyDir, Verdict: verdictPath,
+		Implementer: t.Meta.Implementer, Round: t.Round, MaxRounds: t.RoundCap, ImplementerTurn: job.freeze.Turn, Phases: phases, Spec: spec(phases),
+		Changed: promptChanges(job.changed[:min(len(job.changed), maxChangedListed)]), ChangedMore: max(0, len(job.changed)-maxChangedListed)})
 	if err != nil {
-		return engine.Job{}, fmt.Errorf("reviewer prompt: %w", err)
+		return engine.Job{}, err
 	}
 	id := session.NewID()
 	j := engine.Job{

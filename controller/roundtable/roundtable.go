@@ -30,11 +30,13 @@ import (
 // skipped when its result is already there, so the loop is level-based like
 // the debate's: a restart picks up at the first missing result.
 //
+// Before the first round, the phases (phase.go) run and are approved.
+//
 // The steps are one call away: freeze and the intrusion check in
-// roundtable_workspace.go, grade in roundtable_grader.go, review in
-// roundtable_review.go, settle in roundtable_decide.go (deadlock in
-// roundtable_deadlock.go), and what goes into the record in
-// roundtable_record.go. docs/roundtable.md is the user's view.
+// workspace.go, grade in grader.go, review in review.go, settle in
+// decide.go (deadlock in deadlock.go), and what goes into the record in
+// record.go; the report (report.go) and its quorum replay (replay.go)
+// read what the steps left. docs/roundtable.md is the user's view.
 
 // Round decisions (RoundResult.Decision).
 const (
@@ -42,6 +44,9 @@ const (
 	DecisionDeadlocked = "deadlocked"
 	DecisionFailed     = "failed"
 	DecisionNextRound  = "next-round"
+	// DecisionMaxRounds is how the report shows a next-round decision in
+	// the round at the cap: no round followed it.
+	DecisionMaxRounds = "max-rounds"
 )
 
 // Freeze is round-N/freeze.json: the state of the workspace the round judged.
@@ -189,8 +194,18 @@ const maxFeedbackBytes = 48 << 10
 
 func (rt *Table) implementerPrompt(t *Turn) (string, error) {
 	m := &t.Meta
-	data := implementerPromptData{Agent: t.Participant, File: rt.File, Workspace: rt.workspaceOf(m).root, Round: t.Round, MaxRounds: t.RoundCap,
-		Reviewers: m.Reviewers, Heading: fmt.Sprintf("## Turn %d \u00b7 %s", t.Turn, t.Participant)}
+	data := config.ImplementerPromptData{Agent: t.Participant, File: rt.File, Workspace: rt.workspaceOf(m).root, Round: t.Round, MaxRounds: t.RoundCap,
+		Reviewers: m.Reviewers, Heading: config.Heading(t.Turn, t.Participant)}
+	if len(m.Phases) > 0 {
+		d, err := walkie.Load(rt.File)
+		if err != nil {
+			return "", engine.BadInput(err)
+		}
+		if data.Phases, err = rt.approvedPhases(m.Phases, PhasePins(d)); err != nil {
+			return "", err
+		}
+		data.Spec = spec(data.Phases)
+	}
 	if t.Round > 1 {
 		var prev RoundResult
 		ok, err := readJSON(filepath.Join(rt.roundDir(t.Round-1), "round.json"), &prev)
@@ -212,19 +227,15 @@ func (rt *Table) implementerPrompt(t *Turn) (string, error) {
 						data.MoreBlockers++
 						continue
 					}
-					data.Blockers = append(data.Blockers, feedbackItem{Reviewer: r.Reviewer, Objection: o})
+					data.Blockers = append(data.Blockers, promptObjection(r.Reviewer, o))
 				}
 			}
-			if prev.Grader != nil && !prev.Grader.Passed() {
-				data.Grader = prev.Grader
+			if g := prev.Grader; g != nil && !g.Passed() {
+				data.Grader = &config.PromptGrader{Status: g.Status, Detail: g.Detail, Output: g.Output}
 			}
 		}
 	}
-	prompt, err := renderTemplate(implementerPrompt, data)
-	if err != nil {
-		return "", fmt.Errorf("implementer prompt: %w", err)
-	}
-	return prompt, nil
+	return rt.render("implementer", data)
 }
 
 // reviewRound runs the part of round t.Round after the implementer's turn:

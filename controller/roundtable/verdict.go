@@ -37,6 +37,13 @@ type Objection struct {
 
 // blocker reports whether the objection may block: it is marked blocking
 // and names both the rule it breaks and an input that fails.
+//
+// A failing input is kept exactly as written, white space and all: a lone
+// newline, a tab or a space is an input (often the very one a parser's
+// briefing leaves open). Only a missing one, JSON null, or the empty
+// string names none: "" is what a model writes into a field it has
+// nothing for, so the empty input must be written visibly, as "\"\"" or
+// in words ("the empty string").
 func (o Objection) blocker() bool {
 	return o.Blocking && o.Rule != "" && o.FailingInput != ""
 }
@@ -119,7 +126,7 @@ func parseVerdict(data []byte) (ReviewVerdict, error) {
 		raw.Objections = raw.Objections[:maxObjections]
 	}
 	for i, ro := range raw.Objections {
-		o := Objection{Summary: field(ro.Summary), Rule: field(ro.Rule), FailingInput: field(ro.FailingInput)}
+		o := Objection{Summary: field(ro.Summary, true), Rule: field(ro.Rule, true), FailingInput: field(ro.FailingInput, false)}
 		switch b := ro.Blocking.(type) {
 		case bool:
 			o.Blocking = b
@@ -133,7 +140,7 @@ func parseVerdict(data []byte) (ReviewVerdict, error) {
 				missing = append(missing, "no rule")
 			}
 			if o.FailingInput == "" {
-				missing = append(missing, "no failing input")
+				missing = append(missing, `no failing input ("" counts as none; write the empty input as "\"\"" or in words)`)
 			}
 			v.Notes = append(v.Notes, fmt.Sprintf("objection %d is marked blocking but names %s: recorded as advice", i+1, strings.Join(missing, " and ")))
 		}
@@ -162,9 +169,11 @@ func unfence(b []byte) []byte {
 	return bytes.TrimSpace(b[nl+1 : len(b)-3])
 }
 
-// field turns one schema string into text: trimmed, bounded; numbers and
-// other JSON values a model may write for a failing input are kept as JSON.
-func field(v any) string {
+// field turns one schema string into text: bounded, and trimmed when trim
+// is set (not for a failing input, whose white space may be the point);
+// numbers and other JSON values a model may write for a failing input are
+// kept as JSON.
+func field(v any, trim bool) string {
 	var s string
 	switch x := v.(type) {
 	case nil:
@@ -175,7 +184,10 @@ func field(v any) string {
 		b, _ := json.Marshal(x)
 		s = string(b)
 	}
-	return clipBytes(strings.TrimSpace(s), maxFieldBytes)
+	if trim {
+		s = strings.TrimSpace(s)
+	}
+	return clipBytes(s, maxFieldBytes)
 }
 
 // clipBytes shortens s to at most n bytes and a "…", at a rune boundary:

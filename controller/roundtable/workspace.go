@@ -424,3 +424,29 @@ func WorkspaceHash(ctx context.Context, root string) (string, error) {
 	}
 	return m.hash(), nil
 }
+
+// CopyWorkspace copies the workspace at from (what a freeze would list:
+// git's files in a work tree, else every file) to to, leaving out what
+// lies at or under any of exclude, and every walkie record and state
+// directory: a copy is made for another record.
+func CopyWorkspace(ctx context.Context, from, to string, exclude []string) error {
+	ws := workspace{root: from, exclude: exclude}
+	paths, _, err := ws.list(ctx)
+	if err != nil {
+		return err
+	}
+	paths = slices.DeleteFunc(paths, func(p string) bool {
+		if strings.HasSuffix(p, ".walkie.md") || p == ".walkie" || strings.HasPrefix(p, ".walkie/") || strings.Contains(p, "/.walkie/") {
+			return true
+		}
+		full := filepath.Join(from, filepath.FromSlash(p))
+		return slices.ContainsFunc(exclude, func(x string) bool {
+			return full == x || strings.HasPrefix(full, x+string(filepath.Separator))
+		})
+	})
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		return err
+	}
+	_, err = scan(from, paths, to)
+	return err
+}

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sync"
+
+	"github.com/urfave/cli/v2"
+	"go.uber.org/zap"
+
+	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/controller/daemon"
+	"github.com/walkie-sh/walkie/controller/trials"
+	"github.com/walkie-sh/walkie/walkie"
+)
+
+func trialsCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "trials",
+		Usage:     "run N independent copies of a debate or round table and report the distribution",
+		ArgsUsage: "FILE",
+		Description: `Multi-agent behaviour is a distribution, not a number: the same task may take
+three rounds, then two, then one. walkie trials makes N copies of FILE, each
+in DIR/K/ (default: FILE's directory/ID.trials/): the record as ID-K.walkie.md
+with the same front matter and briefing, a copy of the workspace at the same
+relative path, and the approved research and plan phases, pinned again. Each
+copy is an ordinary debate: walkie show, report, verify and auto work on it.
+In a copy's grader, {dir} is the source's directory, so hidden tests next to
+FILE are found. FILE must not have begun (no turns): its workspace is then
+where the task starts.
+
+The copies run --parallel at a time, under the config's limits; then the
+distribution is printed: outcomes, rounds to converge, cost and time, and
+per reviewer the approve rate, agreement with the hidden grader, and which
+of its blocking objections a later grader failure or fix confirmed. Every
+figure comes from the copies' own files: walkie trials report DIR prints it
+again at any time, and running trials again on FILE adds copies to DIR.
+
+EXAMPLES:
+   walkie trials eval.walkie.md -n 5 --parallel 2
+   walkie trials eval.walkie.md -n 10 --approve --format json > dist.json
+   walkie trials report eval.trials`,
+		Flags: append(trialsRunFlags(),
+			&cli.IntFlag{Name: "n", Value: 3, Usage: "how many copies to make and run"},
+			&cli.IntFlag{Name: "parallel", Value: 1, Usage: "how many copies run at once"},
+			&cli.StringFlag{Name: "dir", Usage: "where the copies go (default: FILE's directory/ID.trials)"},
+			&cli.StringFlag{Name: "format", Value: "markdown", Usage: "markdown or json"},
+		),
+		Subcommands: []*cli.Command{trialsReportCommand()},
+		Action:      runTrials,
+	}
+}
+
+// trialsRunFlags are auto's flags that mean the same for every copy (the
+// copies keep FILE's max_rounds, and the summary has --format).
+func trialsRunFlags() []cli.Flag {
+	var out []cli.Flag
+	for _, f := range runFlags() {
+		if n := f.Names()[0]; n != "max-rounds" && n != "json" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func trialsReportCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "report",
+		Usage:     "the distribution of the trials in DIR, from the copies alone",
+		ArgsUsage: "DIR",
+		Flags:     []cli.Flag{&cli.StringFlag{Name: "format", Value: "markdown", Usage: "markdown or json"}},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return withCode(exitBadInput, fmt.Errorf("trials report needs exactly one DIR argument (got %d): the directory walkie trials wrote", c.NArg()))
+			}
+			dir := c.Args().First()
+			format, err := formatFlag(c)
+			if err != nil {
+				return err
+			}
+			s, err := trials.Summarize(dir)
+			if err != nil {
+				return withCode(exitBadInput, err)
+			}
+			return writeSummary(c.App.Writer, s, format)
+		},
+	}
+}
+
+func formatFlag(c *cli.Context) (string, error) {
+	f := c.String("format")
+	if f != "markdown" && f != "json" {
+		return "", withCode(exitBadInput, fmt.Errorf("--format %q: use markdown or json", f))
+	}
+	return f, nil
+}
+
+func writeSummary(w io.Writer, s *trials.Summary, format string) error {
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(s)
+	}
+	s.Markdown(w)
+	return nil
+}
+
+func runTrials(c *cli.Context) error {
+	file, err := recordArg(c)
+	if err != nil {
+		return err
+	}
+	format, err := formatFlag(c)
+	if err != nil {
+		return err
+	}
+	cfg, err := config.Load(c.String("config"))
+	if err != nil {
+		return withCode(exitBadInput, err)
+	}
+	cast, err := castFlag(file, c.StringSlice("agents"))
+	if err != nil {
+		return withCode(exitBadInput, err)
+	}
+	stderr := c.App.ErrWriter
+	log, err := newLogger(stderr, c.String("log-format"), c.Bool("verbose"), isTerminal(stderr))
+	if err != nil {
+		return withCode(exitBadInput, err)
+	}
+	defer func() { _ = log.Sync() }()
+	ctx, stop := interruptible(c.Context, stderr)
+	defer stop()
+	limiter := daemon.NewLimiter(cfg.Limits, 0)
+	var mu sync.Mutex
+	s, err := trials.Run(ctx, trials.Options{File: file, N: c.Int("n"), Parallel: c.Int("parallel"), Dir: c.String("dir"), Config: cfg, Cast: cast,
+		Approve: c.Bool("approve"), Log: log, Acquire: limiter.Acquire,
+		Done: func(t trials.Trial) {
+			mu.Lock()
+			defer mu.Unlock()
+			log.Info("trial ended", zap.String("file", filepath.Base(t.File)), zap.String("status", t.Status), zap.Int("rounds", t.Rounds), zap.Float64("cost_usd", t.CostUSD))
+		}})
+	var ie *walkie.InputError
+	switch {
+	case errors.Is(err, trials.ErrSource), errors.As(err, &ie):
+		return withCode(exitBadInput, err)
+	case ctx.Err() != nil:
+		return withCode(exitSignal, err)
+	case err != nil:
+		return err
+	}
+	return writeSummary(c.App.Writer, s, format)
+}
