@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -130,4 +131,15 @@ func (l *Lock) Unlock() {
 		_ = l.f.Close()
 		l.f = nil
 	}
+}
+
+// ProcessAlive reports whether a process of that id exists. It reads and
+// locks nothing, so it can be asked as often as needed without getting in
+// the way of a controller starting (as ControllerRunning would).
+func ProcessAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }

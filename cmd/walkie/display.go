@@ -272,15 +272,15 @@ func (d *display) forget(agent string) {
 	d.running = slices.DeleteFunc(d.running, func(l *liveLine) bool { return l.started.Agent == agent })
 }
 
-// follow replaces the running sessions with those a live view lists
-// (walkie follow reads them from another process's live.json), and sets
-// what to show when none runs.
-func (d *display) follow(sessions []walkie.LiveSession, idle string) {
+// follow replaces the running sessions with those another process's
+// controller lists (walkie follow reads its activity.json), and sets what
+// to show when none runs.
+func (d *display) follow(sessions []walkie.SessionActivity, idle string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.running = d.running[:0]
 	for _, s := range sessions {
-		d.running = append(d.running, &liveLine{activity: s.Activity, started: controller.Event{Kind: controller.EventTurnStarted,
+		d.running = append(d.running, &liveLine{activity: s.Line, started: controller.Event{Kind: controller.EventTurnStarted,
 			Turn: s.Turn, Round: s.Round, Agent: s.Agent, Attempt: s.Attempt, Started: s.Started}})
 	}
 	d.idle = idle

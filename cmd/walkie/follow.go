@@ -26,9 +26,9 @@ running session (a round table's reviewers each have their own) with what
 the agent is doing, and at the end the outcome, the agreed proposal or where
 each party stands, the cost and where the record is. It never writes.
 
-It wakes on the debate's doorbell (.walkie/ID/signal.json), its state and its
-live view (.walkie/ID/live.json, written by walkie auto and walkie turn);
-nothing polls. A debate nobody is running yet is waited for. Off a terminal
+It wakes on the debate's doorbell (.walkie/ID/signal.json), its state and
+what its sessions are doing (.walkie/ID/activity.json, written by whichever
+controller runs it: auto, turn, serve or watch); nothing polls. A debate nobody is running yet is waited for. Off a terminal
 it prints plain lines. It exits when the debate ends, with walkie auto's
 exit code for that ending, or 130 on Ctrl-C.
 
@@ -191,19 +191,19 @@ func (f *follower) look() (controller.Summary, bool, error) {
 	return sum, false, nil
 }
 
-// running is what runs now: the live view of a controller that is still
-// there, or else the attempt state.json names (walkie serve and walkie
-// watch write no live view yet), without its activity.
-func (f *follower) running(d *walkie.Doc, v *debateView) []walkie.LiveSession {
-	if live, err := walkie.LoadLive(f.dir); err == nil && live.Current() {
-		return live.Sessions
+// running is what runs now: the activity.json of the controller that runs
+// the debate (any form: auto, turn, serve, watch), or else the attempt
+// state.json names, without its activity.
+func (f *follower) running(d *walkie.Doc, v *debateView) []walkie.SessionActivity {
+	if a, err := walkie.ReadActivity(f.dir); err == nil && a != nil {
+		return a.Sessions
 	}
 	if a := v.Running; a != nil && walkie.ProcessAlive(a.ControllerPID) {
 		round := 0
 		if len(d.Meta.Participants) > 0 {
 			round = d.Meta.RoundOf(a.Turn)
 		}
-		return []walkie.LiveSession{{Turn: a.Turn, Round: round, Agent: a.Agent, Attempt: a.Number, Started: a.Started}}
+		return []walkie.SessionActivity{{Turn: a.Turn, Round: round, Agent: a.Agent, Attempt: a.Number, Started: a.Started}}
 	}
 	return nil
 }

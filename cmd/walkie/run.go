@@ -112,11 +112,6 @@ func runDebate(c *cli.Context, file string, cfg *config.Config, cast map[string]
 		opts.MaxRounds, opts.Approve = c.Int("max-rounds"), c.Bool("approve")
 	}
 	opts.Observe = out.observe
-	if meta, err := walkie.ReadMeta(file); err == nil {
-		live := newLiveView(walkie.StateDir(file, meta.ID), out.log)
-		defer live.close()
-		opts.Observe = observers(out.observe, live.observe)
-	}
 	sum, err := controller.Run(ctx, opts)
 	out.stop()
 	if errors.Is(err, walkie.ErrLocked) {

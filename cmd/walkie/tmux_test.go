@@ -261,7 +261,7 @@ func TestTmuxFollow(t *testing.T) {
 		t.Errorf("markers or live lines left in follow's window:\n%s", end)
 	}
 	s.waitText("run", "EXIT=0")
-	if _, err := os.Stat(filepath.Join(dir, ".walkie", "d", "live.json")); !os.IsNotExist(err) {
-		t.Errorf("auto left its live view behind (%v)", err)
+	if _, err := os.Stat(filepath.Join(dir, ".walkie", "d", "activity.json")); !os.IsNotExist(err) {
+		t.Errorf("auto left its activity.json behind (%v)", err)
 	}
 }

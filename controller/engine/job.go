@@ -8,6 +8,7 @@ import (
 
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/session"
+	"github.com/walkie-sh/walkie/session/activity"
 )
 
 // Job is one agent session to run.
@@ -49,7 +50,8 @@ type Job struct {
 	// Started is called as soon as the process runs, before the engine
 	// watches it: the moment to record its pid for crash recovery.
 	Started func(*session.Session)
-	// Output sees the agent's latest output line when it changes.
+	// Output sees what the agent is doing (session/activity) when it
+	// changes.
 	Output func(line string)
 }
 
@@ -105,10 +107,12 @@ func (e *Engine) Spec(j Job) (session.Spec, error) {
 		spec.RawPath, spec.TextPath = j.Transcript+".log", j.Transcript+".txt"
 	}
 	if j.Output != nil {
-		var lt lineTracker
+		// What the agent is doing, read from its CLI's own events (or its
+		// last meaningful line of plain output), never a raw line of JSON.
+		tr := activity.New(a.Usage)
 		spec.Observer = func(chunk []byte) {
-			if line, changed := lt.feed(chunk); changed {
-				j.Output(line)
+			if act, changed := tr.Feed(chunk); changed {
+				j.Output(act.String())
 			}
 		}
 	}
