@@ -22,8 +22,8 @@ func TestRecordedArgv(t *testing.T) {
 		{[]string{"codex", "-c", "api_key=s3cr3t-value", "-c", "model_reasoning_effort=low"}, []string{"codex", "-c", "api_key=" + Redacted, "-c", "model_reasoning_effort=low"}},
 		{[]string{"curl", "-H", "Authorization: Bearer abcdefghijkl", "-H", "X-Auth-Token: q1w2e3r4t5"}, []string{"curl", "-H", "Authorization: " + Redacted, "-H", "X-Auth-Token: " + Redacted}},
 		{[]string{"tool", "sk-ant-api03-abcdefghijklmnopqrstuvwxyz", "ghp_abcdefghijklmnopqrstuvwxyz0123"}, []string{"tool", Redacted, Redacted}},
-		{[]string{"tool", "--secret", "--verbose"}, []string{"tool", "--secret", "--verbose"}}, // a flag without a value
-		{[]string{"tool", "my-env-value-1234"}, []string{"tool", Redacted}},                     // a secret the session's env holds
+		{[]string{"tool", "--secret", "--verbose"}, []string{"tool", "--secret", "--verbose"}},        // a flag without a value
+		{[]string{"tool", "my-env-value-1234"}, []string{"tool", Redacted}},                           // a secret the session's env holds
 		{[]string{"tool", "--keyboard-layout=us"}, []string{"tool", "--keyboard-layout=" + Redacted}}, // errs on the safe side
 	}
 	for _, tt := range tests {
