@@ -129,9 +129,11 @@ func UpdateState(file string, change func(m *Meta, p Progress, s *State) error) 
 		return nil, Progress{}, err
 	}
 	p := d.Progress()
+	before := DebateStatus(&d.Meta, p, st)
 	if err := change(&d.Meta, p, st); err != nil {
 		return nil, p, err
 	}
+	st.Settle(&d.Meta, p, before)
 	if err := SaveState(dir, st); err != nil {
 		return nil, p, err
 	}
@@ -174,7 +176,8 @@ func Resume(file string) error {
 }
 
 // Extend raises this debate's round cap by rounds (recorded in its state,
-// never in the record).
+// never in the record). A debate already past its cap gets rounds more
+// from where it stands (its extension ended with it).
 func Extend(file string, rounds int) (int, error) {
 	if rounds < 1 {
 		return 0, &InputError{File: file, Msg: fmt.Sprintf("--rounds %d: must be at least 1", rounds), Fix: "give the number of rounds to add, e.g. --rounds 2"}
@@ -183,6 +186,9 @@ func Extend(file string, rounds int) (int, error) {
 	_, _, err := UpdateState(file, func(m *Meta, p Progress, s *State) error {
 		if p.Converged {
 			return &RefusedError{Reason: "the debate has already converged"}
+		}
+		if p.NextRound > RoundCap(m, s) {
+			s.ExtraRounds = p.NextRound - 1 - m.MaxRounds
 		}
 		s.ExtraRounds += rounds
 		newCap = RoundCap(m, s)

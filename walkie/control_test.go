@@ -201,6 +201,65 @@ func TestExtend(t *testing.T) {
 	asRefused(t, err, "already converged")
 }
 
+// An extension ends with the debate, however it ends (issue 13): at its
+// extended cap, by a halt, by a status the controller sets. One given
+// while the debate stands stopped lasts until it ends again, and one given
+// after the cap counts from where the debate stands.
+func TestExtensionEndsWithTheDebate(t *testing.T) {
+	file := newDebate(t, 1, "claude", "codex")
+	dir := StateDir(file, "d")
+	extra := func() int {
+		st, err := LoadState(dir)
+		must(t, err)
+		return st.ExtraRounds
+	}
+	extend := func(rounds int) int {
+		t.Helper()
+		n, err := Extend(file, rounds)
+		must(t, err)
+		return n
+	}
+	mustAppend(t, file, turn("claude", "One.\n"), turn("codex", "Two.\n"))
+	extend(1)
+	mustAppend(t, file, turn("claude", "Three.\n"), turn("codex", "Four.\n"))
+	// At the extended cap of 2: ended, so the extension is gone, and the
+	// status stays max-rounds (round 3 is past the cap of 1 too).
+	if n := extra(); n != 0 {
+		t.Errorf("extra rounds after the debate ended at its extended cap: %d", n)
+	}
+	if sig, _ := LoadSignal(dir); sig.Status != StatusMaxRounds {
+		t.Errorf("doorbell: %+v", sig)
+	}
+	// Extending again counts from where it stands: round 3 is next.
+	if n := extend(1); n != 3 {
+		t.Errorf("cap after extending an ended debate by 1: %d, want 3", n)
+	}
+	// A halt ends it too.
+	must(t, Halt(file, "a pause"))
+	if n := extra(); n != 0 {
+		t.Errorf("extra rounds after a halt: %d", n)
+	}
+	// Given while halted, it lasts: resume reopens with it.
+	if n := extend(1); n != 3 {
+		t.Errorf("cap after extending a halted debate: %d, want 3", n)
+	}
+	mustAppend(t, file, supervisorNote("Still thinking.\n"))
+	if n := extra(); n != 2 {
+		t.Errorf("extra rounds given while halted: %d, want 2", n)
+	}
+	must(t, Resume(file))
+	mustAppend(t, file, turn("claude", "Five.\n"))
+	// A status set by the controller (failed, over-budget) ends it.
+	_, _, err := UpdateState(file, func(_ *Meta, _ Progress, s *State) error {
+		s.Status, s.Reason = StatusOverBudget, "spent"
+		return nil
+	})
+	must(t, err)
+	if n := extra(); n != 0 {
+		t.Errorf("extra rounds after over-budget: %d", n)
+	}
+}
+
 func TestRepair(t *testing.T) {
 	file := newDebate(t, 6, "claude", "codex")
 	dir := StateDir(file, "d")
@@ -278,4 +337,15 @@ func TestStateRoundTrip(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(dir, "state.json"), []byte("{"), 0o644))
 	_, err = LoadState(dir)
 	asInput(t, err, filepath.Join(dir, "state.json"), 0)
+}
+
+func TestAddCost(t *testing.T) {
+	var s State
+	s.AddCost(0.5, true)
+	s.AddCost(0.25, true)
+	s.AddCost(0.1, false) // a partial figure: spent, and the rest unknown
+	s.AddCost(0, false)
+	if s.CostUSD != 0.85 || s.UnknownCosts != 2 || s.MaxCostUSD != 0.5 {
+		t.Errorf("%+v", s)
+	}
 }
