@@ -22,7 +22,7 @@ func TestMoney(t *testing.T) {
 // The budget rule in Next: known cost plus the estimate for the attempts
 // of unknown cost against the budget, before any turn.
 func TestNextBudget(t *testing.T) {
-	doc, err := walkie.Parse("t.walkie.md", []byte("---\nwalkie: 1\nid: t\nparticipants: [a, b]\nmax_rounds: 5\nbriefing_sha256: " + strings.Repeat("0", 64) + "\nbudget_usd: 1\n---\n# Briefing\nx\n"))
+	doc, err := walkie.Parse("t.walkie.md", []byte("---\nwalkie: 1\nid: t\nparticipants: [a, b]\nmax_rounds: 5\nbriefing_sha256: "+strings.Repeat("0", 64)+"\nbudget_usd: 1\n---\n# Briefing\nx\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestNextBudget(t *testing.T) {
 
 // A party with no command: wait, and say how to post.
 func TestNextWaitsForAParty(t *testing.T) {
-	doc, err := walkie.Parse("t.walkie.md", []byte("---\nwalkie: 1\nid: t\nparticipants: [alice, a]\nmax_rounds: 5\nbriefing_sha256: " + strings.Repeat("0", 64) + "\n---\n# Briefing\nx\n"))
+	doc, err := walkie.Parse("t.walkie.md", []byte("---\nwalkie: 1\nid: t\nparticipants: [alice, a]\nmax_rounds: 5\nbriefing_sha256: "+strings.Repeat("0", 64)+"\n---\n# Briefing\nx\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
