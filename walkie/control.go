@@ -25,6 +25,10 @@ type InitOptions struct {
 	Quorum      int
 	Grader      Command
 	Workspace   string
+	// NoCopy starts the debate with the supervisor's copy of every entry
+	// off; by default a new debate has it on (State.CopySupervisor), since
+	// supervision is cheap to remove and expensive to retrofit.
+	NoCopy bool
 }
 
 // Init creates a new walkie file; it never overwrites one, nor takes over
@@ -75,6 +79,10 @@ func Init(file string, o InitOptions) error {
 		return err
 	}
 	dir := StateDir(file, o.ID)
+	// The file first: its own debate's state is beside it.
+	if _, err := os.Lstat(file); err == nil {
+		return &InputError{File: file, Msg: "already exists", Fix: "choose another file name, or remove it first"}
+	}
 	if _, err := os.Stat(filepath.Join(dir, "state.json")); err == nil {
 		return &InputError{File: file, Msg: fmt.Sprintf("%s already holds the state of a debate with id %q", dir, o.ID),
 			Fix: "choose another --id; or, if that debate's file is gone for good, remove " + dir}
@@ -104,7 +112,12 @@ func Init(file string, o InitOptions) error {
 		return err
 	}
 	defer lock.Unlock()
-	return Ring(dir, &m, d.Progress(), &State{}, nil)
+	copyOn := !o.NoCopy
+	st := &State{CopySupervisor: &copyOn}
+	if err := SaveState(dir, st); err != nil {
+		return err
+	}
+	return Ring(dir, &m, d.Progress(), st, nil)
 }
 
 // UpdateState changes a debate's control state under the record lock and

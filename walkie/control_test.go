@@ -29,6 +29,15 @@ func TestInit(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(sdir, "lock")); err != nil {
 		t.Errorf("init did not create the lock file: %v", err)
 	}
+	// The supervisor's copy is on for a new debate (issue 13).
+	if st, err := LoadState(sdir); err != nil || st.CopySupervisor == nil || !*st.CopySupervisor {
+		t.Errorf("copy after init: %+v, %v", st, err)
+	}
+	off := filepath.Join(dir, "quiet.walkie.md")
+	must(t, Init(off, InitOptions{Participants: []string{"a", "b"}, NoCopy: true}))
+	if st, _ := LoadState(StateDir(off, "quiet")); st.CopySupervisor == nil || *st.CopySupervisor {
+		t.Errorf("copy after init with NoCopy: %+v", st.CopySupervisor)
+	}
 
 	// Never overwrites.
 	before := snapshotTree(t, dir)

@@ -51,6 +51,18 @@ func requiredFlag(c *cli.Context, name string) error {
 	return nil
 }
 
+// copyFlag reads init's --copy: whether the supervisor's copy starts off.
+func copyFlag(c *cli.Context) (noCopy bool, err error) {
+	switch v := c.String("copy"); v {
+	case "on":
+		return false, nil
+	case "off":
+		return true, nil
+	default:
+		return false, withCode(exitBadInput, fmt.Errorf("--copy %q: use on or off", v))
+	}
+}
+
 func initCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "init",
@@ -75,6 +87,7 @@ EXAMPLES:
 			&cli.StringFlag{Name: "id", Usage: "debate id (default: the file name without .walkie.md)"},
 			&cli.IntFlag{Name: "max-rounds", Value: 6, Usage: "round cap; a round is one turn by each participant"},
 			&cli.StringFlag{Name: "briefing", Usage: "file whose text becomes the briefing"},
+			&cli.StringFlag{Name: "copy", Value: "on", Usage: "the supervisor's copy of every entry through the notify sinks: on (the default for a new debate) or off; walkie notify changes it later"},
 			&cli.StringFlag{Name: "implementer", Category: "round table", Usage: "the agent that changes the workspace (makes a round table)"},
 			&cli.StringSliceFlag{Name: "reviewers", Category: "round table", Usage: "agents that review the frozen work, comma separated"},
 			&cli.IntFlag{Name: "quorum", Category: "round table", Usage: "approvals needed (default: every reviewer)"},
@@ -102,7 +115,11 @@ EXAMPLES:
 			for _, a := range c.StringSlice("agents") {
 				agents = append(agents, strings.TrimSpace(a))
 			}
-			err = walkie.Init(file, walkie.InitOptions{ID: c.String("id"), Participants: agents, MaxRounds: c.Int("max-rounds"), Briefing: brief})
+			noCopy, err := copyFlag(c)
+			if err != nil {
+				return err
+			}
+			err = walkie.Init(file, walkie.InitOptions{ID: c.String("id"), Participants: agents, MaxRounds: c.Int("max-rounds"), Briefing: brief, NoCopy: noCopy})
 			if err != nil {
 				return err
 			}
@@ -133,7 +150,11 @@ func initRoundtable(c *cli.Context, file string) error {
 	for _, r := range c.StringSlice("reviewers") {
 		reviewers = append(reviewers, strings.TrimSpace(r))
 	}
-	err := walkie.Init(file, walkie.InitOptions{ID: c.String("id"), Mode: walkie.ModeRoundtable, MaxRounds: c.Int("max-rounds"), Briefing: brief,
+	noCopy, err := copyFlag(c)
+	if err != nil {
+		return err
+	}
+	err = walkie.Init(file, walkie.InitOptions{ID: c.String("id"), Mode: walkie.ModeRoundtable, MaxRounds: c.Int("max-rounds"), Briefing: brief, NoCopy: noCopy,
 		Implementer: strings.TrimSpace(c.String("implementer")), Reviewers: reviewers, Quorum: c.Int("quorum"),
 		Grader: walkie.Command{Shell: c.String("grader")}, Workspace: c.String("workspace")})
 	if err != nil {
