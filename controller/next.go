@@ -96,7 +96,7 @@ func Next(l Look) Decision {
 	case d.Status == walkie.StatusMaxRounds:
 		// The rounds it held: an extension ends with the debate, so the
 		// cap it reached may be more than the cap it has now.
-		d.Action, d.Why = ActEnd, fmt.Sprintf("reached the cap of %d rounds", max(d.RoundCap, p.NextRound-1))
+		d.Action, d.Why = ActEnd, fmt.Sprintf("reached the cap of %d rounds", walkie.CapHeld(&m, p, st))
 		return d
 	case d.Status != walkie.StatusOpen:
 		d.Action, d.Why = ActEnd, st.Reason

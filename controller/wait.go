@@ -102,7 +102,7 @@ func (c *controller) closingNote(t *plan) error {
 	var b strings.Builder
 	switch t.Status {
 	case walkie.StatusMaxRounds:
-		fmt.Fprintf(&b, "walkie: the debate ended at its cap of %d rounds, after %d turns, without every participant signing off.", max(t.RoundCap, p.NextRound-1), p.Turns)
+		fmt.Fprintf(&b, "walkie: the debate ended at its cap of %d rounds, after %d turns, without every participant signing off.", walkie.CapHeld(&d.Meta, p, st), p.Turns)
 		if len(p.Signed) > 0 {
 			fmt.Fprintf(&b, " Signed off on the proposal as it stands: %s.", strings.Join(p.Signed, ", "))
 		}

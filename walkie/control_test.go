@@ -211,9 +211,9 @@ func TestExtend(t *testing.T) {
 }
 
 // An extension ends with the debate, however it ends (issue 13): at its
-// extended cap, by a halt, by a status the controller sets. One given
-// while the debate stands stopped lasts until it ends again, and one given
-// after the cap counts from where the debate stands.
+// extended cap, by a status the controller sets. A halt is a pause it
+// outlives; one given while the debate stands stopped lasts until it ends
+// again, and one given after the cap counts from where the debate stands.
 func TestExtensionEndsWithTheDebate(t *testing.T) {
 	file := newDebate(t, 1, "claude", "codex")
 	dir := StateDir(file, "d")
@@ -232,9 +232,13 @@ func TestExtensionEndsWithTheDebate(t *testing.T) {
 	extend(1)
 	mustAppend(t, file, turn("claude", "Three.\n"), turn("codex", "Four.\n"))
 	// At the extended cap of 2: ended, so the extension is gone, and the
-	// status stays max-rounds (round 3 is past the cap of 1 too).
+	// status stays max-rounds (round 3 is past the cap of 1 too); the cap
+	// a person reads is the one it held.
 	if n := extra(); n != 0 {
 		t.Errorf("extra rounds after the debate ended at its extended cap: %d", n)
+	}
+	if d := mustLoad(t, file); CapHeld(&d.Meta, d.Progress(), &State{}) != 2 {
+		t.Errorf("cap held %d, want 2", CapHeld(&d.Meta, d.Progress(), &State{}))
 	}
 	if sig, _ := LoadSignal(dir); sig.Status != StatusMaxRounds {
 		t.Errorf("doorbell: %+v", sig)
@@ -243,18 +247,18 @@ func TestExtensionEndsWithTheDebate(t *testing.T) {
 	if n := extend(1); n != 3 {
 		t.Errorf("cap after extending an ended debate by 1: %d, want 3", n)
 	}
-	// A halt ends it too.
+	// A halt is a pause: the extension outlives it, and one given while
+	// halted adds to it.
 	must(t, Halt(file, "a pause"))
-	if n := extra(); n != 0 {
-		t.Errorf("extra rounds after a halt: %d", n)
+	if n := extra(); n != 2 {
+		t.Errorf("extra rounds after a halt: %d, want 2", n)
 	}
-	// Given while halted, it lasts: resume reopens with it.
-	if n := extend(1); n != 3 {
-		t.Errorf("cap after extending a halted debate: %d, want 3", n)
+	if n := extend(1); n != 4 {
+		t.Errorf("cap after extending a halted debate: %d, want 4", n)
 	}
 	mustAppend(t, file, supervisorNote("Still thinking.\n"))
-	if n := extra(); n != 2 {
-		t.Errorf("extra rounds given while halted: %d, want 2", n)
+	if n := extra(); n != 3 {
+		t.Errorf("extra rounds given while halted: %d, want 3", n)
 	}
 	must(t, Resume(file))
 	mustAppend(t, file, turn("claude", "Five.\n"))

@@ -133,13 +133,25 @@ func (s *State) AddCost(usd float64, complete bool) {
 // Settle drops what lasts only while the debate is open, once a change
 // has ended it (its status was before, and is now something else): the
 // round extension (walkie extend) ends with the debate, however it ends
-// (converged, at its cap, halted, failed, over budget, deadlocked), so a
-// debate reopened later starts from its own cap. An extension given while
-// the debate stands stopped lasts until it ends again.
+// (converged, at its cap, failed, over budget, deadlocked), so a debate
+// reopened later starts from its own cap. A halt is a person's pause, not
+// an end: the extension outlives it. One given while the debate stands
+// stopped lasts until it ends again.
 func (s *State) Settle(m *Meta, p Progress, before string) {
-	if before == StatusOpen && DebateStatus(m, p, s) != StatusOpen {
+	if now := DebateStatus(m, p, s); before == StatusOpen && now != StatusOpen && now != StatusHalted {
 		s.ExtraRounds = 0
 	}
+}
+
+// CapHeld is the round cap as a person reads it: RoundCap, or for a debate
+// that has ended, at least the rounds it held (its extension ended with
+// it).
+func CapHeld(m *Meta, p Progress, s *State) int {
+	c := RoundCap(m, s)
+	if p.Turns > 0 && DebateStatus(m, p, s) != StatusOpen {
+		c = max(c, m.RoundOf(p.Turns))
+	}
+	return c
 }
 
 // RoundCap is the debate's round cap including any extension.

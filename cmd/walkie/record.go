@@ -293,8 +293,8 @@ func loadView(file string) (*debateView, error) {
 	}
 	p := d.Progress()
 	v := &debateView{File: file, ID: d.Meta.ID, Status: walkie.DebateStatus(&d.Meta, p, st), Reason: st.Reason,
-		Participants: d.Meta.Participants, Turns: p.Turns, Seq: p.Seq, Round: min(p.NextRound, walkie.RoundCap(&d.Meta, st)),
-		RoundCap: walkie.RoundCap(&d.Meta, st), Signed: p.Signed, Approved: d.Meta.BriefingSHA256 != "", CostUSD: st.CostUSD, Running: st.Running}
+		Participants: d.Meta.Participants, Turns: p.Turns, Seq: p.Seq, Round: min(p.NextRound, walkie.CapHeld(&d.Meta, p, st)),
+		RoundCap: walkie.CapHeld(&d.Meta, p, st), Signed: p.Signed, Approved: d.Meta.BriefingSHA256 != "", CostUSD: st.CostUSD, Running: st.Running}
 	if v.Signed == nil {
 		v.Signed = []string{}
 	}
