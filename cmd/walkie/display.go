@@ -122,6 +122,10 @@ func (d *display) observe(e controller.Event) {
 		return
 	case controller.EventNote:
 		fmt.Fprintf(d.w, "\r\x1b[K  note: %s\n", e.Line)
+	case controller.EventWaiting:
+		d.current = nil
+		fmt.Fprintf(d.w, "\r\x1b[K  %s\n", e.Line)
+		return
 	}
 	d.redraw()
 }

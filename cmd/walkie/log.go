@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -17,10 +19,16 @@ import (
 func logCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "log",
-		Usage:     "show every turn attempt: agent, timing, outcome, exit, output, cost",
+		Usage:     "show every turn attempt: agent, timing, outcome, exit, output, cost, model, CLI version",
 		ArgsUsage: "FILE",
 		Description: `Reads .walkie/ID/turns.jsonl. Costs marked ~ are estimates from the config's
-pricing table; the others were reported by the agent CLI itself.
+pricing table; the others were reported by the agent CLI itself; ? is a cost
+walkie could not tell (and +? a figure the CLI was ended before it completed).
+MODEL is the model (and reasoning effort) the attempt ran with, CLI the
+version the agent's CLI gave. Below the table: the total, how many attempts
+are of unknown cost, and where the transcripts are, with the one of each
+attempt that failed. --json prints every field, the command as run (secrets
+redacted) and the prompt's sha256 among them.
 
 EXAMPLES:
    walkie log api.walkie.md
@@ -53,16 +61,39 @@ EXAMPLES:
 				return nil
 			}
 			writeLogTable(c.App.Writer, recs)
+			writeTranscripts(c.App.Writer, walkie.StateDir(file, meta.ID), recs)
 			return nil
 		},
 	}
 }
 
-// writeLogTable prints attempts as an aligned table.
+// writeTranscripts says where the attempts' transcripts are: the folder,
+// and the transcript of each attempt that did not go through, which is
+// where the reason is.
+func writeTranscripts(w io.Writer, stateDir string, recs []controller.TurnRecord) {
+	rel := func(p string) string {
+		p = filepath.Join(stateDir, p)
+		if wd, err := os.Getwd(); err == nil {
+			if r, err := filepath.Rel(wd, p); err == nil && !strings.HasPrefix(r, "..") {
+				return r
+			}
+		}
+		return p
+	}
+	fmt.Fprintf(w, "transcripts: %s\n", rel("turns")+string(filepath.Separator))
+	for _, r := range recs {
+		if r.Outcome != walkie.OutcomeAccepted && r.Transcript.Text != "" {
+			fmt.Fprintf(w, "  turn %d %s try %d (%s): %s\n", r.Turn, r.Agent, r.Attempt, r.Outcome, rel(r.Transcript.Text))
+		}
+	}
+}
+
+// writeLogTable prints attempts as an aligned table, with the total cost
+// and how many attempts are of unknown cost.
 func writeLogTable(w io.Writer, recs []controller.TurnRecord) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TURN\tAGENT\tTRY\tSTART\tDURATION\tOUTCOME\tEXIT\tBYTES\tCOST\tDETAIL")
-	total := 0.0
+	fmt.Fprintln(tw, "TURN\tAGENT\tTRY\tSTART\tDURATION\tOUTCOME\tEXIT\tBYTES\tCOST\tMODEL\tCLI\tDETAIL")
+	total, unknown := 0.0, 0
 	for _, r := range recs {
 		exit := "-"
 		switch {
@@ -71,23 +102,44 @@ func writeLogTable(w io.Writer, recs []controller.TurnRecord) {
 		case r.ExitCode != nil:
 			exit = fmt.Sprint(*r.ExitCode)
 		}
-		cost := "-"
-		if r.Usage != nil && r.Usage.CostSource != "" && !strings.HasPrefix(r.Usage.CostSource, "unknown") {
-			cost = fmt.Sprintf("$%.4f", r.Usage.CostUSD)
-			if r.Usage.CostSource != "reported" {
-				cost = "~" + cost
-			}
-			total += r.Usage.CostUSD
+		cost := costCell(r.Usage)
+		usd, complete := r.Usage.Cost()
+		total += usd
+		if !complete {
+			unknown++
 		}
 		outcome := r.Outcome
 		if r.Signed {
 			outcome += " ✓"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", r.Turn, r.Agent, r.Attempt, r.Started.Local().Format("15:04:05"),
-			(time.Duration(r.DurationMS) * time.Millisecond).Round(100*time.Millisecond), outcome, exit, r.Bytes, cost, walkie.Clip(r.Detail, 60))
+		model := orDash(r.Model)
+		if r.Effort != "" {
+			model += " (" + r.Effort + ")"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", r.Turn, r.Agent, r.Attempt, r.Started.Local().Format("15:04:05"),
+			(time.Duration(r.DurationMS) * time.Millisecond).Round(100*time.Millisecond), outcome, exit, r.Bytes, cost, model,
+			orDash(walkie.Clip(r.CLIVersion, 24)), walkie.Clip(r.Detail, 60))
 	}
 	tw.Flush()
-	if total > 0 {
-		fmt.Fprintf(w, "total cost $%.4f\n", total)
+	if total > 0 || unknown > 0 {
+		fmt.Fprintf(w, "total cost %s", controller.Money(total))
+		if unknown > 0 {
+			fmt.Fprintf(w, " + %d attempt(s) of unknown cost", unknown)
+		}
+		fmt.Fprintln(w)
 	}
+}
+
+// costCell is an attempt's cost as the log shows it: ~ for an estimate, ?
+// for unknown, +? for a figure the CLI did not complete.
+func costCell(u *controller.Usage) string {
+	switch {
+	case u == nil, u.CostSource == "", strings.HasPrefix(u.CostSource, "unknown"):
+		return "?"
+	case u.CostSource == "reported":
+		return controller.Money(u.CostUSD)
+	case u.Partial:
+		return "~" + controller.Money(u.CostUSD) + "+?"
+	}
+	return "~" + controller.Money(u.CostUSD)
 }

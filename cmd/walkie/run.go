@@ -20,7 +20,7 @@ import (
 )
 
 func runFlags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "config", Usage: "config file (default: ./walkie.yaml, then the user config dir; none needed for the built-in presets)"},
 		&cli.StringSliceFlag{Name: "agents", Usage: "configured agents that play the participants, in turn order (a,b) or by name (alice=claude,bob=codex)"},
 		&cli.IntFlag{Name: "max-rounds", Usage: "replace the file's max_rounds for this run"},
@@ -28,7 +28,7 @@ func runFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},
 		&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "auto (human on a terminal, JSON otherwise), console or json"},
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "debug logging"},
-	}
+	}, notifyFlags()...)
 }
 
 func autoCommand() *cli.Command {
@@ -42,6 +42,19 @@ is ended; walkie judges the turn, stamps it, logs the attempt in
 .walkie/ID/turns.jsonl and moves on, until every participant signs off, the
 round cap or budget is reached, retries are spent, or a person runs
 walkie halt. A bad turn is undone byte for byte and retried.
+
+A participant with no agent in the config (a person, or a live session that
+answers with walkie post) is never run: at its turn auto says whose post it
+waits for (walkie post FILE --from NAME), tells the notify sinks, and goes on
+when the post lands, woken by the doorbell.
+
+Before the first turn auto says which agents' cost cannot be told (no usage
+report, a model missing from the pricing table) and what to add to
+walkie.yaml. With a budget, an attempt of unknown cost counts as the
+costliest known one, and at least a tenth of the budget.
+
+Events go to the config's notify sinks, as from walkie serve (--no-notify
+sends nothing); at exit the queue gets --notify-timeout to drain.
 
 On a terminal a live status line shows the running turn; elsewhere one log
 line per event. Ctrl-C ends the running turn cleanly and records it; a second
@@ -63,8 +76,11 @@ func turnCommand() *cli.Command {
 		Name:      "turn",
 		Usage:     "run exactly one turn (with its retries) and stop",
 		ArgsUsage: "FILE",
-		Description: `Like walkie auto, but stops after one accepted turn. Exit 0 when the turn was
-accepted and the debate goes on (or converged); otherwise the status's code.
+		Description: `Like walkie auto, but stops after one accepted turn, before it looks at who
+plays the next one. At the turn of a participant walkie does not run (a
+person), it waits for that post: the post is the one turn. Exit 0 when the
+turn was accepted and the debate goes on (or converged); otherwise the
+status's code.
 
 EXAMPLES:
    walkie turn api.walkie.md && walkie status api.walkie.md`,
@@ -99,16 +115,28 @@ func runController(c *cli.Context, once bool) error {
 		defer disp.stop()
 		log = zap.NewNop() // the display speaks for the log on a terminal
 	}
+	n, stopNotify, err := startNotifier(c, cfg, log)
+	if err != nil {
+		return err
+	}
 	ctx, stop := interruptible(c.Context, stderr)
 	defer stop()
-	opts := controller.Options{File: file, Config: cfg, Cast: cast, MaxRounds: c.Int("max-rounds"), Once: once, Approve: c.Bool("approve"), Log: log}
+	opts := controller.Options{File: file, Config: cfg, Cast: cast, MaxRounds: c.Int("max-rounds"), Once: once, Approve: c.Bool("approve"), Log: log,
+		Wait: true, CheckPricing: true}
+	observers := []func(controller.Event){notifyObserver(file, n)}
 	if disp != nil {
-		opts.Observe = disp.observe
+		observers = append(observers, disp.observe)
+	}
+	opts.Observe = func(e controller.Event) {
+		for _, o := range observers {
+			o(e)
+		}
 	}
 	sum, err := controller.Run(ctx, opts)
 	if disp != nil {
 		disp.stop()
 	}
+	stopNotify()
 	if err != nil {
 		return withCode(runErrorCode(err), err)
 	}
@@ -274,8 +302,12 @@ func printSummary(w io.Writer, file string, sum controller.Summary, asJSON bool)
 			Interrupted bool                    `json:"interrupted,omitempty"`
 			Turns       int                     `json:"turns"`
 			CostUSD     float64                 `json:"cost_usd"`
+			Unknown     int                     `json:"unknown_costs,omitempty"`
+			UnknownUSD  float64                 `json:"unknown_cost_estimate_usd,omitempty"`
+			BudgetUSD   float64                 `json:"budget_usd,omitempty"`
+			Waiting     string                  `json:"waiting,omitempty"`
 			Attempts    []controller.TurnRecord `json:"attempts"`
-		}{file, sum.Status, sum.Reason, sum.Interrupted, sum.Turns, sum.CostUSD, nonNil(sum.Attempts)})
+		}{file, sum.Status, sum.Reason, sum.Interrupted, sum.Turns, sum.CostUSD, sum.UnknownCosts, sum.UnknownUSD, sum.BudgetUSD, sum.Waiting, nonNil(sum.Attempts)})
 		return
 	}
 	if len(sum.Attempts) > 0 {
@@ -286,10 +318,26 @@ func printSummary(w io.Writer, file string, sum controller.Summary, asJSON bool)
 	if sum.Reason != "" {
 		fmt.Fprintf(w, " (%s)", sum.Reason)
 	}
-	if sum.CostUSD > 0 {
-		fmt.Fprintf(w, ", $%.4f", sum.CostUSD)
+	if sum.CostUSD > 0 || sum.UnknownCosts > 0 {
+		fmt.Fprintf(w, ", %s", controller.Money(sum.CostUSD))
+	}
+	if s := unknownCosts(sum.UnknownCosts, sum.UnknownUSD, sum.BudgetUSD); s != "" {
+		fmt.Fprintf(w, " %s", s)
 	}
 	fmt.Fprintln(w)
+}
+
+// unknownCosts says how much of a debate's cost is unknown, and what a
+// budget counts it as; "" when none is.
+func unknownCosts(n int, estimate, budget float64) string {
+	if n == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("+ %d attempt(s) of unknown cost", n)
+	if budget > 0 {
+		s += fmt.Sprintf(", counted as %s against the %s budget", controller.Money(estimate), controller.Money(budget))
+	}
+	return s
 }
 
 func nonNil(r []controller.TurnRecord) []controller.TurnRecord {
