@@ -48,6 +48,7 @@ type fixture struct {
 	marker string
 	home   string // walkie's HOME
 	tmp    string // walkie's TMPDIR: the sessions' private HOMEs and TMPDIRs live under it
+	extra  []string
 }
 
 // setup is what a test varies.
@@ -60,6 +61,10 @@ type setup struct {
 	// four spaces) given the server's URL; nil, or "" for a participant,
 	// is its preset pointed at the server with a key.
 	agents func(url string) map[string]string
+	// people are participants with no agent: persons who post.
+	people []string
+	// env is more of walkie's environment ("K=V").
+	env []string
 }
 
 // newFixture makes the debate; script is called with its file's path
@@ -71,7 +76,7 @@ func newFixture(t *testing.T, script func(file string) modelserver.Script, s set
 	if os.Getenv("REALCLI_KEEP") != "" { // for a look at the transcripts afterwards
 		dir, _ = os.MkdirTemp("", "realcli-")
 	}
-	f := &fixture{t: t, dir: dir, home: t.TempDir(), tmp: t.TempDir(),
+	f := &fixture{t: t, dir: dir, home: t.TempDir(), tmp: t.TempDir(), extra: s.env,
 		marker: fmt.Sprintf("%d-%d-%s", os.Getpid(), runs.Add(1), t.Name())}
 	f.file = filepath.Join(f.dir, "d.walkie.md")
 	f.srv = modelserver.Start(t, script(f.file))
@@ -96,6 +101,9 @@ func newFixture(t *testing.T, script func(file string) modelserver.Script, s set
 		entries = s.agents(f.srv.URL)
 	}
 	for _, p := range s.participants {
+		if slices.Contains(s.people, p) {
+			continue
+		}
 		e := entries[p]
 		if e == "" {
 			e = agentFor(p, f.srv.URL, true)
@@ -172,13 +180,13 @@ type result struct {
 // env is walkie's whole environment: nothing of the test's own (no API
 // key of the machine running it can leak into an agent), the CLIs on PATH.
 func (f *fixture) env() []string {
-	return []string{
+	return append([]string{
 		"PATH=" + clis + string(os.PathListSeparator) + os.Getenv("PATH"),
 		"HOME=" + f.home, "TMPDIR=" + f.tmp, "LANG=C.UTF-8",
 		markerVar + "=" + f.marker,
 		// A race-enabled binary otherwise sleeps a second at exit.
 		"GORACE=atexit_sleep_ms=0",
-	}
+	}, f.extra...)
 }
 
 // start runs walkie in the debate's directory; wait waits for it.
@@ -364,6 +372,11 @@ type turnRecord struct {
 	Transcript struct {
 		Text string `json:"text"`
 	} `json:"transcript"`
+	Argv         []string `json:"argv"`
+	PromptSHA256 string   `json:"prompt_sha256"`
+	CLIVersion   string   `json:"cli_version"`
+	Model        string   `json:"model"`
+	Effort       string   `json:"effort"`
 }
 
 func (r turnRecord) String() string {
