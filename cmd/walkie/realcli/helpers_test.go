@@ -116,6 +116,15 @@ func newFixture(t *testing.T, script func(file string) modelserver.Script, s set
 	return f
 }
 
+func (f *fixture) read(name string) string {
+	f.t.Helper()
+	b, err := os.ReadFile(filepath.Join(f.dir, name))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return string(b)
+}
+
 func (f *fixture) write(name, content string) {
 	f.t.Helper()
 	if err := os.WriteFile(filepath.Join(f.dir, name), []byte(content), 0o644); err != nil {
