@@ -136,6 +136,15 @@ func TestNoTurn(t *testing.T) {
 	if st := d.state(); st.Status != "failed" || !strings.Contains(st.Reason, "no-turn") {
 		t.Errorf("state %s: %s", st.Status, st.Reason)
 	}
+	// walkie log says where each failed attempt's transcript is, and what
+	// the fake agent's cost is (it reports none here: unknown).
+	log := d.mustRun(0, "log", d.name)
+	for _, want := range []string{"transcripts: .walkie/d/turns/\n", "  turn 1 a try 1 (no-turn): .walkie/d/turns/0001-a-1.txt\n",
+		"  turn 1 a try 2 (no-turn): .walkie/d/turns/0001-a-2.txt\n", "total cost $0.00 + 2 attempt(s) of unknown cost\n"} {
+		if !strings.Contains(log.stdout, want) {
+			t.Errorf("walkie log lacks %q:\n%s", want, log.stdout)
+		}
+	}
 	d.verify(0)
 	d.noProcessesLeft()
 }
