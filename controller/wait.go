@@ -84,7 +84,8 @@ func (c *controller) noteCost(rec TurnRecord, budget float64) {
 // it go on. Other endings say it themselves (the sign-offs, a person's
 // halt) or are for the supervisor to decide (failed).
 func (c *controller) closingNote(t *plan) error {
-	if t.Status != walkie.StatusMaxRounds && t.Status != walkie.StatusOverBudget {
+	// A round table writes its own notes, in its own terms (roundtable).
+	if c.table != nil || t.Status != walkie.StatusMaxRounds && t.Status != walkie.StatusOverBudget {
 		return nil
 	}
 	st, err := walkie.LoadState(c.dir)
