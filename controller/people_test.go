@@ -117,11 +117,12 @@ func TestRunOnceStopsBeforeTheNextParty(t *testing.T) {
 	}
 	// With Wait (walkie turn on a terminal): the person's post is the turn.
 	done := make(chan struct{})
+	var ev events
 	go func() {
 		defer close(done)
-		sum, err = Run(context.Background(), Options{File: file, Config: cfg, Once: true, Wait: true})
+		sum, err = Run(context.Background(), Options{File: file, Config: cfg, Once: true, Wait: true, Observe: ev.observe})
 	}()
-	eventually(t, 10*time.Second, "the run waiting", func() bool { return walkie.ControllerRunning(stateDir(t, file)) })
+	eventually(t, 10*time.Second, "the run waiting", func() bool { return len(ev.of(EventWaiting)) == 1 })
 	if _, err := walkie.Append(file, walkie.Post{From: "alice", Body: []byte("Noted.\n")}); err != nil {
 		t.Fatal(err)
 	}

@@ -201,10 +201,19 @@ func (f *fixture) env() []string {
 // start runs walkie in the debate's directory; wait waits for it.
 func (f *fixture) start(args ...string) (cmd *exec.Cmd, wait func() result) {
 	f.t.Helper()
+	cmd, _, wait = f.startLive(args...)
+	return cmd, wait
+}
+
+// startLive is start, with what walkie has written to stderr so far.
+func (f *fixture) startLive(args ...string) (cmd *exec.Cmd, stderrSoFar func() string, wait func() result) {
+	f.t.Helper()
 	var stdout, stderr bytes.Buffer
+	errW := &lockedBuffer{b: &stderr}
+	stderrSoFar = errW.String
 	cmd = exec.Command(bin, args...)
 	cmd.Dir, cmd.Env = f.dir, f.env()
-	cmd.Stdout, cmd.Stderr = &lockedBuffer{b: &stdout}, &lockedBuffer{b: &stderr}
+	cmd.Stdout, cmd.Stderr = &lockedBuffer{b: &stdout}, errW
 	started := time.Now()
 	if err := cmd.Start(); err != nil {
 		f.t.Fatal(err)
@@ -233,7 +242,7 @@ func (f *fixture) start(args ...string) (cmd *exec.Cmd, wait func() result) {
 		}
 		return res
 	}
-	return cmd, wait
+	return cmd, stderrSoFar, wait
 }
 
 type lockedBuffer struct {
@@ -245,6 +254,12 @@ func (l *lockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // run runs a walkie command to its end.

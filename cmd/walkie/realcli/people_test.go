@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -17,22 +15,15 @@ import (
 	"time"
 )
 
-// waitSignal waits until the debate's doorbell says it is who's turn.
-func (f *fixture) waitSignal(who string, limit time.Duration) {
+// waitSaid waits until the running walkie has written s to stderr.
+func (f *fixture) waitSaid(stderr func() string, s string, limit time.Duration) {
 	f.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	for {
-		var sig struct {
-			Turn string `json:"turn"`
-		}
-		b, _ := os.ReadFile(filepath.Join(f.dir, ".walkie", "d", "signal.json"))
-		if json.Unmarshal(b, &sig) == nil && sig.Turn == who {
-			return
-		}
+	for !strings.Contains(stderr(), s) {
 		select {
 		case <-ctx.Done():
-			f.t.Fatalf("after %s, still not %s's turn: %s\n%s", limit, who, b, dump(f.turns()))
+			f.t.Fatalf("after %s, walkie has not said %q:\n%s\n%s", limit, s, tail(stderr(), 20), dump(f.turns()))
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
@@ -46,8 +37,8 @@ func TestClaudeAndAPerson(t *testing.T) {
 	d := &debater{participants: []string{"claude", "alice"}, text: proposal}
 	f := newFixture(t, d.script, setup{participants: d.participants, people: []string{"alice"}})
 	release := f.slot()
-	_, wait := f.start("auto", "d.walkie.md", "--approve", "--config", "walkie.yaml", "--log-format", "json")
-	f.waitSignal("alice", 2*time.Minute)
+	_, stderr, wait := f.startLive("auto", "d.walkie.md", "--approve", "--config", "walkie.yaml", "--log-format", "json")
+	f.waitSaid(stderr, "waiting for alice: walkie post "+f.file+" --from alice", 2*time.Minute)
 	f.write("alice.md", "alice agrees: problem details as proposed in turn 1.\n")
 	f.mustRun(0, "post", "d.walkie.md", "--from", "alice", "--sign", "--body-file", "alice.md")
 	r := wait()
@@ -56,8 +47,8 @@ func TestClaudeAndAPerson(t *testing.T) {
 	if r.code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, tail(r.stderr, 30))
 	}
-	if !strings.Contains(r.stderr, `"msg":"waiting"`) || !strings.Contains(r.stderr, "waiting for alice: walkie post "+f.file+" --from alice") {
-		t.Errorf("walkie did not say whose post it waited for:\n%s", tail(r.stderr, 30))
+	if strings.Count(r.stderr, `"msg":"waiting"`) != 1 {
+		t.Errorf("walkie said it waited %d times, want once:\n%s", strings.Count(r.stderr, `"msg":"waiting"`), tail(r.stderr, 30))
 	}
 	recs := f.turns()
 	f.wantOutcomes(recs, "accepted", "accepted")
