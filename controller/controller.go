@@ -122,15 +122,15 @@ func Run(ctx context.Context, o Options) (sum Summary, err error) {
 		if startTurns < 0 {
 			startTurns = t.turns
 		}
+		sum.Interrupted = ctx.Err() != nil
 		switch {
-		case ctx.Err() != nil:
-			sum.Interrupted = true
-			return sum, nil
 		case t.Action == ActEnd:
 			if err := c.closingNote(t); err != nil {
 				c.log.Warn("the closing note was not recorded", zap.Error(err))
 			}
 			c.emit(Event{Kind: EventDebateEnded, Status: t.Status, Line: t.reason})
+			return sum, nil
+		case sum.Interrupted:
 			return sum, nil
 		case o.Once && t.turns > startTurns, o.NoRetry && len(sum.Attempts) > 0:
 			// Done before the next party is even looked at: it may be
