@@ -27,8 +27,13 @@ func ReadApproved(dir string) ([]byte, error) {
 }
 
 // WriteApproved keeps text as the last approved briefing. It is written to
-// a temporary file and renamed, so a reader never sees half of it.
+// a temporary file and renamed, so a reader never sees half of it. An
+// approval lets turns run, so the chat a distillation read is removed
+// first (RemoveDistilled): the peers must never see it.
 func WriteApproved(dir string, text []byte) error {
+	if err := RemoveDistilled(dir); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("keep approved briefing: %w", err)
 	}

@@ -19,9 +19,9 @@ type Vars struct {
 	Round  int    // {round}: the round number
 }
 
-// Placeholders are the names that may appear in braces. {model} is the
-// agent's own Model; the rest come from Vars.
-var Placeholders = []string{"prompt", "file", "agent", "turn", "round", "dir", "model"}
+// Placeholders are the names that may appear in braces. {model} and
+// {effort} are the agent's own Model and Effort; the rest come from Vars.
+var Placeholders = []string{"prompt", "file", "agent", "turn", "round", "dir", "model", "effort"}
 
 // Argv returns the command with placeholders substituted in each element.
 // Each element stays one argument: no shell, no splitting, no quoting, so a
@@ -83,6 +83,8 @@ func (a Agent) expand(s string, v Vars) (string, error) {
 			return strconv.Itoa(v.Round), true
 		case "model":
 			return a.Model, true
+		case "effort":
+			return a.Effort, true
 		}
 		return "", false
 	})

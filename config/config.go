@@ -74,7 +74,7 @@ type Agent struct {
 	Name      string
 	Preset    string            // "claude" | "codex" | "gemini" | ""
 	Mode      string            // a preset's ModeWrite or ModeReadOnly; "" without a preset
-	Command   []string          // argv; placeholders {prompt} {file} {agent} {turn} {round} {dir} {model}
+	Command   []string          // argv; placeholders {prompt} {file} {agent} {turn} {round} {dir} {model} {effort}
 	Env       map[string]string // set in the session's environment (values may hold placeholders)
 	EnvAllow  []string          // parent variables passed through; a trailing * matches a prefix
 	Dir       string            // working directory, placeholders allowed; default "{dir}"
@@ -84,7 +84,8 @@ type Agent struct {
 	Timing                      // the defaults', overridden by the agent's own keys
 	Rules     []Rule            // screen rules, checked in order against the session's output
 	Usage     string            // UsageClaudeJSON | UsageCodexJSONL | UsageGeminiJSON | UsageNone
-	Model     string            // model name for pricing lookups and the {model} placeholder
+	Model     string            // model name for pricing lookups and the {model} placeholder; a preset passes it to its CLI
+	Effort    string            // reasoning effort for the {effort} placeholder; a preset passes it to its CLI (Efforts)
 	Prompt    string            // name of the prompt template; default "turn"
 }
 

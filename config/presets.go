@@ -69,6 +69,9 @@ func preset(name, mode string) (Agent, bool) {
 				"--permission-mode", perm,
 				// Every turn starts blank; nothing to resume, nothing to keep.
 				"--no-session-persistence",
+				// --model and --effort follow when model: and effort: are set
+				// (presetFlags): claude's own defaults otherwise (2.1.197:
+				// claude-opus-4-8 at effort high).
 			},
 			Env: map[string]string{
 				// No telemetry, update checks or DNS look-ups beyond the model API.
@@ -102,13 +105,17 @@ func preset(name, mode string) (Agent, bool) {
 				"-s", sandbox,
 				// Do not keep session files; every turn starts blank.
 				"--ephemeral",
-				// codex's events do not name the model, so walkie says which
-				// one runs, and prices what it said.
-				"-m", "{model}",
+				// -m and -c model_reasoning_effort go here (presetFlags).
 				"{prompt}",
 			},
-			// codex-cli 0.171.0's own default model.
-			Model:    "gpt-6.2-sol",
+			// codex-cli 0.171.0's own default model. Its events do not name
+			// the model, so walkie says which one runs (-m), and prices
+			// what it said.
+			Model: "gpt-6.2-sol",
+			// Low whatever the model: 0.171.0 asks gpt-6.2-sol for low but
+			// gpt-5.5 for medium by default (docs/agents.md), and a short
+			// written turn needs little reasoning.
+			Effort:   "low",
 			EnvAllow: []string{"OPENAI_API_KEY", "CODEX_API_KEY"},
 			TmpDir:   TmpDirPrivate,
 			Usage:    UsageCodexJSONL,
@@ -159,6 +166,49 @@ func preset(name, mode string) (Agent, bool) {
 		}, true
 	}
 	return Agent{}, false
+}
+
+// Efforts are the values each preset's CLI takes for its reasoning effort;
+// a preset absent here has no such setting.
+var Efforts = map[string][]string{
+	"claude": {"low", "medium", "high", "xhigh", "max"},             // claude --help, 2.1.197
+	"codex":  {"none", "minimal", "low", "medium", "high", "xhigh"}, // model_reasoning_effort
+}
+
+// presetFlags adds the flags of a's model and effort to its preset's
+// command, each only when set, so an unset one leaves the CLI's own
+// default: claude --model and --effort, codex -m and -c
+// model_reasoning_effort, gemini -m (its CLI has no effort flag; without
+// -m it routes each turn itself). The values stay placeholders, so the
+// command reads as configured.
+func (a *Agent) presetFlags() {
+	var flags []string
+	switch a.Preset {
+	case "claude":
+		if a.Model != "" {
+			flags = append(flags, "--model", "{model}")
+		}
+		if a.Effort != "" {
+			flags = append(flags, "--effort", "{effort}")
+		}
+	case "codex":
+		if a.Model != "" {
+			flags = append(flags, "-m", "{model}")
+		}
+		if a.Effort != "" {
+			flags = append(flags, "-c", "model_reasoning_effort={effort}")
+		}
+	case "gemini":
+		if a.Model != "" {
+			flags = append(flags, "-m", "{model}")
+		}
+	}
+	// Before a trailing prompt (codex exec's positional), else at the end.
+	at := len(a.Command)
+	if at > 0 && a.Command[at-1] == "{prompt}" {
+		at--
+	}
+	a.Command = slices.Insert(a.Command, at, flags...)
 }
 
 // The rules below end a session at once with an outcome a person can act

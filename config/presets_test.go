@@ -31,7 +31,7 @@ func TestPresets(t *testing.T) {
 		},
 		{
 			name:     "codex",
-			argv:     "codex exec --json --skip-git-repo-check -s workspace-write --ephemeral -m gpt-6.2-sol PROMPT",
+			argv:     "codex exec --json --skip-git-repo-check -s workspace-write --ephemeral -m gpt-6.2-sol -c model_reasoning_effort=low PROMPT",
 			usage:    UsageCodexJSONL,
 			envAllow: []string{"OPENAI_API_KEY", "CODEX_API_KEY", "TERM"},
 		},
@@ -134,7 +134,8 @@ func TestPresetModes(t *testing.T) {
 		{"agents:\n  x: {mode: read-only, command: [x]}\n", "agents.x.mode: needs a preset"},
 		{"agents:\n  claude: {mode: read-only, command: [claude, -p, \"{prompt}\"]}\n", "agents.claude.mode: has no effect on your own command:"},
 		{"agents:\n  claude: {mode: readonly}\n", `agents.claude.mode: "readonly" is not one of write, read-only (did you mean "read-only"?)`},
-		{"agents:\n  codex: {model: \"\"}\n", "agents.codex: the command passes {model}, but model: is empty"},
+		{"agents:\n  x: {command: [x, -m, \"{model}\"]}\n", "agents.x: the command passes {model}, but model: is empty"},
+		{"agents:\n  x: {command: [x, \"--effort={effort}\"]}\n", "agents.x: the command passes {effort}, but effort: is empty"},
 		{"agents:\n  x: {command: [x], tmpdir: shared}\n", `agents.x.tmpdir: "shared" is not one of private, inherit`},
 	} {
 		if _, err := Parse("w.yaml", []byte(tt.src)); err == nil || !strings.Contains(err.Error(), tt.err) {
@@ -149,6 +150,55 @@ func TestPresetModes(t *testing.T) {
 	c, _ = Parse("w.yaml", []byte("agents:\n  x: {command: [x]}\n"))
 	if a, _ := c.Agent("x"); a.TmpDir != TmpDirInherit || a.Mode != "" {
 		t.Errorf("own agent: TmpDir %q Mode %q", a.TmpDir, a.Mode)
+	}
+}
+
+// model: and effort: reach each preset's CLI through its own flags, only
+// when set; a command of one's own takes them as placeholders; an effort
+// the CLI does not take is refused at its line.
+func TestPresetModelEffort(t *testing.T) {
+	c, err := Parse("w.yaml", []byte(`agents:
+  claude: {model: claude-sonnet-4-5, effort: low}
+  claude-plain: {preset: claude}
+  codex: {model: gpt-5.5, effort: medium}
+  codex-bare: {preset: codex, model: "", effort: ""}
+  gemini: {model: gemini-3.8-flash}
+  gemini-ro: {preset: gemini, mode: read-only, model: gemini-2.5-pro}
+  own: {preset: codex, command: [codex, exec, -m, "{model}", -c, "model_reasoning_effort={effort}", "{prompt}"], effort: bogus}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := Vars{Prompt: "PROMPT"}
+	for name, want := range map[string]string{
+		"claude":       "claude -p PROMPT --output-format stream-json --verbose --permission-mode acceptEdits --no-session-persistence --model claude-sonnet-4-5 --effort low",
+		"claude-plain": "claude -p PROMPT --output-format stream-json --verbose --permission-mode acceptEdits --no-session-persistence",
+		"codex":        "codex exec --json --skip-git-repo-check -s workspace-write --ephemeral -m gpt-5.5 -c model_reasoning_effort=medium PROMPT",
+		"codex-bare":   "codex exec --json --skip-git-repo-check -s workspace-write --ephemeral PROMPT",
+		"gemini":       "gemini -p PROMPT -o stream-json --approval-mode auto_edit --skip-trust -m gemini-3.8-flash",
+		"gemini-ro":    "gemini -p PROMPT -o stream-json --approval-mode plan --skip-trust -m gemini-2.5-pro",
+		"own":          "codex exec -m gpt-6.2-sol -c model_reasoning_effort=bogus PROMPT",
+	} {
+		a, err := c.Agent(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		argv, err := a.Argv(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(argv, " "); got != want {
+			t.Errorf("%s:\n got %s\nwant %s", name, got, want)
+		}
+	}
+	for _, tt := range []struct{ src, err string }{
+		{"agents:\n  claude:\n    effort: hihg\n", `w.yaml:3: agents.claude.effort: "hihg" is not an effort claude takes: low, medium, high, xhigh, max (did you mean "high"?)`},
+		{"agents:\n  codex: {effort: max}\n", `agents.codex.effort: "max" is not an effort codex takes: none, minimal, low, medium, high, xhigh`},
+		{"agents:\n  gemini:\n    effort: low\n", "w.yaml:3: agents.gemini.effort: the gemini CLI has no reasoning-effort setting"},
+	} {
+		if _, err := Parse("w.yaml", []byte(tt.src)); err == nil || !strings.Contains(err.Error(), tt.err) {
+			t.Errorf("%q: err %v, want %q", tt.src, err, tt.err)
+		}
 	}
 }
 

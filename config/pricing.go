@@ -42,6 +42,10 @@ func defaultPricing() Pricing {
 			"gemini-3.5-flash-lite":              {Input: 0.30, Output: 2.50},
 			"gemini-3.1-pro-preview":             {Input: 2, Output: 12},
 			"gemini-3.1-pro-preview-customtools": {Input: 2, Output: 12},
+			// claude 2.1.197's default: claude states its own cost, and
+			// its figures ($0.0137 for 2400 in, 68 out) are these rates.
+			// Listed for the turns claude was ended before it said.
+			"claude-opus-4-8": {Input: 5, Output: 25},
 			// Checked 2026-11-01.
 			"claude-opus-4-5":       {Input: 5, Output: 25},
 			"claude-sonnet-4-5":     {Input: 3, Output: 15},

@@ -96,6 +96,7 @@ func agentFields(a *Agent, prompts Prompts) fields {
 		{"rules", screenRules(&a.Rules)},
 		{"usage", oneOf(usageKinds, &a.Usage)},
 		{"model", str(&a.Model)},
+		{"effort", str(&a.Effort)},
 		{"prompt", promptName(prompts, &a.Prompt)},
 	}, sharedFields(&a.Timing, &a.EnvAllow, &a.Home)...)
 }
@@ -224,21 +225,76 @@ func (d *decoder) agent(name string, k, v *yaml.Node, p string, c *Config) (a Ag
 	if !ok {
 		return Agent{}, false
 	}
-	a = base(name, presetName, mode, c.Defaults)
+	a, _ = preset(presetName, mode)
+	a = withDefaults(a, name, c.Defaults)
 	errs := len(d.errs)
 	section(agentFields(&a, c.Prompts))(d, v, p)
 	if len(d.errs) > errs {
 		return Agent{}, false
 	}
+	if !d.effortFits(&a, v, p) {
+		return Agent{}, false
+	}
+	if a.Preset != "" && !hasKey(v, "command") {
+		a.presetFlags()
+	}
 	if len(a.Command) == 0 {
 		d.errorf(k, p, "no command: set command: [program, args…] or preset: one of %s", strings.Join(PresetNames, ", "))
 		return Agent{}, false
 	}
-	if a.Model == "" && slices.ContainsFunc(a.Command, func(s string) bool { return strings.Contains(s, "{model}") }) {
-		d.errorf(k, p, "the command passes {model}, but model: is empty")
-		return Agent{}, false
+	for _, key := range []string{"model", "effort"} {
+		val := map[string]string{"model": a.Model, "effort": a.Effort}[key]
+		if val == "" && slices.ContainsFunc(a.Command, func(s string) bool { return strings.Contains(s, "{"+key+"}") }) {
+			d.errorf(k, p, "the command passes {%s}, but %s: is empty", key, key)
+			return Agent{}, false
+		}
 	}
 	return a, true
+}
+
+// effortFits checks a preset agent's effort against what its CLI takes.
+func (d *decoder) effortFits(a *Agent, v *yaml.Node, p string) bool {
+	if a.Preset == "" || a.Effort == "" || hasKey(v, "command") {
+		return true
+	}
+	at := keyValue(d.resolve(v), "effort")
+	if at == nil {
+		at = v // the preset's own default: not the file's fault, but say where
+	}
+	choices, ok := Efforts[a.Preset]
+	if !ok {
+		d.errorf(at, p+".effort", "the %s CLI has no reasoning-effort setting; remove effort:, or write your own command: with the CLI's flags", a.Preset)
+		return false
+	}
+	if !slices.Contains(choices, a.Effort) {
+		msg := fmt.Sprintf("%q is not an effort %s takes: %s", a.Effort, a.Preset, strings.Join(choices, ", "))
+		if sug := suggest(a.Effort, choices); sug != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", sug)
+		}
+		d.errorf(at, p+".effort", "%s", msg)
+		return false
+	}
+	return true
+}
+
+// hasKey reports whether the mapping v sets key to something other than
+// null.
+func hasKey(v *yaml.Node, key string) bool {
+	n := keyValue(v, key)
+	return n != nil && !isNull(n)
+}
+
+// keyValue is the value node of key in the mapping v, nil if absent.
+func keyValue(v *yaml.Node, key string) *yaml.Node {
+	if v == nil || v.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		if v.Content[i].Value == key {
+			return v.Content[i+1]
+		}
+	}
+	return nil
 }
 
 // presetAndMode reads an entry's preset: and mode: before its other keys,
@@ -290,9 +346,17 @@ func (d *decoder) presetAndMode(name string, v *yaml.Node, p string) (presetName
 }
 
 // base returns an agent with the defaults applied and, if presetName is
-// set, the preset's fields in the given mode.
+// set, the preset's fields in the given mode, its command carrying the
+// preset's own model and effort.
 func base(name, presetName, mode string, def AgentDefaults) Agent {
 	a, _ := preset(presetName, mode)
+	a = withDefaults(a, name, def)
+	a.presetFlags()
+	return a
+}
+
+// withDefaults names a and applies the defaults under its own keys.
+func withDefaults(a Agent, name string, def AgentDefaults) Agent {
 	a.Name = name
 	a.Timing = def.Timing
 	a.EnvAllow = union(def.EnvAllow, a.EnvAllow)

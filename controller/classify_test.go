@@ -25,27 +25,33 @@ func TestClassify(t *testing.T) {
 		stop    walkie.Outcome
 		outcome walkie.Outcome
 		detail  string // a part of the detail
+		said    string // what the CLI's output said
 	}{
-		{"accepted", exited(0), accepted, "", walkie.OutcomeAccepted, "turn recorded"},
-		{"accepted despite a non-zero exit", exited(3), accepted, "", walkie.OutcomeAccepted, "turn recorded"},
-		{"accepted, then ended after the grace", ended, accepted, "", walkie.OutcomeAccepted, "after the grace"},
-		{"posted with walkie post", exited(0), walkie.Settled{Verdict: walkie.Verdict{Outcome: walkie.VerdictAccepted, Stamped: true}}, "", walkie.OutcomeAccepted, "walkie post"},
-		{"halted wins over a valid turn", ended, accepted, walkie.OutcomeHalted, walkie.OutcomeHalted, "walkie halt"},
-		{"interrupted", ended, noTurn, walkie.OutcomeInterrupted, walkie.OutcomeInterrupted, "interrupted"},
-		{"tampered wins over a crash", exited(1), verdict(walkie.VerdictTampered, "the file was changed above the new turn"), "", walkie.OutcomeTampered, "restored"},
-		{"auth rule", session.Result{Ending: session.EndBlocked, RuleOutcome: "auth", Detail: "log in"}, noTurn, "", walkie.OutcomeAuth, "log in"},
-		{"rule without an outcome name", session.Result{Ending: session.EndBlocked, Matched: "Continue?"}, noTurn, "", walkie.OutcomeBlockedPrompt, "Continue?"},
-		{"timeout", session.Result{Ending: session.EndTimeout, Detail: "still running after the 1s timeout"}, noTurn, "", walkie.OutcomeTimeout, "timeout"},
-		{"timeout wins over a malformed turn", session.Result{Ending: session.EndTimeout, Detail: "still running"}, verdict(walkie.VerdictMalformed, "bad heading"), "", walkie.OutcomeTimeout, "still running"},
-		{"stalled", session.Result{Ending: session.EndStalled, Detail: "no output"}, noTurn, "", walkie.OutcomeStalled, "no output"},
-		{"crashed", exited(2), noTurn, "", walkie.OutcomeCrashed, "without a valid turn"},
-		{"killed by a signal", session.Result{Ending: session.EndExited, ExitCode: -1, Signal: "SIGSEGV", Detail: "killed by SIGSEGV"}, noTurn, "", walkie.OutcomeCrashed, "SIGSEGV"},
-		{"malformed", exited(0), verdict(walkie.VerdictMalformed, "a second heading"), "", walkie.OutcomeMalformed, "second heading"},
-		{"no turn", exited(0), noTurn, "", walkie.OutcomeNoTurn, "no new turn"},
+		{"accepted", exited(0), accepted, "", walkie.OutcomeAccepted, "turn recorded", ""},
+		{"accepted despite a non-zero exit", exited(3), accepted, "", walkie.OutcomeAccepted, "turn recorded", ""},
+		{"accepted, then ended after the grace", ended, accepted, "", walkie.OutcomeAccepted, "after the grace", ""},
+		{"posted with walkie post", exited(0), walkie.Settled{Verdict: walkie.Verdict{Outcome: walkie.VerdictAccepted, Stamped: true}}, "", walkie.OutcomeAccepted, "walkie post", ""},
+		{"halted wins over a valid turn", ended, accepted, walkie.OutcomeHalted, walkie.OutcomeHalted, "walkie halt", ""},
+		{"interrupted", ended, noTurn, walkie.OutcomeInterrupted, walkie.OutcomeInterrupted, "interrupted", ""},
+		{"tampered wins over a crash", exited(1), verdict(walkie.VerdictTampered, "the file was changed above the new turn"), "", walkie.OutcomeTampered, "restored", ""},
+		{"auth rule", session.Result{Ending: session.EndBlocked, RuleOutcome: "auth", Detail: "log in"}, noTurn, "", walkie.OutcomeAuth, "log in", ""},
+		{"rule without an outcome name", session.Result{Ending: session.EndBlocked, Matched: "Continue?"}, noTurn, "", walkie.OutcomeBlockedPrompt, "Continue?", ""},
+		{"timeout", session.Result{Ending: session.EndTimeout, Detail: "still running after the 1s timeout"}, noTurn, "", walkie.OutcomeTimeout, "timeout", ""},
+		{"timeout wins over a malformed turn", session.Result{Ending: session.EndTimeout, Detail: "still running"}, verdict(walkie.VerdictMalformed, "bad heading"), "", walkie.OutcomeTimeout, "still running", ""},
+		{"stalled", session.Result{Ending: session.EndStalled, Detail: "no output"}, noTurn, "", walkie.OutcomeStalled, "no output", ""},
+		{"crashed", exited(2), noTurn, "", walkie.OutcomeCrashed, "without a valid turn", ""},
+		{"killed by a signal", session.Result{Ending: session.EndExited, ExitCode: -1, Signal: "SIGSEGV", Detail: "killed by SIGSEGV"}, noTurn, "", walkie.OutcomeCrashed, "SIGSEGV", ""},
+		{"malformed", exited(0), verdict(walkie.VerdictMalformed, "a second heading"), "", walkie.OutcomeMalformed, "second heading", ""},
+		{"no turn", exited(0), noTurn, "", walkie.OutcomeNoTurn, "no new turn", ""},
+		// What the CLI said goes with a failure, never with a success.
+		{"no turn, and why", exited(0), noTurn, "", walkie.OutcomeNoTurn, `no new turn was written; a tool call was refused or failed: "blocked"`, `a tool call was refused or failed: "blocked"`},
+		{"crashed, and why", exited(1), noTurn, "", walkie.OutcomeCrashed, `without a valid turn; the CLI reported "API Error: 500"`, `the CLI reported "API Error: 500"`},
+		{"malformed, and why", exited(0), verdict(walkie.VerdictMalformed, "a second heading"), "", walkie.OutcomeMalformed, `a second heading; its last message: "done"`, `its last message: "done"`},
+		{"accepted says nothing more", exited(0), accepted, "", walkie.OutcomeAccepted, "turn recorded", `its last message: "done"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			outcome, detail := classify(engine.Result{Result: c.res, Stop: c.stop}, c.settled)
-			if outcome != c.outcome || !strings.Contains(detail, c.detail) {
+			outcome, detail := classify(engine.Result{Result: c.res, Stop: c.stop, Said: c.said}, c.settled)
+			if outcome != c.outcome || !strings.Contains(detail, c.detail) || outcome == walkie.OutcomeAccepted && strings.Contains(detail, "message") {
 				t.Errorf("got %s (%s), want %s (…%s…)", outcome, detail, c.outcome, c.detail)
 			}
 		})

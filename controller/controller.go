@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -25,8 +26,23 @@ type Options struct {
 	// MaxRounds, when positive, replaces the file's max_rounds for this
 	// run (extensions from `walkie extend` still add to it).
 	MaxRounds int
-	// Once stops after one turn: accepted, or its retries spent.
+	// Once stops after one turn: accepted (or posted by a party walkie
+	// does not run), or its retries spent. It stops before looking up who
+	// plays the turn after it.
 	Once bool
+	// NoRetry makes at most one attempt, and a failed one leaves the
+	// debate open, whatever the agent's retries say: the caller retries
+	// (the cron tick's timed retry). An outcome that is never retried
+	// (auth, a blocking prompt) still fails the debate.
+	NoRetry bool
+	// Wait, at the turn of a party walkie does not run (a participant with
+	// no command: a person, a live session answering with walkie post),
+	// waits for the record or the state to change, woken by the doorbell,
+	// and goes on; without it the run returns, with Summary.Waiting set.
+	Wait bool
+	// CheckPricing says before the first turn (a note and a warning) which
+	// agents' cost cannot be told from the config, and what to add.
+	CheckPricing bool
 	// Approve pins an unapproved briefing before the first turn, and a
 	// round table's phase outputs as they are written (for CI).
 	Approve bool
@@ -56,7 +72,16 @@ type Summary struct {
 	Interrupted bool         // the run was cancelled (SIGINT/SIGTERM)
 	Attempts    []TurnRecord // attempts made by this run
 	Turns       int          // turns in the record
-	CostUSD     float64      // the debate's cost so far
+	CostUSD     float64      // the debate's known cost so far
+	// UnknownCosts counts the debate's attempts whose cost is not (wholly)
+	// known; with a budget, UnknownUSD is what the budget counts them as
+	// (UnknownEstimate).
+	UnknownCosts int
+	UnknownUSD   float64
+	BudgetUSD    float64 // 0: none
+	// Waiting says whose post the debate waits for, when the run stopped
+	// at the turn of a party walkie does not run (without Options.Wait).
+	Waiting string
 }
 
 // Run drives a debate until it ends (or one turn, with Once): the loop of
@@ -87,6 +112,9 @@ func Run(ctx context.Context, o Options) (sum Summary, err error) {
 	if err := c.recover(); err != nil {
 		return Summary{}, err
 	}
+	if o.CheckPricing {
+		c.notePricing()
+	}
 	startTurns := -1
 	for {
 		if c.table != nil {
@@ -99,14 +127,34 @@ func Run(ctx context.Context, o Options) (sum Summary, err error) {
 			return sum, err
 		}
 		sum.Status, sum.Reason, sum.Turns, sum.CostUSD = t.Status, t.reason, t.turns, t.cost
+		sum.UnknownCosts, sum.UnknownUSD, sum.BudgetUSD, sum.Waiting = t.unknown, t.unknownUSD, t.budget, ""
 		if startTurns < 0 {
 			startTurns = t.turns
 		}
-		if t.Action != ActRun || ctx.Err() != nil || (o.Once && t.turns > startTurns) {
-			sum.Interrupted = ctx.Err() != nil
-			if t.Action == ActEnd {
-				c.emit(Event{Kind: EventDebateEnded, Status: t.Status, Line: t.reason})
+		sum.Interrupted = ctx.Err() != nil
+		switch {
+		case t.Action == ActEnd:
+			if err := c.closingNote(t); err != nil {
+				c.log.Warn("the closing note was not recorded", zap.Error(err))
 			}
+			c.emit(Event{Kind: EventDebateEnded, Status: t.Status, Line: t.reason})
+			return sum, nil
+		case sum.Interrupted:
+			return sum, nil
+		case o.Once && t.turns > startTurns, o.NoRetry && len(sum.Attempts) > 0:
+			// Done before the next party is even looked at: it may be
+			// one walkie does not run.
+			return sum, nil
+		case t.Action == ActWait:
+			sum.Waiting = t.Why
+			if !o.Wait {
+				return sum, nil
+			}
+			if err := c.wait(ctx, t); err != nil {
+				return sum, err
+			}
+			continue
+		case t.Action != ActRun:
 			return sum, nil
 		}
 		recs, err := c.step(ctx, t)
@@ -156,7 +204,8 @@ func (c *controller) step(ctx context.Context, t *plan) ([]TurnRecord, error) {
 		// synced write between two agents instead of two; decide sees the
 		// outcome meanwhile, and a controller killed before the write
 		// finds the attempt logged and applies it (recoverInterrupted).
-		c.pending = &outcome{retries: t.Agent.Retries, rec: rec}
+		c.pending = &outcome{retries: c.retries(t.Agent), rec: rec}
+		c.noteCost(rec, t.budget)
 		return []TurnRecord{rec}, nil
 	}
 	rt := roundtable.Turn{Turn: t.Turn, Round: t.Round, RoundCap: t.RoundCap, Participant: t.Participant, Meta: t.meta}
@@ -189,7 +238,17 @@ func (c *controller) step(ctx context.Context, t *plan) ([]TurnRecord, error) {
 		return nil, fmt.Errorf("turn %d (%s): %w", t.Turn, t.Participant, err)
 	}
 	// At once: the reviews that follow read the state.
-	return []TurnRecord{rec}, c.applyOutcome(t.Agent.Retries, rec)
+	return []TurnRecord{rec}, c.applyOutcome(c.retries(t.Agent), rec)
+}
+
+// retries is how often a failed attempt of a's is retried in this run:
+// not at all with NoRetry, whose caller retries, and a failure then never
+// spends the debate's retries.
+func (c *controller) retries(a config.Agent) int {
+	if c.opts.NoRetry {
+		return math.MaxInt
+	}
+	return a.Retries
 }
 
 // plan is the next turn to run: Next's decision, with what the loop adds.
@@ -201,15 +260,26 @@ type plan struct {
 	// prompt template (the round table's implementer).
 	role, prompt string
 	// Where the debate stands before the turn.
-	reason string
-	turns  int
-	cost   float64
+	reason     string
+	turns      int
+	cost       float64
+	unknown    int     // attempts of unknown cost
+	unknownUSD float64 // what the budget counts them as
+	budget     float64
+	// bell is when the doorbell last rang, as the decision saw it.
+	bell time.Time
 }
 
 // decide reads and checks the record and the state, and asks Next what to
 // do. A debate that cannot go on without a change of its record or its
 // configuration is bad input.
 func (c *controller) decide() (*plan, error) {
+	// The doorbell first: a change after this look rings it again, so a
+	// wait that starts from it misses nothing.
+	var bell time.Time
+	if sig, err := walkie.LoadSignal(c.dir); err == nil && sig != nil {
+		bell = sig.UpdatedAt
+	}
 	d, _, err := c.load()
 	if err != nil {
 		return nil, badInput(err)
@@ -244,20 +314,16 @@ func (c *controller) decide() (*plan, error) {
 			return nil, err
 		}
 	}
-	t := &plan{Decision: dec, attempt: c.tries[dec.Turn] + 1, meta: d.Meta, reason: st.Reason, turns: p.Turns, cost: st.CostUSD}
+	t := &plan{Decision: dec, attempt: c.tries[dec.Turn] + 1, meta: d.Meta, reason: st.Reason, turns: p.Turns, cost: st.CostUSD,
+		unknown: st.UnknownCosts, budget: budgetOf(&d.Meta, c.opts.Config)}
+	_, t.unknownUSD = UnknownEstimate(st, t.budget)
 	if c.opts.MaxRounds > 0 {
 		t.meta.MaxRounds = c.opts.MaxRounds
 	}
-	switch dec.Action {
-	case ActEnd:
+	if dec.Action == ActEnd {
 		t.reason = dec.Why
-	case ActWait:
-		// Only an unconfigured participant makes the loop wait here (the
-		// briefing was checked above): no agent, no turn.
-		if _, err := c.agentFor(dec.Participant); err != nil {
-			return nil, err
-		}
 	}
+	t.bell = bell
 	return t, nil
 }
 
@@ -289,6 +355,8 @@ type controller struct {
 	parsedRaw []byte
 	// activity keeps activity.json for pages in other processes.
 	activity *activity
+	// waitingFor is the turn the run last said it waits for.
+	waitingFor int
 }
 
 // countTries reads the attempt numbers already used from the turn log. A

@@ -35,6 +35,7 @@ func (c *controller) updateState(change func(d *walkie.Doc, raw []byte, s *walki
 	if err := change(d, raw, st); err != nil {
 		return nil, err
 	}
+	st.Settle(&d.Meta, p, before)
 	if err := walkie.SaveState(c.dir, st); err != nil {
 		return nil, err
 	}

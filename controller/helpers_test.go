@@ -19,6 +19,7 @@ func shAgent(extra string) string {
 
 // testDebate makes a debate between participants and a config whose
 // agents run the given commands (YAML flow sequences), with fast timings.
+// A participant without a command in agents has no agent: a person.
 func testDebate(t *testing.T, maxRounds int, agents map[string]string, participants ...string) (string, *config.Config) {
 	t.Helper()
 	dir := t.TempDir()
@@ -33,7 +34,9 @@ func testDebate(t *testing.T, maxRounds int, agents map[string]string, participa
 	var y strings.Builder
 	y.WriteString("defaults:\n  home: inherit\n  grace: 100ms\n  kill_grace: 500ms\n  timeout: 20s\n  retries: 1\nagents:\n")
 	for _, p := range participants {
-		fmt.Fprintf(&y, "  %s:\n    command: %s\n", p, agents[p])
+		if cmd, ok := agents[p]; ok {
+			fmt.Fprintf(&y, "  %s:\n    command: %s\n", p, cmd)
+		}
 	}
 	cfg, err := config.Parse(filepath.Join(dir, "walkie.yaml"), []byte(y.String()))
 	if err != nil {

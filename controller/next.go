@@ -81,15 +81,22 @@ func Next(l Look) Decision {
 	p := l.Doc.Progress()
 	st := l.State
 	d := Decision{Turn: p.NextTurn, Round: p.NextRound, Participant: p.NextAgent, RoundCap: walkie.RoundCap(&m, st), Budget: budgetOf(&m, l.Config)}
-	if d.Budget > 0 && st.CostUSD >= d.Budget && st.Status == "" && !p.Converged {
-		d.Action, d.Status, d.Record = ActEnd, walkie.StatusOverBudget, true
-		d.Why = fmt.Sprintf("spent %s of a %s budget", Money(st.CostUSD), Money(d.Budget))
-		return d
+	if budget := d.Budget; budget > 0 && st.Status == "" && !p.Converged {
+		if each, unknown := UnknownEstimate(st, budget); st.CostUSD+unknown >= budget {
+			d.Action, d.Status, d.Record = ActEnd, walkie.StatusOverBudget, true
+			d.Why = fmt.Sprintf("spent %s of a %s budget", walkie.Money(st.CostUSD), walkie.Money(budget))
+			if st.UnknownCosts > 0 {
+				d.Why += fmt.Sprintf(", counting %s of unknown cost as %s each", plural(st.UnknownCosts, "attempt"), walkie.Money(each))
+			}
+			return d
+		}
 	}
 	d.Status = walkie.DebateStatus(&m, p, st)
 	switch {
 	case d.Status == walkie.StatusMaxRounds:
-		d.Action, d.Why = ActEnd, fmt.Sprintf("reached the cap of %d rounds", d.RoundCap)
+		// The rounds it held: an extension ends with the debate, so the
+		// cap it reached may be more than the cap it has now.
+		d.Action, d.Why = ActEnd, fmt.Sprintf("reached the cap of %d rounds", walkie.CapHeld(&m, p, st))
 		return d
 	case d.Status != walkie.StatusOpen:
 		d.Action, d.Why = ActEnd, st.Reason
@@ -100,8 +107,10 @@ func Next(l Look) Decision {
 	}
 	a, err := agentFor(l.Config, l.Cast, p.NextAgent)
 	if err != nil {
+		// "A party without a command is never invoked": a person, or a
+		// live session, answers with walkie post.
 		d.Action = ActWait
-		d.Why = fmt.Sprintf("turn %d is %s's, who has no command here; waiting for walkie post %s --from %s", p.NextTurn, p.NextAgent, l.Doc.File, p.NextAgent)
+		d.Why = fmt.Sprintf("waiting for %s: walkie post %s --from %s (turn %d; %s has no command here)", p.NextAgent, l.Doc.File, p.NextAgent, p.NextTurn, p.NextAgent)
 		return d
 	}
 	d.Agent = a
@@ -116,6 +125,34 @@ func Next(l Look) Decision {
 	}
 	return d
 }
+
+// UnknownShare is the least an attempt of unknown cost counts for
+// against a budget, as a share of it: ten such attempts in a row spend it.
+const UnknownShare = 0.1
+
+// UnknownEstimate is what the budget assumes of the attempts whose cost is
+// not known (their CLI reported nothing, was ended before it did, or runs
+// a model the pricing table lacks): each counts as the costliest attempt of
+// the debate whose cost is known, and at least UnknownShare of the budget,
+// since a figure that errs low would let a debate run past its budget
+// unseen. It returns the figure for each and for all of them.
+func UnknownEstimate(st *walkie.State, budget float64) (each, all float64) {
+	if budget <= 0 || st.UnknownCosts == 0 {
+		return 0, 0
+	}
+	each = max(st.MaxCostUSD, budget*UnknownShare)
+	return each, each * float64(st.UnknownCosts)
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// BudgetOf is the debate's budget: its own, else the config's; 0 = none.
+func BudgetOf(m *walkie.Meta, cfg *config.Config) float64 { return budgetOf(m, cfg) }
 
 // budgetOf is the debate's budget: its own, else the config's; 0 = none.
 func budgetOf(m *walkie.Meta, cfg *config.Config) float64 {
@@ -136,14 +173,4 @@ func agentFor(cfg *config.Config, cast map[string]string, participant string) (c
 		return a, badInput(fmt.Errorf("participant %s: %w", participant, err))
 	}
 	return a, nil
-}
-
-// Money writes an amount in US dollars with enough digits to be read: a
-// turn can cost a hundredth of a cent, and "$0.00" of a budget says
-// nothing.
-func Money(usd float64) string {
-	if usd >= 1 || usd == 0 {
-		return fmt.Sprintf("$%.2f", usd)
-	}
-	return fmt.Sprintf("$%.4g", usd)
 }

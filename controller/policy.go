@@ -35,9 +35,7 @@ type outcome struct {
 func (o *outcome) applyTo(s *walkie.State) {
 	rec := o.rec
 	s.Running = nil
-	if rec.Usage != nil {
-		s.CostUSD += rec.Usage.CostUSD
-	}
+	s.AddCost(rec.Usage.Cost())
 	key := strconv.Itoa(rec.Turn)
 	switch {
 	case rec.Outcome == walkie.OutcomeAccepted:

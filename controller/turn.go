@@ -204,10 +204,10 @@ func classify(res engine.Result, s walkie.Settled) (walkie.Outcome, string) {
 		return walkie.OutcomeTampered, v.Detail + "; the file was restored"
 	}
 	if out, detail, ok := engine.Failure(res.Result, "turn"); ok {
-		return out, detail
+		return out, res.Explain(detail)
 	}
 	if v.Outcome == walkie.VerdictMalformed {
-		return walkie.OutcomeMalformed, v.Detail
+		return walkie.OutcomeMalformed, res.Explain(v.Detail)
 	}
-	return walkie.OutcomeNoTurn, cmp.Or(v.Detail, "no new turn was written")
+	return walkie.OutcomeNoTurn, res.Explain(cmp.Or(v.Detail, "no new turn was written"))
 }

@@ -27,6 +27,7 @@ const (
 	EventNote         = engine.EventNote
 	EventEscalation   = engine.EventEscalation
 	EventEntry        = engine.EventEntry
+	EventWaiting      = engine.EventWaiting
 )
 
 // ErrBadInput marks errors in the debate or its configuration that no

@@ -224,8 +224,8 @@ func appendLocked(f *os.File, file, dir string, meta *Meta, st *State, p Post) (
 	if err := CheckAgainstState(file, ti.prog, st); err != nil {
 		return Receipt{}, err
 	}
-	whose := ""
-	if DebateStatus(meta, ti.prog, st) == StatusOpen {
+	whose, before := "", DebateStatus(meta, ti.prog, st)
+	if before == StatusOpen {
 		whose = ti.prog.NextAgent
 	}
 	if !p.Supervisor && !slices.Contains(meta.Participants, p.From) {
@@ -275,7 +275,7 @@ func appendLocked(f *os.File, file, dir string, meta *Meta, st *State, p Post) (
 	if !p.Supervisor {
 		prog = progress(meta, append(ti.recent, TurnRef{Turn: mk.Turn, Agent: p.From, Signed: p.Sign}), mk.Turn, mk.Seq, mk.Hash)
 	}
-	return Receipt{Entry: *brief, Progress: prog, Status: DebateStatus(meta, prog, st)}, recordAppended(dir, meta, st, prog, brief)
+	return Receipt{Entry: *brief, Progress: prog, Status: DebateStatus(meta, prog, st)}, recordAppended(dir, meta, st, prog, brief, before)
 }
 
 // postedText is an entry as the writer appends it, before its marker:
@@ -323,12 +323,10 @@ func (d *Doc) CheckState(st *State) error {
 }
 
 // recordAppended updates state.json and rings the doorbell after an entry
-// is on disk.
-func recordAppended(dir string, meta *Meta, st *State, prog Progress, brief *EntryBrief) error {
+// is on disk; before is the debate's status before it.
+func recordAppended(dir string, meta *Meta, st *State, prog Progress, brief *EntryBrief, before string) error {
 	st.LastSeq, st.LastHash = prog.Seq, prog.Hash
-	if prog.Converged {
-		st.ExtraRounds = 0 // an extension lasts until the debate ends
-	}
+	st.Settle(meta, prog, before)
 	if err := SaveState(dir, st); err != nil {
 		return fmt.Errorf("entry %d is recorded but state.json was not updated: %w", prog.Seq, err)
 	}
@@ -762,5 +760,7 @@ func Reconcile(file string) (bool, error) {
 	if n := len(d.Entries); n > 0 {
 		last = d.Entries[n-1].Brief()
 	}
-	return true, recordAppended(dir, &d.Meta, st, prog, last)
+	// Its status before the lost write is unknown; as it stands now, an
+	// ended debate's extension is already cleared by the entry's settle.
+	return true, recordAppended(dir, &d.Meta, st, prog, last, DebateStatus(&d.Meta, prog, st))
 }

@@ -25,6 +25,10 @@ type InitOptions struct {
 	Grader      Command
 	Workspace   string
 	Phases      []Phase // run before the first round; the file is then format 2
+	// NoCopy starts the debate with the supervisor's copy of every entry
+	// off; by default a new debate has it on (State.CopySupervisor), since
+	// supervision is cheap to remove and expensive to retrofit.
+	NoCopy bool
 }
 
 // Init creates a new walkie file; it never overwrites one, nor takes over
@@ -53,7 +57,7 @@ func Init(file string, o InitOptions) error {
 		}
 		return err
 	}
-	return create(file, m, o.Briefing)
+	return create(file, m, o.Briefing, !o.NoCopy)
 }
 
 // InitCopy creates a new walkie file from a whole front matter and a
@@ -64,12 +68,13 @@ func InitCopy(file string, m Meta, briefing []byte) error {
 	if err := m.validate(file, 0, nil); err != nil {
 		return err
 	}
-	return create(file, m, briefing)
+	return create(file, m, briefing, true)
 }
 
 // create writes a new file of m and briefing, refusing one that exists or
-// an id whose state directory another debate holds.
-func create(file string, m Meta, briefing []byte) error {
+// an id whose state directory another debate holds; copy is whether the
+// supervisor gets a copy of every entry.
+func create(file string, m Meta, briefing []byte, copyOn bool) error {
 	brief := BriefingText(briefing)
 	if len(brief) == 0 {
 		brief = []byte("(Write the briefing here: `walkie brief draft FILE` gives a template.)\n")
@@ -86,6 +91,10 @@ func create(file string, m Meta, briefing []byte) error {
 		return err
 	}
 	dir := StateDir(file, m.ID)
+	// The file first: its own debate's state is beside it.
+	if _, err := os.Lstat(file); err == nil {
+		return &InputError{File: file, Msg: "already exists", Fix: "choose another file name, or remove it first"}
+	}
 	if _, err := os.Stat(filepath.Join(dir, "state.json")); err == nil {
 		return &InputError{File: file, Msg: fmt.Sprintf("%s already holds the state of a debate with id %q", dir, m.ID),
 			Fix: "choose another --id; or, if that debate's file is gone for good, remove " + dir}
@@ -115,7 +124,11 @@ func create(file string, m Meta, briefing []byte) error {
 		return err
 	}
 	defer lock.Unlock()
-	return Ring(dir, &m, d.Progress(), &State{}, nil)
+	st := &State{CopySupervisor: &copyOn}
+	if err := SaveState(dir, st); err != nil {
+		return err
+	}
+	return Ring(dir, &m, d.Progress(), st, nil)
 }
 
 // UpdateState changes a debate's control state under the record lock and
@@ -140,9 +153,11 @@ func UpdateState(file string, change func(m *Meta, p Progress, s *State) error) 
 		return nil, Progress{}, err
 	}
 	p := d.Progress()
+	before := DebateStatus(&d.Meta, p, st)
 	if err := change(&d.Meta, p, st); err != nil {
 		return nil, p, err
 	}
+	st.Settle(&d.Meta, p, before)
 	if err := SaveState(dir, st); err != nil {
 		return nil, p, err
 	}
@@ -185,7 +200,8 @@ func Resume(file string) error {
 }
 
 // Extend raises this debate's round cap by rounds (recorded in its state,
-// never in the record).
+// never in the record). A debate already past its cap gets rounds more
+// from where it stands (its extension ended with it).
 func Extend(file string, rounds int) (int, error) {
 	if rounds < 1 {
 		return 0, &InputError{File: file, Msg: fmt.Sprintf("--rounds %d: must be at least 1", rounds), Fix: "give the number of rounds to add, e.g. --rounds 2"}
@@ -194,6 +210,9 @@ func Extend(file string, rounds int) (int, error) {
 	_, _, err := UpdateState(file, func(m *Meta, p Progress, s *State) error {
 		if p.Converged {
 			return &RefusedError{Op: "extend", Reason: "the debate has already converged"}
+		}
+		if p.NextRound > RoundCap(m, s) {
+			s.ExtraRounds = p.NextRound - 1 - m.MaxRounds
 		}
 		s.ExtraRounds += rounds
 		newCap = RoundCap(m, s)

@@ -29,6 +29,15 @@ func TestInit(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(sdir, "lock")); err != nil {
 		t.Errorf("init did not create the lock file: %v", err)
 	}
+	// The supervisor's copy is on for a new debate (issue 13).
+	if st, err := LoadState(sdir); err != nil || st.CopySupervisor == nil || !*st.CopySupervisor {
+		t.Errorf("copy after init: %+v, %v", st, err)
+	}
+	off := filepath.Join(dir, "quiet.walkie.md")
+	must(t, Init(off, InitOptions{Participants: []string{"a", "b"}, NoCopy: true}))
+	if st, _ := LoadState(StateDir(off, "quiet")); st.CopySupervisor == nil || *st.CopySupervisor {
+		t.Errorf("copy after init with NoCopy: %+v", st.CopySupervisor)
+	}
 
 	// Never overwrites.
 	before := snapshotTree(t, dir)
@@ -201,6 +210,69 @@ func TestExtend(t *testing.T) {
 	asRefused(t, err, "already converged")
 }
 
+// An extension ends with the debate, however it ends (issue 13): at its
+// extended cap, by a status the controller sets. A halt is a pause it
+// outlives; one given while the debate stands stopped lasts until it ends
+// again, and one given after the cap counts from where the debate stands.
+func TestExtensionEndsWithTheDebate(t *testing.T) {
+	file := newDebate(t, 1, "claude", "codex")
+	dir := StateDir(file, "d")
+	extra := func() int {
+		st, err := LoadState(dir)
+		must(t, err)
+		return st.ExtraRounds
+	}
+	extend := func(rounds int) int {
+		t.Helper()
+		n, err := Extend(file, rounds)
+		must(t, err)
+		return n
+	}
+	mustAppend(t, file, turn("claude", "One.\n"), turn("codex", "Two.\n"))
+	extend(1)
+	mustAppend(t, file, turn("claude", "Three.\n"), turn("codex", "Four.\n"))
+	// At the extended cap of 2: ended, so the extension is gone, and the
+	// status stays max-rounds (round 3 is past the cap of 1 too); the cap
+	// a person reads is the one it held.
+	if n := extra(); n != 0 {
+		t.Errorf("extra rounds after the debate ended at its extended cap: %d", n)
+	}
+	if d := mustLoad(t, file); CapHeld(&d.Meta, d.Progress(), &State{}) != 2 {
+		t.Errorf("cap held %d, want 2", CapHeld(&d.Meta, d.Progress(), &State{}))
+	}
+	if sig, _ := LoadSignal(dir); sig.Status != StatusMaxRounds {
+		t.Errorf("doorbell: %+v", sig)
+	}
+	// Extending again counts from where it stands: round 3 is next.
+	if n := extend(1); n != 3 {
+		t.Errorf("cap after extending an ended debate by 1: %d, want 3", n)
+	}
+	// A halt is a pause: the extension outlives it, and one given while
+	// halted adds to it.
+	must(t, Halt(file, "a pause"))
+	if n := extra(); n != 2 {
+		t.Errorf("extra rounds after a halt: %d, want 2", n)
+	}
+	if n := extend(1); n != 4 {
+		t.Errorf("cap after extending a halted debate: %d, want 4", n)
+	}
+	mustAppend(t, file, supervisorNote("Still thinking.\n"))
+	if n := extra(); n != 3 {
+		t.Errorf("extra rounds given while halted: %d, want 3", n)
+	}
+	must(t, Resume(file))
+	mustAppend(t, file, turn("claude", "Five.\n"))
+	// A status set by the controller (failed, over-budget) ends it.
+	_, _, err := UpdateState(file, func(_ *Meta, _ Progress, s *State) error {
+		s.Status, s.Reason = StatusOverBudget, "spent"
+		return nil
+	})
+	must(t, err)
+	if n := extra(); n != 0 {
+		t.Errorf("extra rounds after over-budget: %d", n)
+	}
+}
+
 func TestRepair(t *testing.T) {
 	file := newDebate(t, 6, "claude", "codex")
 	dir := StateDir(file, "d")
@@ -278,4 +350,15 @@ func TestStateRoundTrip(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(dir, "state.json"), []byte("{"), 0o644))
 	_, err = LoadState(dir)
 	asInput(t, err, filepath.Join(dir, "state.json"), 0)
+}
+
+func TestAddCost(t *testing.T) {
+	var s State
+	s.AddCost(0.5, true)
+	s.AddCost(0.25, true)
+	s.AddCost(0.1, false) // a partial figure: spent, and the rest unknown
+	s.AddCost(0, false)
+	if s.CostUSD != 0.85 || s.UnknownCosts != 2 || s.MaxCostUSD != 0.5 {
+		t.Errorf("%+v", s)
+	}
 }

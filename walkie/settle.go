@@ -42,11 +42,12 @@ func Settle(file string, snapshot []byte, want Expect, keep string) (Settled, er
 		return Settled{}, err
 	}
 	defer lock.Unlock()
+	var before Progress
 	if perr == nil {
 		// A turn stamped with the wrong number would never verify: that is
 		// the caller's mistake, not the agent's, and nothing is touched.
-		if p := bd.Progress(); want.Turn != p.NextTurn || want.Agent != p.NextAgent {
-			return Settled{}, fmt.Errorf("settle %s: expected turn %d by %s, but the record's next turn is %d by %s", file, want.Turn, want.Agent, p.NextTurn, p.NextAgent)
+		if before = bd.Progress(); want.Turn != before.NextTurn || want.Agent != before.NextAgent {
+			return Settled{}, fmt.Errorf("settle %s: expected turn %d by %s, but the record's next turn is %d by %s", file, want.Turn, want.Agent, before.NextTurn, before.NextAgent)
 		}
 	}
 	av, err := readAgentVersion(file, judgeLimit(&meta, snapshot))
@@ -78,7 +79,7 @@ func Settle(file string, snapshot []byte, want Expect, keep string) (Settled, er
 	}
 	e := &d.Entries[len(d.Entries)-1]
 	prog := d.Progress()
-	if err := recordAppended(dir, &d.Meta, st, prog, e.Brief()); err != nil {
+	if err := recordAppended(dir, &d.Meta, st, prog, e.Brief(), DebateStatus(&d.Meta, before, st)); err != nil {
 		return Settled{}, err
 	}
 	return Settled{Verdict: v, Entry: e.Brief(), Progress: prog, Status: DebateStatus(&d.Meta, prog, st)}, nil
@@ -230,7 +231,7 @@ func restore(file, dir string, snapshot []byte, av agentVersion, keep string, v 
 		if n := len(d.Entries); n > 0 {
 			last = d.Entries[n-1].Brief()
 		}
-		if err := recordAppended(dir, &d.Meta, st, out.Progress, last); err != nil {
+		if err := recordAppended(dir, &d.Meta, st, out.Progress, last, out.Status); err != nil {
 			return out, err
 		}
 	}

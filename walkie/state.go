@@ -38,11 +38,23 @@ type State struct {
 	HandledSeq  int            `json:"handled_seq,omitempty"` // last sequence a watcher or daemon has acted on
 	// CopySupervisor switches the supervisor's copy of every entry on or
 	// off for this debate; nil follows the config's notify.copy_supervisor.
-	CopySupervisor *bool        `json:"copy_supervisor,omitempty"`
-	CostUSD        float64      `json:"cost_usd,omitempty"`
-	Running        *Attempt     `json:"running,omitempty"` // a controller's attempt in progress
-	Watch          *WatchMemory `json:"watch,omitempty"`
-	UpdatedAt      time.Time    `json:"updated_at"`
+	CopySupervisor *bool `json:"copy_supervisor,omitempty"`
+	// CostUSD is what the attempts so far are known to have cost.
+	CostUSD float64 `json:"cost_usd,omitempty"`
+	// UnknownCosts counts the attempts whose cost is not (wholly) known:
+	// the agent reports no usage, its CLI was ended before it did, or its
+	// model is not in the pricing table. A budget estimates them.
+	UnknownCosts int `json:"unknown_costs,omitempty"`
+	// MaxCostUSD is the most an attempt whose cost is known has cost:
+	// what a budget assumes of an unknown one, at least.
+	MaxCostUSD float64 `json:"max_cost_usd,omitempty"`
+	// ClosedAt is the number of turns when walkie last wrote a closing
+	// note into the record (a debate that ended at a limit), so it is
+	// written once per ending.
+	ClosedAt  int          `json:"closed_at_turns,omitempty"`
+	Running   *Attempt     `json:"running,omitempty"` // a controller's attempt in progress
+	Watch     *WatchMemory `json:"watch,omitempty"`
+	UpdatedAt time.Time    `json:"updated_at"`
 }
 
 // Attempt is a turn attempt a controller has started and not yet recorded.
@@ -107,6 +119,41 @@ func DebateStatus(m *Meta, p Progress, s *State) string {
 		return StatusMaxRounds
 	}
 	return StatusOpen
+}
+
+// AddCost counts an attempt's cost: usd is what it is known to have cost,
+// complete whether that is all of it.
+func (s *State) AddCost(usd float64, complete bool) {
+	s.CostUSD += usd
+	if !complete {
+		s.UnknownCosts++
+		return
+	}
+	s.MaxCostUSD = max(s.MaxCostUSD, usd)
+}
+
+// Settle drops what lasts only while the debate is open, once a change
+// has ended it (its status was before, and is now something else): the
+// round extension (walkie extend) ends with the debate, however it ends
+// (converged, at its cap, failed, over budget, deadlocked), so a debate
+// reopened later starts from its own cap. A halt is a person's pause, not
+// an end: the extension outlives it. One given while the debate stands
+// stopped lasts until it ends again.
+func (s *State) Settle(m *Meta, p Progress, before string) {
+	if now := DebateStatus(m, p, s); before == StatusOpen && now != StatusOpen && now != StatusHalted {
+		s.ExtraRounds = 0
+	}
+}
+
+// CapHeld is the round cap as a person reads it: RoundCap, or for a debate
+// that has ended, at least the rounds it held (its extension ended with
+// it).
+func CapHeld(m *Meta, p Progress, s *State) int {
+	c := RoundCap(m, s)
+	if p.Turns > 0 && DebateStatus(m, p, s) != StatusOpen {
+		c = max(c, m.RoundOf(p.Turns))
+	}
+	return c
 }
 
 // RoundCap is the debate's round cap including any extension.

@@ -145,10 +145,16 @@ typed and what the assistant answered is kept, no tool calls or output.
 A result that misses sections or is far off the length is sent back once with
 the reason, then kept with a warning. The result replaces the briefing, not
 approved: read it (walkie brief show), fix it (walkie brief edit), then
-walkie brief approve. Transcripts are kept in .walkie/ID/distill/.
+walkie brief approve.
+
+The peers must never see the chat: the chat as the agent read it, what it
+wrote and the session's transcripts are kept in a private folder of your
+cache ($XDG_CACHE_HOME/walkie/distill/, or ~/.cache/...), outside the debate's
+folder where the turns work, and removed when the briefing is approved.
 
 The agent is a configured one (see docs/configuration.md); by default the
-agent of the first participant. In its command, {file} is the file to write.
+agent of the first participant. Its session works in that private folder; in
+its command, {file} is the file to write and {dir} the debate's folder.
 
 EXAMPLES:
    walkie brief distill api.walkie.md --from notes.md
@@ -203,6 +209,7 @@ EXAMPLES:
 				fmt.Fprintln(w, "the earlier approval was removed: this text is new")
 			}
 			fmt.Fprintf(w, "written into %s, not approved: read it, then walkie brief approve %s\n", file, file)
+			fmt.Fprintf(w, "the chat and the transcripts: %s (removed at approval)\n", res.Dir)
 			return nil
 		},
 	}

@@ -39,6 +39,9 @@ func TestBriefScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("PATH", bins+string(os.PathListSeparator)+env.Getenv("PATH"))
 			env.Setenv("EDITOR", "")
+			// testscript's HOME is /no-home: the distillation keeps its
+			// private folder in the user's cache.
+			env.Setenv("XDG_CACHE_HOME", filepath.Join(env.WorkDir, "cache"))
 			return nil
 		},
 	})

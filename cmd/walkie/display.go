@@ -98,7 +98,7 @@ func recordedLine(r *controller.TurnRecord, pal palette) string {
 	if r.Signed {
 		parts = append(parts, pal.green("signed"))
 	}
-	if cost := costCell(r.Usage); cost != "-" {
+	if cost := costCell(r.Usage); cost != "?" {
 		parts = append(parts, cost)
 	}
 	if r.Detail != "" {
@@ -140,6 +140,8 @@ func (p *progress) observe(e controller.Event) {
 		line = endedLine(e, p.pal)
 	case controller.EventNote:
 		line = "note: " + e.Line
+	case controller.EventWaiting:
+		line = e.Line
 	default:
 		return // the agent's activity changes too often for a log
 	}
@@ -247,6 +249,11 @@ func (d *display) observe(e controller.Event) {
 		return
 	case controller.EventNote:
 		d.above(d.pal.dim("note: ") + e.Line)
+		return
+	case controller.EventWaiting:
+		// Nobody runs while a person is awaited: their turn is no live line.
+		d.running = nil
+		d.above(e.Line)
 		return
 	}
 	d.redraw()

@@ -4,10 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -18,10 +19,16 @@ import (
 func logCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "log",
-		Usage:     "show every turn attempt: agent, timing, outcome, exit, output, cost",
+		Usage:     "show every turn attempt: agent, timing, outcome, exit, output, cost, model, CLI version",
 		ArgsUsage: "FILE",
 		Description: `Reads .walkie/ID/turns.jsonl. Costs marked ~ are estimates from the config's
-pricing table; the others were reported by the agent CLI itself.
+pricing table; the others were reported by the agent CLI itself; ? is a cost
+walkie could not tell (and +? a figure the CLI was ended before it completed).
+MODEL is the model (and reasoning effort) the attempt ran with, CLI the
+version the agent's CLI gave. Below the table: the total, how many attempts
+are of unknown cost, and where the transcripts are, with the one of each
+attempt that failed. --json prints every field, the command as run (secrets
+redacted) and the prompt's sha256 among them.
 
 EXAMPLES:
    walkie log api.walkie.md
@@ -54,15 +61,38 @@ EXAMPLES:
 				return nil
 			}
 			writeLogTable(c.App.Writer, recs)
+			writeTranscripts(c.App.Writer, walkie.StateDir(file, meta.ID), recs)
 			return nil
 		},
 	}
 }
 
-// writeLogTable prints attempts as an aligned table, and what they cost.
+// writeTranscripts says where the attempts' transcripts are: the folder,
+// and the transcript of each attempt that did not go through, which is
+// where the reason is.
+func writeTranscripts(w io.Writer, stateDir string, recs []controller.TurnRecord) {
+	rel := func(p string) string {
+		p = filepath.Join(stateDir, p)
+		if wd, err := os.Getwd(); err == nil {
+			if r, err := filepath.Rel(wd, p); err == nil && !strings.HasPrefix(r, "..") {
+				return r
+			}
+		}
+		return p
+	}
+	fmt.Fprintf(w, "transcripts: %s\n", rel("turns")+string(filepath.Separator))
+	for _, r := range recs {
+		if r.Outcome != walkie.OutcomeAccepted && r.Transcript.Text != "" {
+			fmt.Fprintf(w, "  turn %d %s try %d (%s): %s\n", r.Turn, r.Agent, r.Attempt, r.Outcome, rel(r.Transcript.Text))
+		}
+	}
+}
+
+// writeLogTable prints attempts as an aligned table, with the total cost,
+// which says how many attempts are of unknown cost.
 func writeLogTable(w io.Writer, recs []controller.TurnRecord) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TURN\tAGENT\tTRY\tSTART\tDURATION\tOUTCOME\tEXIT\tBYTES\tCOST\tDETAIL")
+	fmt.Fprintln(tw, "TURN\tAGENT\tTRY\tSTART\tDURATION\tOUTCOME\tEXIT\tBYTES\tCOST\tMODEL\tCLI\tDETAIL")
 	for _, r := range recs {
 		exit := "-"
 		switch {
@@ -75,8 +105,13 @@ func writeLogTable(w io.Writer, recs []controller.TurnRecord) {
 		if r.Signed {
 			outcome += " ✓"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", r.Turn, r.Agent, r.Attempt, r.Started.Local().Format("15:04:05"),
-			formatDuration(time.Duration(r.DurationMS)*time.Millisecond), outcome, exit, r.Bytes, costCell(r.Usage), walkie.Clip(r.Detail, 60))
+		model := orDash(r.Model)
+		if r.Effort != "" {
+			model += " (" + r.Effort + ")"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", r.Turn, r.Agent, r.Attempt, r.Started.Local().Format("15:04:05"),
+			formatDuration(time.Duration(r.DurationMS)*time.Millisecond), outcome, exit, r.Bytes, costCell(r.Usage), model,
+			orDash(walkie.Clip(r.CLIVersion, 24)), walkie.Clip(r.Detail, 60))
 	}
 	tw.Flush()
 	if t := totalCost(recs); t != "" {
@@ -85,10 +120,14 @@ func writeLogTable(w io.Writer, recs []controller.TurnRecord) {
 }
 
 // costCell is an attempt's cost: "$0.0042" as the CLI reported it,
-// "~$0.0042" estimated from the pricing table, "-" unknown.
+// "~$0.0042" estimated from the pricing table, "~$0.0042+?" a figure the
+// CLI did not complete (ended before its final event), "?" unknown.
 func costCell(u *controller.Usage) string {
-	if !costKnown(u) {
-		return "-"
+	switch {
+	case !costKnown(u):
+		return "?"
+	case u.Partial:
+		return money(u.CostUSD, true) + "+?"
 	}
 	return money(u.CostUSD, u.CostSource != "reported")
 }
@@ -103,11 +142,14 @@ func costKnown(u *controller.Usage) bool {
 func totalCost(recs []controller.TurnRecord) string {
 	total, estimated, known, unknown := 0.0, false, 0, 0
 	for _, r := range recs {
-		if !costKnown(r.Usage) {
+		usd, complete := r.Usage.Cost()
+		if !complete {
 			unknown++
+		}
+		if !costKnown(r.Usage) {
 			continue
 		}
-		total += r.Usage.CostUSD
+		total += usd
 		estimated = estimated || r.Usage.CostSource != "reported"
 		known++
 	}
@@ -120,12 +162,4 @@ func totalCost(recs []controller.TurnRecord) string {
 		return fmt.Sprintf("total cost %s, not counting %s whose cost is unknown", money(total, estimated), plural(unknown, "attempt", "attempts"))
 	}
 	return "total cost " + money(total, estimated)
-}
-
-func clipRunes(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
 }

@@ -64,6 +64,18 @@ func requiredFlag(c *cli.Context, name string) error {
 	return nil
 }
 
+// copyFlag reads init's --copy: whether the supervisor's copy starts off.
+func copyFlag(c *cli.Context) (noCopy bool, err error) {
+	switch v := c.String("copy"); v {
+	case "on":
+		return false, nil
+	case "off":
+		return true, nil
+	default:
+		return false, withCode(exitBadInput, fmt.Errorf("--copy %q: use on or off", v))
+	}
+}
+
 func initCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "init",
@@ -117,6 +129,7 @@ func debateFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "agents", Usage: "participants in turn order, comma separated (at least two; required for a debate)"},
 		&cli.StringFlag{Name: "id", Usage: "debate id (default: the file name without .walkie.md)"},
 		&cli.IntFlag{Name: "max-rounds", Value: 6, Usage: "round cap; a round is one turn by each participant"},
+		&cli.StringFlag{Name: "copy", Value: "on", Usage: "the supervisor's copy of every entry through the notify sinks: on (the default for a new debate) or off; walkie notify changes it later"},
 		&cli.StringFlag{Name: "implementer", Category: "round table", Usage: "the agent that changes the workspace (makes a round table)"},
 		&cli.StringSliceFlag{Name: "reviewers", Category: "round table", Usage: "agents that review the frozen work, comma separated"},
 		&cli.IntFlag{Name: "quorum", Category: "round table", DefaultText: "every reviewer", Usage: "approvals needed"},
@@ -130,6 +143,10 @@ func debateFlags() []cli.Flag {
 // round table (--implementer with --reviewers, --grader, --workspace).
 func initOptions(c *cli.Context) (walkie.InitOptions, error) {
 	o := walkie.InitOptions{ID: c.String("id"), MaxRounds: c.Int("max-rounds")}
+	var err error
+	if o.NoCopy, err = copyFlag(c); err != nil {
+		return o, err
+	}
 	if !c.IsSet("implementer") {
 		if err := requiredFlag(c, "agents"); err != nil {
 			return o, err
@@ -378,13 +395,14 @@ func viewOf(d *walkie.Doc) (*debateView, error) {
 	status := walkie.DebateStatus(&d.Meta, p, st)
 	// The round of a running debate is the next turn's; of one that is
 	// over, the last turn's: one converged in round 1 ended in round 1.
-	round := min(p.NextRound, walkie.RoundCap(&d.Meta, st))
+	held := walkie.CapHeld(&d.Meta, p, st)
+	round := min(p.NextRound, held)
 	if status != walkie.StatusOpen && p.Turns > 0 {
 		round = d.Meta.RoundOf(p.Turns)
 	}
 	v := &debateView{File: file, ID: d.Meta.ID, Status: status, Reason: st.Reason,
 		Participants: d.Meta.Participants, Turns: p.Turns, Seq: p.Seq, Round: round,
-		RoundCap: walkie.RoundCap(&d.Meta, st), Signed: p.Signed, Approved: d.Meta.BriefingSHA256 != "", CostUSD: st.CostUSD, Running: st.Running}
+		RoundCap: held, Signed: p.Signed, Approved: d.Meta.BriefingSHA256 != "", CostUSD: st.CostUSD, Running: st.Running}
 	if v.Signed == nil {
 		v.Signed = []string{}
 	}

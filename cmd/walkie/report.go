@@ -5,12 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/controller/roundtable"
+	"github.com/walkie-sh/walkie/walkie"
 )
 
 func reportCommand() *cli.Command {
@@ -26,7 +30,9 @@ the grader passed, blocked when it failed), approved while the grader failed
 the objection in the record says which).
 
 Costs marked ~ include estimates from the config's pricing table; sessions
-whose cost could not be told count as $0 and are listed as unknown.
+whose cost could not be told are listed as unknown, with what the budget
+(the debate's budget_usd, else the config's) counts them as. Per agent it
+names the models (and reasoning efforts) and CLI versions its sessions ran.
 
 --quorum K decides every recorded round again as if the quorum had been K
 (with --reviewers, counting only those reviewers), from the recorded
@@ -46,6 +52,7 @@ EXAMPLES:
 			&cli.StringFlag{Name: "format", Value: "markdown", Usage: "markdown or json"},
 			&cli.StringFlag{Name: "quorum", Usage: "replay the recorded rounds at this quorum, or at every one (all)"},
 			&cli.StringSliceFlag{Name: "reviewers", Usage: "with --quorum: count only these reviewers, comma separated"},
+			&cli.StringFlag{Name: "config", Usage: "config file, for its budget_usd (default: ./walkie.yaml, then the user config dir)"},
 		},
 		Action: func(c *cli.Context) error {
 			file, err := fileArg(c)
@@ -63,12 +70,23 @@ EXAMPLES:
 			if err := replays(c, r); err != nil {
 				return withCode(exitBadInput, err)
 			}
+			cfg, err := config.Load(c.String("config"))
+			if err != nil {
+				return withCode(exitBadInput, err)
+			}
+			ex, err := loadReportExtras(file, r.ID, cfg)
+			if err != nil {
+				return err
+			}
 			if format == "json" {
 				enc := json.NewEncoder(c.App.Writer)
 				enc.SetIndent("", "  ")
-				return enc.Encode(r)
+				return enc.Encode(struct {
+					*roundtable.Report
+					reportExtras
+				}{r, ex})
 			}
-			writeReport(c.App.Writer, r)
+			writeReport(c.App.Writer, r, ex)
 			return nil
 		},
 	}
@@ -122,9 +140,65 @@ func writeReplays(w io.Writer, r *roundtable.Report) {
 	}
 }
 
+// reportExtras are what walkie report adds to the round table's report:
+// what ran, and the cost that is not known.
+type reportExtras struct {
+	Ran          []agentRan `json:"ran"`
+	UnknownCosts int        `json:"unknown_costs"`
+	UnknownUSD   float64    `json:"unknown_cost_estimate_usd,omitempty"` // what the budget counts them as
+	BudgetUSD    float64    `json:"budget_usd,omitempty"`
+}
+
+// agentRan is the models and CLI versions an agent's sessions ran, in the
+// order they first appear in the turn log.
+type agentRan struct {
+	Agent    string   `json:"agent"`
+	Models   []string `json:"models"`
+	Versions []string `json:"cli_versions"`
+}
+
+func loadReportExtras(file, id string, cfg *config.Config) (reportExtras, error) {
+	dir := walkie.StateDir(file, id)
+	recs, err := controller.ReadTurnLog(dir)
+	if err != nil {
+		return reportExtras{}, err
+	}
+	st, err := walkie.LoadState(dir)
+	if err != nil {
+		return reportExtras{}, err
+	}
+	meta, err := walkie.ReadMeta(file)
+	if err != nil {
+		return reportExtras{}, err
+	}
+	ex := reportExtras{Ran: []agentRan{}, UnknownCosts: st.UnknownCosts, BudgetUSD: controller.BudgetOf(&meta, cfg)}
+	_, ex.UnknownUSD = controller.UnknownEstimate(st, ex.BudgetUSD)
+	at := map[string]int{}
+	for _, rec := range recs {
+		i, ok := at[rec.Agent]
+		if !ok {
+			i = len(ex.Ran)
+			at[rec.Agent] = i
+			ex.Ran = append(ex.Ran, agentRan{Agent: rec.Agent, Models: []string{}, Versions: []string{}})
+		}
+		a := &ex.Ran[i]
+		model := rec.Model
+		if model != "" && rec.Effort != "" {
+			model += " (" + rec.Effort + ")"
+		}
+		if model != "" && !slices.Contains(a.Models, model) {
+			a.Models = append(a.Models, model)
+		}
+		if v := rec.CLIVersion; v != "" && !slices.Contains(a.Versions, v) {
+			a.Versions = append(a.Versions, v)
+		}
+	}
+	return ex, nil
+}
+
 // writeReport prints a report as markdown: readable as it is in a
 // terminal, and renders as tables where markdown is shown.
-func writeReport(w io.Writer, r *roundtable.Report) {
+func writeReport(w io.Writer, r *roundtable.Report, ex reportExtras) {
 	what := "Debate"
 	if r.Mode == "roundtable" {
 		what = "Round table"
@@ -138,7 +212,11 @@ func writeReport(w io.Writer, r *roundtable.Report) {
 	if r.Mode == "roundtable" {
 		fmt.Fprintf(w, "- implementer: %s; reviewers: %s; quorum %d of %d\n", r.Implementer, strings.Join(r.Reviewers, ", "), r.Quorum, len(r.Reviewers))
 	}
-	fmt.Fprintf(w, "- cost: %s\n", money(r.CostUSD, estimatedAny(r.Agents)))
+	fmt.Fprintf(w, "- cost: %s", money(r.CostUSD, estimatedAny(r.Agents)))
+	if s := unknownCosts(ex.UnknownCosts, ex.UnknownUSD, ex.BudgetUSD); s != "" {
+		fmt.Fprintf(w, " %s", s)
+	}
+	fmt.Fprintln(w)
 
 	if len(r.Phases) > 0 {
 		fmt.Fprintf(w, "\n## Phases\n\n| phase | agent | state | attempts | time | cost | sha256 |\n|---|---|---|---|---|---|---|\n")
@@ -163,17 +241,22 @@ func writeReport(w io.Writer, r *roundtable.Report) {
 		}
 	}
 
-	fmt.Fprintf(w, "\n## Cost per agent\n\n| agent | role | sessions | cost |\n|---|---|---|---|\n")
+	ran := map[string]agentRan{}
+	for _, a := range ex.Ran {
+		ran[a.Agent] = a
+	}
+	fmt.Fprintf(w, "\n## Cost per agent\n\n| agent | role | sessions | cost | model | CLI |\n|---|---|---|---|---|---|\n")
 	sessions := 0
 	for _, a := range r.Agents {
 		note := ""
 		if a.Unknown > 0 {
 			note = fmt.Sprintf(" (%d unknown)", a.Unknown)
 		}
-		fmt.Fprintf(w, "| %s | %s | %d | %s%s |\n", a.Agent, orDash(a.Role), a.Sessions, money(a.CostUSD, a.Estimated > 0), note)
+		fmt.Fprintf(w, "| %s | %s | %d | %s%s | %s | %s |\n", a.Agent, orDash(a.Role), a.Sessions, money(a.CostUSD, a.Estimated > 0), note,
+			orDash(strings.Join(ran[a.Agent].Models, ", ")), orDash(strings.Join(ran[a.Agent].Versions, ", ")))
 		sessions += a.Sessions
 	}
-	fmt.Fprintf(w, "| total | | %d | %s |\n", sessions, money(r.CostUSD, estimatedAny(r.Agents)))
+	fmt.Fprintf(w, "| total | | %d | %s | | |\n", sessions, money(r.CostUSD, estimatedAny(r.Agents)))
 
 	if len(r.Scores) > 0 {
 		fmt.Fprintf(w, "\n## Reviewers against the grader\n\n| reviewer | rounds | agreed | approved, grader failed | blocked, grader passed | no verdict | grader unknown | objections | confirmed by grader | confirmed by fix |\n|---|---|---|---|---|---|---|---|---|---|\n")
@@ -190,7 +273,7 @@ func writeReport(w io.Writer, r *roundtable.Report) {
 }
 
 func money(usd float64, estimated bool) string {
-	s := fmt.Sprintf("$%.4f", usd)
+	s := walkie.Money(usd)
 	if estimated {
 		s = "~" + s
 	}

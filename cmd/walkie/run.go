@@ -22,7 +22,7 @@ import (
 )
 
 func runFlags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "config", Usage: "config file (default: ./walkie.yaml, then the user config dir; none needed for the built-in presets)"},
 		&cli.StringSliceFlag{Name: "agents", Usage: "configured agents that play the participants, in turn order (a,b) or by name (alice=claude,bob=codex)"},
 		&cli.IntFlag{Name: "max-rounds", Usage: "replace the file's max_rounds for this run"},
@@ -30,7 +30,7 @@ func runFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},
 		&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "auto (live lines on a terminal, one progress line per event elsewhere), console or json (log lines)"},
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "debug logging"},
-	}
+	}, notifyFlags()...)
 }
 
 func autoCommand() *cli.Command {
@@ -44,6 +44,19 @@ is ended; walkie judges the turn, stamps it, logs the attempt in
 .walkie/ID/turns.jsonl and moves on, until every participant signs off, the
 round cap or budget is reached, retries are spent, or a person runs
 walkie halt. A bad turn is undone byte for byte and retried.
+
+A participant with no agent in the config (a person, or a live session that
+answers with walkie post) is never run: at its turn auto says whose post it
+waits for (walkie post FILE --from NAME), tells the notify sinks, and goes on
+when the post lands, woken by the doorbell.
+
+Before the first turn auto says which agents' cost cannot be told (no usage
+report, a model missing from the pricing table) and what to add to
+walkie.yaml. With a budget, an attempt of unknown cost counts as the
+costliest known one, and at least a tenth of the budget.
+
+Events go to the config's notify sinks, as from walkie serve (--no-notify
+sends nothing); at exit the queue gets --notify-timeout to drain.
 
 On a terminal a live line per running session shows its turn, its clock and
 what the agent is doing, and each recorded attempt leaves a line; elsewhere
@@ -69,8 +82,11 @@ func turnCommand() *cli.Command {
 		Name:      "turn",
 		Usage:     "run exactly one turn (with its retries) and stop",
 		ArgsUsage: "FILE",
-		Description: `Like walkie auto, but stops after one accepted turn. Exit 0 when the turn was
-accepted and the debate goes on (or converged); otherwise the status's code.
+		Description: `Like walkie auto, but stops after one accepted turn, before it looks at who
+plays the next one. At the turn of a participant walkie does not run (a
+person), it waits for that post: the post is the one turn. Exit 0 when the
+turn was accepted and the debate goes on (or converged); otherwise the
+status's code.
 
 EXAMPLES:
    walkie turn api.walkie.md && walkie status api.walkie.md`,
@@ -104,16 +120,27 @@ func runDebate(c *cli.Context, file string, cfg *config.Config, cast map[string]
 	}
 	defer out.stop()
 	defer func() { _ = out.log.Sync() }()
+	n, stopNotify, err := startNotifier(c, cfg, out.log)
+	if err != nil {
+		return err
+	}
 	ctx, stop := interruptible(c.Context, c.App.ErrWriter)
 	defer stop()
 	opts := controller.Options{File: file, Config: cfg, Cast: cast, Once: once, Log: out.log,
-		Registry: registryDir(out.log), By: "walkie " + c.Command.Name}
+		Registry: registryDir(out.log), By: "walkie " + c.Command.Name, Wait: true, CheckPricing: true}
 	if c.Command.Name != "new" { // new's --max-rounds made the file; its briefing is approved
 		opts.MaxRounds, opts.Approve = c.Int("max-rounds"), c.Bool("approve")
 	}
-	opts.Observe = out.observe
+	toSinks, show := notifyObserver(file, n), out.observe
+	opts.Observe = func(e controller.Event) {
+		toSinks(e)
+		if show != nil { // nil when the log speaks alone
+			show(e)
+		}
+	}
 	sum, err := controller.Run(ctx, opts)
 	out.stop()
+	stopNotify()
 	if errors.Is(err, walkie.ErrLocked) {
 		return withCode(exitRefused, heldBy(file))
 	}
@@ -335,6 +362,19 @@ func printSummary(c *cli.Context, file string, sum controller.Summary) error {
 	}
 	writeEnd(w, r, file, where(file), d, sum)
 	return nil
+}
+
+// unknownCosts says how much of a debate's cost is unknown, and what a
+// budget counts it as; "" when none is.
+func unknownCosts(n int, estimate, budget float64) string {
+	if n == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("+ %d attempt(s) of unknown cost", n)
+	if budget > 0 {
+		s += fmt.Sprintf(", counted as %s against the %s budget", walkie.Money(estimate), walkie.Money(budget))
+	}
+	return s
 }
 
 func nonNil(r []controller.TurnRecord) []controller.TurnRecord {

@@ -66,6 +66,11 @@ func headline(file string, d *walkie.Doc, sum controller.Summary, pal palette) s
 	if sum.CostUSD > 0 {
 		s += ", " + money(sum.CostUSD, estimatedRun(sum.Attempts))
 	}
+	if sum.BudgetUSD > 0 { // without a budget, the cost line below says it
+		if u := unknownCosts(sum.UnknownCosts, sum.UnknownUSD, sum.BudgetUSD); u != "" {
+			s += " " + u
+		}
+	}
 	return s
 }
 
@@ -163,6 +168,10 @@ type endJSON struct {
 	Interrupted bool                    `json:"interrupted,omitempty"`
 	Turns       int                     `json:"turns"`
 	CostUSD     float64                 `json:"cost_usd"`
+	Unknown     int                     `json:"unknown_costs,omitempty"`
+	UnknownUSD  float64                 `json:"unknown_cost_estimate_usd,omitempty"`
+	BudgetUSD   float64                 `json:"budget_usd,omitempty"`
+	Waiting     string                  `json:"waiting,omitempty"`
 	Agreed      []position              `json:"agreed,omitempty"` // converged: the turns that signed off, the last one last
 	Positions   []position              `json:"positions"`        // each party's last turn
 	Attempts    []controller.TurnRecord `json:"attempts"`
@@ -170,7 +179,8 @@ type endJSON struct {
 
 func writeEndJSON(w io.Writer, file string, d *walkie.Doc, sum controller.Summary) error {
 	v := endJSON{File: file, Record: where(file), Status: sum.Status, Reason: sum.Reason, Interrupted: sum.Interrupted,
-		Turns: sum.Turns, CostUSD: sum.CostUSD, Positions: []position{}, Attempts: nonNil(sum.Attempts)}
+		Turns: sum.Turns, CostUSD: sum.CostUSD, Unknown: sum.UnknownCosts, UnknownUSD: sum.UnknownUSD, BudgetUSD: sum.BudgetUSD, Waiting: sum.Waiting,
+		Positions: []position{}, Attempts: nonNil(sum.Attempts)}
 	if d != nil {
 		v.Positions = positions(d)
 		if sum.Status == walkie.StatusConverged {

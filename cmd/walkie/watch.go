@@ -1,11 +1,9 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -35,14 +33,14 @@ EXAMPLES:
    # crontab: every minute
    * * * * *  cd ~/debates && walkie watch --once . --log-format json >>watch.log 2>&1
    walkie watch --once api.walkie.md --retry-after 10m`,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "once", Usage: "run one tick and exit (required: for a long-running process use walkie serve)"},
 			&cli.StringFlag{Name: "config", Usage: "config file (default: ./walkie.yaml, then the user config dir)"},
 			&cli.DurationFlag{Name: "retry-after", Usage: "wait this long after an invocation before the retry, and after the retry before escalating (default: the agent's debounce)"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object per debate"},
 			&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "auto (human on a terminal, JSON otherwise), console or json"},
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "debug logging"},
-		},
+		}, notifyFlags()...),
 		Action: runWatch,
 	}
 }
@@ -64,17 +62,13 @@ func runWatch(c *cli.Context) error {
 	if err != nil {
 		return withCode(exitBadInput, err)
 	}
-	n, err := notify.New(cfg.Notify, notify.Options{Log: log.Named("notify")})
+	// Queued notifications (an escalation above all) get a chance to go
+	// out before the tick exits.
+	n, stopNotify, err := startNotifier(c, cfg, log)
 	if err != nil {
-		return withCode(exitBadInput, err)
+		return err
 	}
-	defer func() {
-		// Queued notifications (an escalation above all) get a chance to
-		// go out before the tick exits.
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		n.Close(ctx)
-	}()
+	defer stopNotify()
 	ctx, stop := interruptible(c.Context, stderr)
 	defer stop()
 	results, err := watch.Once(ctx, watch.Options{Path: c.Args().First(), Config: cfg, Log: log,

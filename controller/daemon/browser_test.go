@@ -221,7 +221,7 @@ func TestBrowserFleetListsDebates(t *testing.T) {
 	row := func(file string) string { return "document.getElementById('row-" + walkie.Key(file) + "')" }
 	tb.waitFor("three rows", row(l.waiting)+" && "+row(l.played)+" && "+row(l.auto), 5*time.Second)
 	alpha := eval[string](tb, row(l.waiting)+".innerText")
-	for _, want := range []string{"alpha", "open", "→ alice", "1 of 3", "waiting for walkie post"} {
+	for _, want := range []string{"alpha", "open", "→ alice", "1 of 3", "waiting for alice: walkie post"} {
 		if !strings.Contains(alpha, want) {
 			t.Errorf("alpha's row lacks %q:\n%s", want, alpha)
 		}

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/walkie-sh/walkie/controller/notify"
 	"github.com/walkie-sh/walkie/session/sessiontest"
@@ -291,18 +293,24 @@ func TestDaemonHaltAndExtendActAtOnce(t *testing.T) {
 }
 
 // A participant without a command waits for `walkie post`; the daemon
-// wakes on the post and runs the next participant.
+// wakes on the post and runs the next participant. The turn before the
+// person's is no error (issue 13: the run after it failed as bad input,
+// looking up the person's agent).
 func TestDaemonWaitsForAPersonAndWakesOnPost(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	dir := t.TempDir()
 	cfg := testConfig(t, []string{fakeAgent("fa", "--sign")}, "")
 	file := newDebate(t, dir, "mixed", 2, "fa", "alice")
-	d := startDaemon(t, Options{Dir: dir, Config: cfg})
+	core, logs := observer.New(zap.WarnLevel)
+	d := startDaemon(t, Options{Dir: dir, Config: cfg, Log: zap.New(core)})
 	defer d.stop(t)
 	sessiontest.WaitFor(t, 10*time.Second, "fa's first turn", func() bool {
 		v := viewOf(d.Daemon, file)
-		return v.Turns == 1 && strings.Contains(v.Waiting, "alice")
+		return v.Turns == 1 && strings.Contains(v.Waiting, "waiting for alice: walkie post")
 	})
+	for _, e := range logs.All() {
+		t.Errorf("warned while the person's turn came: %s %v", e.Message, e.ContextMap())
+	}
 	if _, err := walkie.Append(file, walkie.Post{From: "alice", Body: []byte("Agreed.\n"), Sign: true}); err != nil {
 		t.Fatal(err)
 	}

@@ -87,6 +87,7 @@ var (
 // second is kept.
 func TestDistillWithRealClaude(t *testing.T) {
 	claude := realCLI(t, "claude")
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // where the distillation keeps the chat
 	var mu sync.Mutex
 	var distillPrompts []string // the attempt number of each distill session's first call
 	srv := modelserver.Start(t, modelserver.Script{Func: func(r *modelserver.Request) (modelserver.Reply, bool) {
@@ -214,6 +215,7 @@ func TestDistillWithRealClaude(t *testing.T) {
 // from a two-message chat parses to exactly those messages.
 func TestRealCodexSessionLogParses(t *testing.T) {
 	codex := realCLI(t, "codex")
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	srv := modelserver.Start(t, modelserver.Script{OpenAI: []modelserver.Reply{
 		{Text: "Looking at the schema first.", Command: "echo 'orders: id, created_at'"},
 		modelserver.Text(chatAnswer),

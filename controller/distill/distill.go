@@ -75,7 +75,8 @@ type Attempt struct {
 
 // Run has an agent turn a conversation into the debate's briefing:
 // a normal session (pty, timeout, stall window, prompt rules, transcript
-// under .walkie/ID/distill/RUN/) with the pinned distillation prompt,
+// in the private distillation folder, see briefing.DistilledRoot) with the
+// pinned distillation prompt,
 // which names a file for the agent to write. The result is checked
 // against the template; one that misses sections or is far off the length
 // is retried once with the reason. The text then replaces the briefing,
@@ -120,14 +121,23 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, engine.BadInput(fmt.Errorf("%s: %w", o.Chat, err))
 	}
-	// Each run keeps its own folder, so an earlier distillation's
-	// transcripts stay for comparison.
-	dir := filepath.Join(walkie.StateDir(file, d.Meta.ID), "distill", time.Now().UTC().Format("20060102T150405.000Z"))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// Out of the debate's folder, where every turn works, and private:
+	// the peers must never see the chat (briefing.DistilledRoot; removed
+	// at approval). Each run keeps its own folder, so an earlier
+	// distillation's transcripts stay for comparison until then.
+	root, err := briefing.DistilledRoot(walkie.StateDir(file, d.Meta.ID))
+	if err != nil {
+		return Result{}, fmt.Errorf("distill: %w", err)
+	}
+	dir := filepath.Join(root, time.Now().UTC().Format("20060102T150405.000Z"))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return Result{}, fmt.Errorf("distill: %w", err)
+	}
+	if err := os.Chmod(root, 0o700); err != nil {
 		return Result{}, fmt.Errorf("distill: %w", err)
 	}
 	chatPath := filepath.Join(dir, "chat.txt")
-	if err := os.WriteFile(chatPath, []byte(chat.Text()), 0o644); err != nil {
+	if err := os.WriteFile(chatPath, []byte(chat.Text()), 0o600); err != nil {
 		return Result{}, fmt.Errorf("distill: %w", err)
 	}
 	res := Result{Agent: name, ChatFormat: chat.Format, Messages: len(chat.Messages), Dir: dir}
@@ -199,9 +209,12 @@ func distillOnce(ctx context.Context, eng *engine.Engine, o Options, a config.Ag
 	// {file} is the file this session must write: the walkie file in a
 	// turn, the output file here. Some CLIs hang after they answer: the
 	// session ends once the file has been written and left alone for the
-	// grace.
+	// grace. The session works in the distillation's own folder, which
+	// holds the chat and where it writes: each CLI confines its writes to
+	// its working directory, and nothing of the debate is needed.
 	j := engine.Job{
 		Agent:      a,
+		Dir:        dir,
 		Vars:       config.Vars{Prompt: prompt, File: out, Agent: a.Name, Dir: filepath.Dir(file)},
 		Transcript: base,
 		Result:     out,

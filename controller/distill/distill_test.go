@@ -13,6 +13,7 @@ import (
 
 	"github.com/walkie-sh/walkie/briefing"
 	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/controller/engine"
 	"github.com/walkie-sh/walkie/session"
 	"github.com/walkie-sh/walkie/walkie"
@@ -43,10 +44,12 @@ func goodBriefing() string {
 // distillSetup makes a debate and a config whose agent "distiller" runs
 // the fake agent with script (YAML, steps per attempt), after the shell
 // snippet pre ($1 is the output file). Every prompt the agent is given is
-// appended to prompts.log in the debate's directory.
+// appended to prompts.log in the debate's directory. The user's cache,
+// where the distillation keeps its files, is the test's own.
 func distillSetup(t *testing.T, script string, pre ...string) (file string, cfg *config.Config) {
 	t.Helper()
 	fakeAgentOnPath(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	dir := t.TempDir()
 	file = filepath.Join(dir, "d.walkie.md")
 	if err := walkie.Init(file, walkie.InitOptions{Participants: []string{"ann", "bob"}}); err != nil {
@@ -57,7 +60,7 @@ func distillSetup(t *testing.T, script string, pre ...string) (file string, cfg 
 	}
 	yaml := `agents:
   distiller:
-    command: [sh, -c, 'printf "%s\n=====\n" "$0" >> prompts.log; ` + strings.Join(pre, "") + ` exec fakeagent --file "$1" --agent distiller --script distiller.yaml --state distiller.state', "{prompt}", "{file}"]
+    command: [sh, -c, 'printf "%s\n=====\n" "$0" >> "$2/prompts.log"; ` + strings.Join(pre, "") + ` exec fakeagent --file "$1" --agent distiller --script "$2/distiller.yaml" --state "$2/distiller.state"', "{prompt}", "{file}", "{dir}"]
     usage: none
     timeout: 20s
     stall: 10s
@@ -127,9 +130,14 @@ func TestDistillWritesTheBriefingUnapproved(t *testing.T) {
 		t.Fatal("result and file differ")
 	}
 	// The session's record: the chat as the agent read it, the output, the
-	// transcripts, all under .walkie/ID/distill/RUN/.
-	if !strings.HasPrefix(res.Dir, filepath.Join(filepath.Dir(file), ".walkie", "d", "distill")+string(filepath.Separator)) {
+	// transcripts, all in a private folder of the user's cache, outside
+	// the debate's folder.
+	root, _ := briefing.DistilledRoot(walkie.StateDir(file, "d"))
+	if !strings.HasPrefix(res.Dir, root+string(filepath.Separator)) || strings.HasPrefix(res.Dir, filepath.Dir(file)) {
 		t.Fatalf("dir %s", res.Dir)
+	}
+	if fi, err := os.Stat(root); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("the distillation folder %s: %v %v", root, fi.Mode(), err)
 	}
 	chatText, _ := os.ReadFile(filepath.Join(res.Dir, "chat.txt"))
 	want, _ := os.ReadFile("../../briefing/testdata/claude-session.txt.golden")
@@ -281,4 +289,57 @@ func TestDistillRefusals(t *testing.T) {
 
 func indent(s string) string {
 	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ") + "\n"
+}
+
+// The chat a distillation read never reaches a turn (issue 13: it lay
+// under .walkie/ID/distill/ in the agents' working directory): it is kept
+// outside the debate's folder while the briefing awaits approval, and the
+// approval that lets turns run removes it. A turn then looks for it by its
+// path and under its working directory, and finds nothing.
+func TestTurnCannotOpenTheChat(t *testing.T) {
+	script := "behavior: write\nbody: |\n" + indent(goodBriefing())
+	file, cfg := distillSetup(t, script)
+	dir := filepath.Dir(file)
+	res, err := Run(distillCtx(t), Options{File: file, Chat: writeChat(t, t.TempDir()), Agent: "distiller", Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chatPath := filepath.Join(res.Dir, "chat.txt")
+	const secret = "Keyset pagination on (created_at, id)"
+	if b, err := os.ReadFile(chatPath); err != nil || !strings.Contains(string(b), secret) {
+		t.Fatalf("the distillation's chat %s: %v", chatPath, err)
+	}
+	// Nothing under the debate's folder holds any of it, transcripts
+	// included.
+	filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
+		if err == nil && !e.IsDir() {
+			if b, _ := os.ReadFile(p); strings.Contains(string(b), secret) {
+				t.Errorf("%s holds the chat", p)
+			}
+		}
+		return nil
+	})
+	// ann's turn tries to read the chat where the distillation kept it,
+	// and anything named like it under its working directory, and writes
+	// what it found into its turn.
+	look := fmt.Sprintf(`found=$(cat %q 2>&1; find . -name "chat*" -exec cat {} + 2>&1); printf "\n## Turn 1 · ann\n\nI looked: %%s\n" "$(printf "%%s" "$found" | tr "\n" " ")" >> "$1"`, chatPath)
+	ann := config.Agent{Name: "ann", Command: []string{"sh", "-c", look, "sh", "{file}"}, Usage: config.UsageNone, EnvAllow: config.DefaultEnvAllow,
+		Dir: config.DefaultDir, Prompt: config.DefaultPrompt, Home: config.HomeInherit,
+		Timing: config.Timing{Timeout: 20 * time.Second, Grace: 100 * time.Millisecond, KillGrace: 500 * time.Millisecond}}
+	cfg.Agents["ann"] = ann
+	sum, err := controller.Run(distillCtx(t), controller.Options{File: file, Config: cfg, Approve: true, Once: true})
+	if err != nil || sum.Turns != 1 {
+		t.Fatalf("%+v, %v", sum, err)
+	}
+	d, err := walkie.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := string(d.Entries[0].Body)
+	if strings.Contains(body, secret) || !strings.Contains(body, "No such file") {
+		t.Errorf("the turn found the chat, or did not look:\n%s", body)
+	}
+	if _, err := os.Stat(res.Dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the distillation's folder is left after approval: %v", err)
+	}
 }

@@ -25,6 +25,9 @@ type AgentCheck struct {
 	LoggedIn string   `json:"logged_in"`         // "yes", "no", "unknown" or "n/a"
 	Problems []string `json:"problems,omitempty"`
 	Notes    []string `json:"notes,omitempty"`
+	// Unpriced says why the cost of the agent's turns cannot be told, and
+	// what to add to the config; a budget then counts them by estimate.
+	Unpriced string `json:"unpriced,omitempty"`
 }
 
 // CanRun reports whether nothing found stops the agent from taking a turn.
@@ -43,14 +46,19 @@ func Check(ctx context.Context, cfg *config.Config, names []string, inUse map[st
 	return out
 }
 
-func doctorOne(ctx context.Context, eng *engine.Engine, name string, inUse bool) AgentCheck {
-	ck := AgentCheck{Name: name, InUse: inUse, LoggedIn: "n/a"}
+func doctorOne(ctx context.Context, eng *engine.Engine, name string, inUse bool) (ck AgentCheck) {
+	ck = AgentCheck{Name: name, InUse: inUse, LoggedIn: "n/a"}
 	a, err := eng.Config().Agent(name)
 	if err != nil {
 		ck.Problems = append(ck.Problems, err.Error())
 		return ck
 	}
 	ck.Preset = a.Preset
+	// Said whatever else is found: a budget counts an unpriced turn by
+	// estimate, which a person should know before the first one.
+	if ck.Unpriced = engine.Unpriced(eng.Config(), a); ck.Unpriced != "" {
+		defer func() { ck.Notes = append(ck.Notes, "cost cannot be told: "+ck.Unpriced) }()
+	}
 	v := config.Vars{Prompt: "doctor", File: "doctor.walkie.md", Agent: name, Dir: ".", Turn: 1, Round: 1}
 	// The session a turn would get, built the way a turn's is: what the
 	// agent finds in its PATH and its environment is what doctor checks.

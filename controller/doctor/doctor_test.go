@@ -43,6 +43,27 @@ func TestDoctor(t *testing.T) {
 			t.Errorf("problems %q: want the command and the PATH searched", ck.Problems)
 		}
 	})
+	// Before the first turn: which agents' cost cannot be told, and what to
+	// add to walkie.yaml (issue 13).
+	t.Run("cost cannot be told", func(t *testing.T) {
+		c, err := config.Parse("w.yaml", []byte("agents:\n  mine: {command: [sh]}\n  codex: {model: gpt-9}\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, want := range map[string]string{
+			"mine":   "mine reports no usage (usage: none)",
+			"codex":  "add pricing.models.gpt-9: {input: USD, output: USD} (per million tokens) to w.yaml",
+			"claude": "",
+		} {
+			ck := Check(context.Background(), c, []string{name}, map[string]bool{name: true})[0]
+			if want == "" && ck.Unpriced != "" || !strings.Contains(ck.Unpriced, want) {
+				t.Errorf("%s: unpriced %q, want %q", name, ck.Unpriced, want)
+			}
+			if want != "" && !strings.Contains(strings.Join(ck.Notes, ";"), "cost cannot be told: ") {
+				t.Errorf("%s: notes %q", name, ck.Notes)
+			}
+		}
+	})
 	t.Run("unknown agent", func(t *testing.T) {
 		ck := Check(context.Background(), cfg, []string{"nobody"}, nil)[0]
 		if ck.CanRun() {

@@ -32,8 +32,9 @@ type Engine struct {
 	cfg *config.Config
 	log *zap.Logger
 
-	mu  sync.Mutex
-	hub *hub // made on first use
+	mu   sync.Mutex
+	hub  *hub // made on first use
+	vers versions
 }
 
 // New returns an engine that prices usage with cfg and logs to log.
@@ -81,6 +82,11 @@ type Result struct {
 	// context ended), or "" otherwise. Whatever it wrote is void then.
 	Stop  walkie.Outcome
 	Usage *Usage // nil when the agent reports none
+	// Said is what the CLI's own output says of how it went, in one line
+	// (refused tool calls, its error, its last message; see usage.Why),
+	// "" when it said nothing of use or has no known output format.
+	Said       string
+	Provenance Provenance
 }
 
 // Run runs j's session to its end. The session outlives ctx on purpose:
@@ -102,15 +108,35 @@ func (e *Engine) Run(ctx context.Context, j Job) (Result, error) {
 		return Result{}, err
 	}
 	defer h.unsubscribe(sub)
+	t := newTap(j.Agent.Usage)
+	if own := spec.Observer; own != nil {
+		spec.Observer = func(chunk []byte) { t.observe(chunk); own(chunk) }
+	} else {
+		spec.Observer = t.observe
+	}
+	// Asked beside the session, not before it: a CLI's start-up costs
+	// seconds, and the answer is wanted only for the record.
+	version := func() string { return "" }
+	if j.Argv == nil {
+		version = e.version(ctx, j.Agent, spec.Argv[0])
+	}
 	s, err := session.Start(context.WithoutCancel(ctx), spec)
 	if err != nil {
+		version()
 		return Result{}, e.startError(j, err)
 	}
 	if j.Started != nil {
 		j.Started(s)
 	}
-	res, stop := e.supervise(ctx, s, j, sub)
-	return Result{Result: res, Stop: stop, Usage: e.Usage(j.Agent, res.TextPath)}, nil
+	res, stop := e.supervise(ctx, s, j, sub, t)
+	u, model, why := e.readOutput(j.Agent, res.TextPath)
+	return Result{Result: res, Stop: stop, Usage: u, Said: why.String(), Provenance: Provenance{
+		Argv:         RecordedArgv(spec.Argv, j.Vars.Prompt, secretValues(spec.Env)),
+		PromptSHA256: PromptHash(j.Vars.Prompt),
+		CLIVersion:   version(),
+		Model:        cmp.Or(j.Agent.Model, model),
+		Effort:       j.Agent.Effort,
+	}}, nil
 }
 
 // startError explains a session that could not start. A command that is
@@ -130,10 +156,15 @@ func (e *Engine) startError(j Job, err error) error {
 	return err
 }
 
-// supervise waits for s to end, ending it once the result is in and has
-// been quiet for the agent's grace, on a halt, or when ctx ends. It
-// returns who stopped it ("" when nobody did).
-func (e *Engine) supervise(ctx context.Context, s *session.Session, j Job, sub *subscription) (session.Result, walkie.Outcome) {
+// supervise waits for s to end, ending it on a halt, when ctx ends, or
+// once the result is in and both the file and the output have been quiet
+// for the agent's grace. A CLI that streams the events of its usage format
+// must have printed its final event first: until then it is still at work
+// (its model writing a closing message, however slowly), and ending it
+// would lose the usage and cost that event carries. The stall window and
+// the timeout still bound that wait. It returns who stopped the session
+// ("" when nobody did).
+func (e *Engine) supervise(ctx context.Context, s *session.Session, j Job, sub *subscription, t *tap) (session.Result, walkie.Outcome) {
 	done := make(chan session.Result, 1)
 	go func() { done <- s.Wait() }()
 	quiet := time.NewTimer(time.Hour)
@@ -153,6 +184,7 @@ func (e *Engine) supervise(ctx context.Context, s *session.Session, j Job, sub *
 	// taken out of the select after the first time, or the loop would spin
 	// for as long as the session takes to end.
 	cancelled := ctx.Done()
+	final := t.final // likewise, once it fired
 	for {
 		select {
 		case res := <-done:
@@ -172,8 +204,21 @@ func (e *Engine) supervise(ctx context.Context, s *session.Session, j Job, sub *
 					halt()
 				}
 			}
+		case <-final:
+			// The CLI is done; a result already in need only be quiet.
+			final = nil
+			if stop == "" {
+				quiet.Reset(j.Agent.Grace)
+			}
 		case <-quiet.C:
-			if stop == "" && j.Ready != nil && j.Ready() {
+			if stop != "" || j.Ready == nil {
+				continue
+			}
+			if wait := t.quietFor(j.Agent.Grace); wait > 0 {
+				quiet.Reset(wait) // it printed meanwhile
+				continue
+			}
+			if !t.awaitingFinal() && j.Ready() {
 				s.End(j.Done)
 			}
 		case <-cancelled:

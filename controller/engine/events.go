@@ -18,6 +18,10 @@ const (
 	// EventEntry: a copy of a recorded entry for the supervisor. Line is
 	// the entry's body, Started its time; Turn is 0 for supervisor notes.
 	EventEntry EventKind = "entry"
+	// EventWaiting: the next turn is a party's that walkie does not run
+	// (a person, a live session): Agent, Turn and Round name it, Line says
+	// how to post it.
+	EventWaiting EventKind = "waiting"
 )
 
 // Event is what the controller tells its observer (a progress display, a

@@ -44,6 +44,19 @@ func Stopped(stop walkie.Outcome, what string) (walkie.Outcome, string, bool) {
 	return "", "", false
 }
 
+// Explain adds what the CLI itself said of how it went (Said) to a failed
+// attempt's detail: a write its permissions refused, the error it
+// reported, or its last words, which tell more than "no new turn".
+func (r Result) Explain(detail string) string {
+	if r.Said == "" {
+		return detail
+	}
+	if detail == "" {
+		return r.Said
+	}
+	return detail + "; " + r.Said
+}
+
 // EndedAfterGrace is appended to an accepted result's detail when the
 // engine ended the agent: it had answered but not exited.
 func EndedAfterGrace(res session.Result, detail, who string) string {
@@ -54,8 +67,8 @@ func EndedAfterGrace(res session.Result, detail, who string) string {
 }
 
 // Fill copies what the session knows into an attempt's record: end,
-// duration, exit code or signal, who ended it, output bytes, usage, and the
-// transcripts relative to stateDir. Started stays the attempt's own start,
+// duration, exit code or signal, who ended it, output bytes, usage,
+// provenance, and the transcripts relative to stateDir. Started stays the attempt's own start,
 // the key under which a restarted controller finds the attempt in the log.
 func (r Result) Fill(rec *TurnRecord, stateDir string) {
 	rec.Ended = r.Ended.UTC()
@@ -68,5 +81,6 @@ func (r Result) Fill(rec *TurnRecord, stateDir string) {
 	rec.EndedBy = r.EndedBy
 	rec.Bytes = r.Bytes
 	rec.Usage = r.Usage
+	rec.Provenance = r.Provenance
 	rec.Transcript = Transcript{Raw: Rel(stateDir, r.RawPath), Text: Rel(stateDir, r.TextPath)}
 }

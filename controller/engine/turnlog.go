@@ -34,6 +34,8 @@ type TurnRecord struct {
 	Usage      *Usage         `json:"usage,omitempty"`
 	Signed     bool           `json:"signed"`
 	Kept       string         `json:"kept,omitempty"` // the agent's rejected version
+	// What produced the attempt.
+	Provenance
 }
 
 // Transcript names an attempt's transcript files, relative to the state dir.
@@ -51,6 +53,9 @@ type Usage struct {
 	// "estimated (pricing as of DATE)" from the config's table, or
 	// "unknown" when neither was available.
 	CostSource string `json:"cost_source"`
+	// Partial: the CLI was ended before its final figure; the tokens and
+	// cost are what it streamed before, the rest is unknown.
+	Partial bool `json:"partial,omitempty"`
 }
 
 // MarshalJSON writes times as RFC 3339 with milliseconds, in UTC.

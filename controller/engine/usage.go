@@ -2,7 +2,9 @@ package engine
 
 import (
 	"cmp"
+	"fmt"
 	"os"
+	"strings"
 
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/session/usage"
@@ -13,18 +15,31 @@ import (
 // alone are priced from the config's dated table and marked as an
 // estimate.
 func (e *Engine) Usage(a config.Agent, textPath string) *Usage {
+	u, _, _ := e.readOutput(a, textPath)
+	return u
+}
+
+// readOutput reads what the transcript says: the usage, the model that
+// ran (when the output names it) and what the CLI said of how it went.
+func (e *Engine) readOutput(a config.Agent, textPath string) (*Usage, string, usage.Why) {
 	if a.Usage == "" || a.Usage == config.UsageNone || textPath == "" {
-		return nil
+		return nil, "", usage.Why{}
 	}
 	text, err := os.ReadFile(textPath)
 	if err != nil {
-		return nil
+		return nil, "", usage.Why{}
 	}
+	why := usage.Explain(a.Usage, text)
 	r, ok := usage.Parse(a.Usage, text)
 	if !ok {
-		return &Usage{CostSource: "unknown"}
+		return &Usage{CostSource: "unknown"}, "", why
 	}
-	u := &Usage{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens}
+	return e.price(a, r), r.Model, why
+}
+
+// price turns a CLI's report into an attempt's usage.
+func (e *Engine) price(a config.Agent, r usage.Report) *Usage {
+	u := &Usage{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, Partial: r.Partial}
 	if r.HasCost {
 		u.CostUSD, u.CostSource = r.CostUSD, "reported"
 		return u
@@ -48,5 +63,49 @@ func (e *Engine) Usage(a config.Agent, textPath string) *Usage {
 		total += cost
 	}
 	u.CostUSD, u.CostSource = total, "estimated (pricing as of "+e.cfg.Pricing.AsOf+")"
+	if r.Partial {
+		u.CostSource = "estimated from the usage it streamed before it was ended (pricing as of " + e.cfg.Pricing.AsOf + "); the rest is unknown"
+	}
 	return u
+}
+
+// Complete reports whether u is the whole cost of its attempt: reported
+// by the CLI or priced from its whole usage. A nil u (the agent reports
+// no usage), an unknown cost, or a partial one is not.
+func (u *Usage) Complete() bool {
+	return u != nil && !u.Partial && u.CostSource != "" && !strings.HasPrefix(u.CostSource, "unknown")
+}
+
+// Cost is what u says was spent (0 for nil) and whether that is all.
+func (u *Usage) Cost() (usd float64, complete bool) {
+	if u == nil {
+		return 0, false
+	}
+	return u.CostUSD, u.Complete()
+}
+
+// Unpriced says why the cost of a's turns cannot be told, and how to fix
+// it in the config; "" when it can (as far as the config shows before a
+// turn: a model the CLI picks itself, as gemini's router does, is found
+// out only from its output).
+func Unpriced(cfg *config.Config, a config.Agent) string {
+	where := cmp.Or(cfg.Path, config.FileName)
+	switch a.Usage {
+	case "", config.UsageNone:
+		return fmt.Sprintf("%s reports no usage (usage: none), so its turns' cost is unknown: set agents.%s.usage in %s to the format its output has (%s), if it has one",
+			a.Name, a.Name, where, strings.Join([]string{config.UsageClaudeJSON, config.UsageCodexJSONL, config.UsageGeminiJSON}, ", "))
+	case config.UsageClaudeJSON:
+		return "" // claude states its own cost
+	case config.UsageCodexJSONL:
+		if a.Model == "" {
+			return fmt.Sprintf("%s's output does not name its model, and agents.%s.model is empty, so its tokens cannot be priced: set model: in %s", a.Name, a.Name, where)
+		}
+	}
+	if a.Model != "" {
+		if _, ok := cfg.Pricing.Lookup(a.Model); !ok {
+			return fmt.Sprintf("model %s (agent %s) is not in the pricing table: add pricing.models.%s: {input: USD, output: USD} (per million tokens) to %s",
+				a.Model, a.Name, a.Model, where)
+		}
+	}
+	return ""
 }

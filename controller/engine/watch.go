@@ -150,3 +150,31 @@ func (h *hub) close() {
 	h.w.Close()
 	<-h.done
 }
+
+// Changes is a watch on some files for a caller that waits for one of
+// them to change: the loop waiting for a person's post on the doorbell. It
+// shares the engine's watcher.
+type Changes struct {
+	h *hub
+	s *subscription
+}
+
+// Watch starts watching paths; Close ends it.
+func (e *Engine) Watch(paths ...string) (*Changes, error) {
+	h, err := e.watcher()
+	if err != nil {
+		return nil, err
+	}
+	s, err := h.subscribe(paths...)
+	if err != nil {
+		return nil, err
+	}
+	return &Changes{h: h, s: s}, nil
+}
+
+// C is ready after a change to any of the paths (several changes may
+// come as one).
+func (c *Changes) C() <-chan struct{} { return c.s.notify }
+
+// Close ends the watch.
+func (c *Changes) Close() { c.h.unsubscribe(c.s) }

@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/walkie-sh/walkie/controller"
+	"github.com/walkie-sh/walkie/walkie"
 )
 
 // Options configure the page.
@@ -82,7 +83,7 @@ func must[T any](v T, err error) T {
 }
 
 var funcs = template.FuncMap{
-	"money": controller.Money,
+	"money": walkie.Money,
 	"rfc3339": func(t time.Time) string {
 		return t.UTC().Format(time.RFC3339)
 	},
@@ -95,7 +96,7 @@ var funcs = template.FuncMap{
 		if r.Usage == nil || strings.HasPrefix(r.Usage.CostSource, "unknown") {
 			return "?"
 		}
-		s := controller.Money(r.Usage.CostUSD)
+		s := walkie.Money(r.Usage.CostUSD)
 		if strings.HasPrefix(r.Usage.CostSource, "estimated") {
 			s = "≈" + s
 		}

@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -30,7 +31,8 @@ const (
 	KindTurnRecorded = "turn-recorded"
 	KindDebateEnded  = "debate-ended"
 	KindEscalation   = "escalation"
-	KindEntry        = "entry" // a copy of a recorded entry, for the supervisor
+	KindEntry        = "entry"   // a copy of a recorded entry, for the supervisor
+	KindWaiting      = "waiting" // the next turn is a person's (or a live session's): how to post it
 )
 
 // Event is what a sink receives. Its JSON form is what the command reads
@@ -81,6 +83,8 @@ func (e Event) Summary() string {
 		return s
 	case KindEscalation:
 		return fmt.Sprintf("%s: needs the supervisor: %s", e.Debate, e.Reason)
+	case KindWaiting:
+		return fmt.Sprintf("%s: turn %d is %s's: %s", e.Debate, e.Turn, e.Agent, e.Reason)
 	case KindEntry:
 		who := e.Agent
 		if e.Turn > 0 {
@@ -227,21 +231,23 @@ func (n *Notifier) Notify(e Event) {
 }
 
 // Close stops taking events and delivers what is queued until ctx ends;
-// whatever is left then is dropped with a log line.
-func (n *Notifier) Close(ctx context.Context) {
+// whatever is left then is dropped with a log line, and the error says
+// how many events each sink did not get.
+func (n *Notifier) Close(ctx context.Context) error {
 	if n == nil {
-		return
+		return nil
 	}
 	n.mu.Lock()
 	if n.closed {
 		n.mu.Unlock()
-		return
+		return nil
 	}
 	n.closed = true
 	n.mu.Unlock()
 	for _, q := range n.queues {
 		close(q.stop)
 	}
+	var lost []string
 	for _, q := range n.queues {
 		select {
 		case <-q.done:
@@ -250,7 +256,14 @@ func (n *Notifier) Close(ctx context.Context) {
 			<-q.done
 		}
 		q.cancel()
+		if d := q.dropped.Load(); d > 0 {
+			lost = append(lost, fmt.Sprintf("%s %d", q.sink.Name(), d))
+		}
 	}
+	if len(lost) > 0 {
+		return fmt.Errorf("notifications not delivered before the deadline: %s (%w)", strings.Join(lost, ", "), context.Cause(ctx))
+	}
+	return nil
 }
 
 // queue is one sink's bounded queue and its delivery goroutine.
@@ -263,6 +276,8 @@ type queue struct {
 	done   chan struct{}
 	ctx    context.Context // cancelled when Close gives up waiting
 	cancel context.CancelFunc
+	// dropped counts the events given up at shutdown.
+	dropped atomic.Int64
 }
 
 // put queues e, dropping the oldest queued event when the queue is full:
@@ -308,6 +323,7 @@ func (q *queue) deliver(e Event) {
 	wait := q.o.Backoff
 	for try := 1; ; try++ {
 		if q.ctx.Err() != nil {
+			q.dropped.Add(1)
 			q.o.Count(q.sink.Name(), "dropped")
 			q.log.Warn("notification dropped at shutdown", zap.String("kind", e.Kind), zap.String("debate", e.Debate))
 			return

@@ -3,6 +3,7 @@ package notify
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +20,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/controller"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -33,7 +35,20 @@ func closeNow(t *testing.T, n *Notifier) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	n.Close(ctx)
+	if err := n.Close(ctx); err != nil {
+		t.Error(err)
+	}
+}
+
+// A person's turn, as the sinks say it.
+func TestWaitingSummary(t *testing.T) {
+	evs := FromController(controller.Event{Kind: controller.EventWaiting, Debate: "api", Turn: 2, Agent: "alice", Line: "waiting for alice: walkie post api.walkie.md --from alice"})
+	if len(evs) != 1 || evs[0].Kind != KindWaiting || evs[0].Agent != "alice" {
+		t.Fatalf("%+v", evs)
+	}
+	if s := evs[0].Summary(); s != "api: turn 2 is alice's: waiting for alice: walkie post api.walkie.md --from alice" {
+		t.Errorf("summary %q", s)
+	}
 }
 
 var sample = []Event{
@@ -307,9 +322,13 @@ func TestCloseGivesUp(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	began := time.Now()
-	n.Close(ctx)
+	err := n.Close(ctx)
 	if d := time.Since(began); d > time.Second {
 		t.Errorf("Close took %v with a 50ms deadline", d)
+	}
+	// Both events are lost, and Close says so, per sink.
+	if err == nil || !strings.Contains(err.Error(), "not delivered before the deadline: blocking 2") || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Close: %v", err)
 	}
 	n.Notify(sample[2]) // after Close: dropped, no panic
 	if len(s.got) != 0 {
@@ -317,7 +336,9 @@ func TestCloseGivesUp(t *testing.T) {
 	}
 	var nilN *Notifier
 	nilN.Notify(sample[0])
-	nilN.Close(ctx)
+	if err := nilN.Close(ctx); err != nil {
+		t.Error(err)
+	}
 	if nilN.Enabled() {
 		t.Error("a nil notifier is enabled")
 	}

@@ -36,6 +36,8 @@ func FromController(e controller.Event) []Event {
 		}
 	case controller.EventEscalation:
 		ev.Kind, ev.Reason = KindEscalation, e.Line
+	case controller.EventWaiting:
+		ev.Kind, ev.Reason = KindWaiting, e.Line
 	case controller.EventEntry:
 		ev.Kind, ev.Text = KindEntry, e.Line
 		if !e.Started.IsZero() {

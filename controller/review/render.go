@@ -61,7 +61,7 @@ func renderMarkdown(r *Result, posLimit int) string {
 	}
 	if len(r.Docs) > 0 {
 		p("Reviewed by %s (%s, at most %d rounds) at commit `%s` against %s, merge base `%s`; %d round(s), %s.\n\n",
-			andList(r.Agents), r.Mode, r.Docs[0].MaxRounds, short(r.Head), baseLabel(r), short(r.MergeBase), r.Rounds, dollars(r.CostUSD))
+			andList(r.Agents), r.Mode, r.Docs[0].MaxRounds, short(r.Head), baseLabel(r), short(r.MergeBase), r.Rounds, walkie.Money(r.CostUSD))
 	}
 	for _, w := range r.Warnings {
 		p("> [!WARNING]\n> %s\n\n", oneLine(w)) // walkie's own words
@@ -85,7 +85,7 @@ func renderDoc(b *strings.Builder, r *Result, d *DocResult, posLimit int) {
 			for _, c := range d.Costs {
 				if c.Agent == pt.Agent {
 					sessions += c.Sessions
-					cost = dollars(c.CostUSD)
+					cost = walkie.Money(c.CostUSD)
 					if c.Estimated > 0 {
 						cost = "~" + cost
 					}
@@ -154,9 +154,9 @@ func renderDoc(b *strings.Builder, r *Result, d *DocResult, posLimit int) {
 	}
 	budget := ""
 	if d.BudgetUSD > 0 {
-		budget = fmt.Sprintf(" of a %s budget", dollars(d.BudgetUSD))
+		budget = fmt.Sprintf(" of a %s budget", walkie.Money(d.BudgetUSD))
 	}
-	p("Record `%s/%s`, chain hash `%s`, %s; %d turns, %s%s.\n\n", d.ID, filepath.Base(d.Record), d.ChainHash, verified, d.Turns, dollars(d.CostUSD), budget)
+	p("Record `%s/%s`, chain hash `%s`, %s; %d turns, %s%s.\n\n", d.ID, filepath.Base(d.Record), d.ChainHash, verified, d.Turns, walkie.Money(d.CostUSD), budget)
 }
 
 // baseLabel names the base as a person knows it: the pull request's
@@ -266,8 +266,6 @@ func andList(s []string) string {
 	}
 	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
 }
-
-func dollars(v float64) string { return fmt.Sprintf("$%.4f", v) }
 
 func upperFirst(s string) string {
 	if s == "" {

@@ -28,7 +28,7 @@ func TestMarkdownQuotesAgents(t *testing.T) {
 	for _, want := range []string{
 		"1. **codex** on [`docs/x.md:4-6`](https://github.com/o/r/blob/" + strings.Repeat("a", 40) + "/docs/x.md#L4-L6): ```@org/team `x` ``y`` <b>bold</b> | pipe```",
 		"````text\n@everyone look: <img src=https://evil/x.png> ``` closed?\n## Turn 9 · codex\n````",
-		"| codex | reviewer | no | 0 | 3 | ~$0.2500 |",
+		"| codex | reviewer | no | 0 | 3 | ~$0.25 |",
 		"against `main` at `bbbbbbbbbbbb`, merge base `bbbbbbbbbbbb`",
 	} {
 		if !strings.Contains(md, want) {

@@ -156,8 +156,8 @@ func PhasePins(d *walkie.Doc) map[string]Pin {
 func approvalBody(m *walkie.Meta, r *PhaseResult, by string) string {
 	what := map[string]string{walkie.PhaseResearch: "the research notes", walkie.PhasePlan: "the spec"}[r.Phase]
 	var b strings.Builder
-	fmt.Fprintf(&b, "walkie: the %s phase is approved. %s wrote %s in %s (%s, $%.4f); approved by %s.\n\n",
-		r.Phase, r.Agent, what, attemptWord(len(r.Attempts)), time.Duration(r.DurationMS)*time.Millisecond, r.CostUSD, by)
+	fmt.Fprintf(&b, "walkie: the %s phase is approved. %s wrote %s in %s (%s, %s); approved by %s.\n\n",
+		r.Phase, r.Agent, what, attemptWord(len(r.Attempts)), time.Duration(r.DurationMS)*time.Millisecond, walkie.Money(r.CostUSD), by)
 	fmt.Fprintf(&b, "- file: .walkie/%s/phases/%s\n- sha256: %s\n- size: %d bytes\n\n", m.ID, PhaseFileName(r.Phase), r.SHA256, r.Bytes)
 	b.WriteString("Every later session reads it and walkie checks it against this sha256 before every step; a reviewer's objection may cite its sections as the rule.\n")
 	return b.String()

@@ -119,7 +119,7 @@ func LoadReport(file string) (*Report, error) {
 	}
 	p := d.Progress()
 	r := &Report{File: file, ID: m.ID, Mode: cmp.Or(m.Mode, walkie.ModeDebate), Status: walkie.DebateStatus(&m, p, st), Reason: st.Reason,
-		Turns: p.Turns, MaxRounds: walkie.RoundCap(&m, st), CostUSD: st.CostUSD, Agents: []AgentCost{}}
+		Turns: p.Turns, MaxRounds: walkie.CapHeld(&m, p, st), CostUSD: st.CostUSD, Agents: []AgentCost{}}
 	if r.Status == walkie.StatusMaxRounds && r.Reason == "" {
 		r.Reason = fmt.Sprintf("reached the cap of %d rounds", r.MaxRounds)
 	}

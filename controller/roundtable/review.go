@@ -254,9 +254,10 @@ func (rt *Table) reviewAttempt(ctx context.Context, job *reviewJob, a config.Age
 	if err != nil {
 		return rec, nil, nil, "", err
 	}
-	if rec.Usage != nil && rec.Usage.CostUSD > 0 {
+	// A review of unknown cost counts against the budget too (issue 13).
+	if usd, complete := rec.Usage.Cost(); usd > 0 || !complete {
 		if _, _, err := walkie.UpdateState(rt.File, func(_ *walkie.Meta, _ walkie.Progress, s *walkie.State) error {
-			s.CostUSD += rec.Usage.CostUSD
+			s.AddCost(usd, complete)
 			return nil
 		}); err != nil {
 			return rec, nil, nil, "", err

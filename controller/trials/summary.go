@@ -207,7 +207,7 @@ func (s *Summary) Markdown(w io.Writer) {
 
 	fmt.Fprintf(w, "\n## Cost and time\n\n| | total | least | median | mean | most |\n|---|---|---|---|---|---|\n")
 	c, t := s.Cost, s.Time
-	fmt.Fprintf(w, "| cost | %s | %s | %s | %s | %s |\n", usd(c.Total), usd(c.Min), usd(c.Median), usd(c.Mean), usd(c.Max))
+	fmt.Fprintf(w, "| cost | %s | %s | %s | %s | %s |\n", walkie.Money(c.Total), walkie.Money(c.Min), walkie.Money(c.Median), walkie.Money(c.Mean), walkie.Money(c.Max))
 	fmt.Fprintf(w, "| time | %s | %s | %s | %s | %s |\n", dur(t.Total), dur(t.Min), dur(t.Median), dur(t.Mean), dur(t.Max))
 	fmt.Fprintf(w, "\nA trial's time runs from its first session's start to its last one's end.\n")
 
@@ -226,15 +226,13 @@ func (s *Summary) Markdown(w io.Writer) {
 		if err != nil {
 			rel = tr.File
 		}
-		fmt.Fprintf(w, "| %d | %s | %s | %d | %s | %s |\n", tr.N, rel, tr.Status, tr.Rounds, usd(tr.CostUSD), dur(float64(tr.DurationMS)))
+		fmt.Fprintf(w, "| %d | %s | %s | %d | %s | %s |\n", tr.N, rel, tr.Status, tr.Rounds, walkie.Money(tr.CostUSD), dur(float64(tr.DurationMS)))
 	}
 }
 
 func num(x float64) string {
 	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.1f", x), "0"), ".")
 }
-
-func usd(x float64) string { return fmt.Sprintf("$%.4f", x) }
 
 func dur(ms float64) string {
 	return (time.Duration(ms) * time.Millisecond).Round(100 * time.Millisecond).String()

@@ -198,7 +198,9 @@ func invoke(ctx context.Context, o Options, file string, d *walkie.Doc, st *walk
 	if tries > 1 {
 		r.Action = Retried
 	}
-	sum, err := controller.Run(ctx, controller.Options{File: file, Config: o.Config, Once: true, Log: o.Log, Observe: o.Observe,
+	// One attempt, never the controller's own retry: the tick retries once,
+	// after RetryAfter, then tells the supervisor.
+	sum, err := controller.Run(ctx, controller.Options{File: file, Config: o.Config, Once: true, NoRetry: true, Log: o.Log, Observe: o.Observe,
 		Registry: o.Registry, By: "walkie watch"})
 	r.Status = sum.Status
 	switch {

@@ -86,7 +86,7 @@ func TestWatchOnceCronLoop(t *testing.T) {
 	both := approvedDebate(t, dir, "both", "fa", "fb")
 	approved := time.Now()
 	mixed := approvedDebate(t, dir, "mixed", "fa", "alice")
-	invoked := map[string]int{}
+	invoked, invokedDetail := map[string]int{}, map[string]string{}
 	var actions []string
 	tick := func() {
 		res, err := watch.Once(context.Background(), watch.Options{Path: dir, Config: cfg})
@@ -98,6 +98,7 @@ func TestWatchOnceCronLoop(t *testing.T) {
 			switch r.Action {
 			case watch.Invoked:
 				invoked[r.Debate]++
+				invokedDetail[r.Debate] = r.Detail
 			case watch.Retried, watch.Escalated, watch.Error:
 				t.Errorf("%s: %s: %s", r.File, r.Action, r.Detail)
 			}
@@ -128,8 +129,22 @@ func TestWatchOnceCronLoop(t *testing.T) {
 	if invoked["mixed"] != 1 {
 		t.Errorf("mixed: %d invocations, want 1 (alice has no command)", invoked["mixed"])
 	}
+	// The invocation that wrote fa's turn said so: the next party having
+	// no command is no error (issue 13: it was "bad input: … no agent").
+	var mixedActions []string
+	for _, a := range actions {
+		if strings.HasPrefix(a, "mixed") {
+			mixedActions = append(mixedActions, a)
+		}
+	}
+	if len(mixedActions) == 0 || mixedActions[len(mixedActions)-1] != "mixed.walkie.md waiting" {
+		t.Errorf("mixed: actions %v", mixedActions)
+	}
+	if !strings.Contains(invokedDetail["mixed"], "fa wrote turn 1; the debate is open") {
+		t.Errorf("mixed: fa's invocation said %q", invokedDetail["mixed"])
+	}
 	res, _ := watch.Once(context.Background(), watch.Options{Path: mixed, Config: cfg})
-	if len(res) != 1 || res[0].Action != watch.Waiting || !strings.Contains(res[0].Detail, "alice") {
+	if len(res) != 1 || res[0].Action != watch.Waiting || !strings.Contains(res[0].Detail, "waiting for alice: walkie post") {
 		t.Fatalf("mixed after fa's turn: %+v", res)
 	}
 	if _, err := walkie.Append(mixed, walkie.Post{From: "alice", Body: []byte("Go on.\n")}); err != nil {
@@ -197,6 +212,67 @@ func TestWatchOnceRetryThenEscalate(t *testing.T) {
 	// The memory lives in state.json only: the record has no entry.
 	if n := len(walkieEntries(t, file)); n != 0 {
 		t.Errorf("the walkie file has %d entries", n)
+	}
+}
+
+// An agent that simply does not reply: the tick's rule holds, not the
+// controller's retries (issue 13: the controller retried at once and the
+// debate ended failed before the timed retry or the escalation). Once for
+// the sequence number, one timed retry, then the supervisor; the debate
+// stays open for a person to act on.
+func TestWatchOnceMuteAgentEscalates(t *testing.T) {
+	bin := watchFakeAgent(t)
+	cfg, err := config.Parse("", []byte(fmt.Sprintf(`defaults: {timeout: 20s, grace: 50ms, kill_grace: 300ms, retries: 1, debounce: 0s}
+agents:
+  mute: {command: [%q, --file, '{file}', --agent, '{agent}', --behavior, none], usage: none}
+  fa: {command: [%q, --file, '{file}', --agent, '{agent}'], usage: none}
+`, bin, bin)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := approvedDebate(t, t.TempDir(), "mute", "mute", "fa")
+	now := time.Now()
+	var escalations int
+	tick := func() watch.Result {
+		t.Helper()
+		res, err := watch.Once(context.Background(), watch.Options{Path: file, Config: cfg, RetryAfter: time.Minute,
+			Now: func() time.Time { return now }, Observe: func(e controller.Event) {
+				if e.Kind == controller.EventEscalation {
+					escalations++
+				}
+			}})
+		if err != nil || len(res) != 1 {
+			t.Fatalf("tick: %v %+v", err, res)
+		}
+		return res[0]
+	}
+	for i, s := range []struct {
+		advance  time.Duration
+		action   string
+		attempts int
+	}{
+		{0, watch.Invoked, 1},
+		{30 * time.Second, watch.Waiting, 1},
+		{31 * time.Second, watch.Retried, 2},
+		{61 * time.Second, watch.Escalated, 2},
+		{time.Hour, watch.Waiting, 2},
+	} {
+		now = now.Add(s.advance)
+		r := tick()
+		if r.Action != s.action || r.Status != walkie.StatusOpen {
+			t.Fatalf("tick %d: %s, %s (%s); want %s and open", i+1, r.Action, r.Status, r.Detail, s.action)
+		}
+		if n := len(turnLogOf(t, file)); n != s.attempts {
+			t.Fatalf("tick %d: %d attempts, want %d", i+1, n, s.attempts)
+		}
+	}
+	if escalations != 1 {
+		t.Errorf("%d escalations, want 1", escalations)
+	}
+	for _, r := range turnLogOf(t, file) {
+		if r.Outcome != walkie.OutcomeNoTurn {
+			t.Errorf("attempt %d: %s", r.Attempt, r.Outcome)
+		}
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -42,6 +43,10 @@ type Report struct {
 	Model        string       // the model that wrote most of the output, when the output names one
 	Models       []ModelUsage // per model, by name, when the output names them (gemini routes between two)
 	IsError      bool         // the CLI reported its own run as failed
+	// Partial: the CLI printed no final figure (it was ended before its
+	// result), and the totals sum the usage it streamed per message
+	// instead: what was spent at least, not all of it.
+	Partial bool
 }
 
 // ModelUsage is one model's share of a Report.
@@ -95,19 +100,43 @@ type claudeResult struct {
 	} `json:"modelUsage"`
 }
 
+// claudeMessage is a stream-json assistant event: one model call's
+// message, with that call's usage.
+type claudeMessage struct {
+	Type    string `json:"type"`
+	Message struct {
+		ID    string `json:"id"`
+		Model string `json:"model"`
+		Usage *struct {
+			InputTokens              int64 `json:"input_tokens"`
+			OutputTokens             int64 `json:"output_tokens"`
+			CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+			CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+		} `json:"usage"`
+	} `json:"message"`
+}
+
 // parseClaude takes the last result object: the only one that carries
-// total_cost_usd (stream-json's assistant events carry per-call usage, but
-// with the output count of the call's first event, not its last).
+// total_cost_usd. Without one (the session was ended before claude printed
+// it), it sums the usage of stream-json's assistant events, one per model
+// call: those carry the call's output count as of the call's first event,
+// so the output is undercounted, and the report is Partial.
 func parseClaude(text []byte) (Report, bool) {
 	var found *claudeResult
+	var calls []claudeMessage
 	eachObject(text, func(obj []byte) {
 		var c claudeResult
 		if json.Unmarshal(obj, &c) == nil && c.TotalCost != nil && (c.Type == "" || c.Type == "result") {
 			found = &c
+			return
+		}
+		var m claudeMessage
+		if json.Unmarshal(obj, &m) == nil && m.Type == "assistant" && m.Message.Usage != nil {
+			calls = append(calls, m)
 		}
 	})
 	if found == nil {
-		return Report{}, false
+		return claudeStreamed(calls)
 	}
 	u := found.Usage
 	r := Report{CostUSD: *found.TotalCost, HasCost: true, IsError: found.IsError,
@@ -120,6 +149,57 @@ func parseClaude(text []byte) (Report, bool) {
 		r.Models = append(r.Models, ModelUsage{Name: name,
 			InputTokens:  m.InputTokens + m.CacheReadInputTokens + m.CacheCreationInputTokens,
 			OutputTokens: m.OutputTokens})
+	}
+	r.finish()
+	return r, true
+}
+
+// claudeStreamed sums the usage of the model calls claude streamed. A
+// call's content blocks come as events of their own, each with the call's
+// usage so far: per call, the largest figures count once.
+func claudeStreamed(events []claudeMessage) (Report, bool) {
+	if len(events) == 0 {
+		return Report{}, false
+	}
+	type call struct {
+		model   string
+		in, out int64
+	}
+	byID := map[string]*call{}
+	var order []*call
+	for i, e := range events {
+		id := e.Message.ID
+		if id == "" {
+			id = "#" + strconv.Itoa(i) // no id: a call of its own
+		}
+		c := byID[id]
+		if c == nil {
+			c = &call{model: e.Message.Model}
+			byID[id] = c
+			order = append(order, c)
+		}
+		u := e.Message.Usage
+		c.in = max(c.in, u.InputTokens+u.CacheCreationInputTokens+u.CacheReadInputTokens)
+		c.out = max(c.out, u.OutputTokens)
+	}
+	r := Report{Partial: true}
+	models := map[string]*ModelUsage{}
+	for _, c := range order {
+		r.InputTokens += c.in
+		r.OutputTokens += c.out
+		name, _, _ := strings.Cut(c.model, "[")
+		m := models[name]
+		if m == nil {
+			models[name] = &ModelUsage{Name: name}
+			m = models[name]
+		}
+		m.InputTokens += c.in
+		m.OutputTokens += c.out
+	}
+	for _, m := range models {
+		if m.Name != "" {
+			r.Models = append(r.Models, *m)
+		}
 	}
 	r.finish()
 	return r, true

@@ -48,6 +48,7 @@ type setup struct {
 	agents       map[string]map[string]string // per participant, agent keys (command replaces the fake agent)
 	scripts      map[string]string            // per participant, the fake agent's script
 	top          string                       // more top-level YAML
+	people       []string                     // participants with no agent: persons who post
 }
 
 var runs atomic.Int64
@@ -88,6 +89,9 @@ func (d *debate) configure(s setup) {
 	}
 	cfg.WriteString("agents:\n")
 	for _, p := range s.participants {
+		if slices.Contains(s.people, p) {
+			continue
+		}
 		keys := map[string]string{
 			"command": fmt.Sprintf(`[fakeagent, --file, "{file}", --agent, "{agent}", --script, %s.yaml, --state, %s.state]`, p, p),
 			"usage":   "claude-json",
@@ -255,6 +259,12 @@ type turnRecord struct {
 		Raw  string `json:"raw"`
 		Text string `json:"text"`
 	} `json:"transcript"`
+	// Provenance.
+	Argv         []string `json:"argv"`
+	PromptSHA256 string   `json:"prompt_sha256"`
+	CLIVersion   string   `json:"cli_version"`
+	Model        string   `json:"model"`
+	Effort       string   `json:"effort"`
 }
 
 type usage struct {
@@ -262,6 +272,7 @@ type usage struct {
 	OutputTokens int64   `json:"output_tokens"`
 	CostUSD      float64 `json:"cost_usd"`
 	CostSource   string  `json:"cost_source"`
+	Partial      bool    `json:"partial"`
 }
 
 func (r turnRecord) String() string {

@@ -40,16 +40,20 @@ func TestConverge(t *testing.T) {
 		if _, err := time.Parse("2006-01-02T15:04:05.000Z07:00", rec.Started); err != nil {
 			t.Errorf("record %d: started %q is not RFC 3339 with milliseconds", i, rec.Started)
 		}
+		// Provenance: the command as run, the prompt's hash.
+		if len(rec.Argv) < 5 || rec.Argv[0] != "fakeagent" || rec.Argv[2] != filepath.Join(d.dir, d.name) || len(rec.PromptSHA256) != 64 {
+			t.Errorf("record %d: argv %q, prompt_sha256 %q", i, rec.Argv, rec.PromptSHA256)
+		}
 	}
 	d.verify(4)
 	if s := d.status(); s != "converged" {
 		t.Errorf("status %s", s)
 	}
-	if !strings.Contains(r.stdout, "converged after 4 turns") || !strings.Contains(r.stdout, "$0.0600") {
+	if !strings.Contains(r.stdout, "converged after 4 turns") || !strings.Contains(r.stdout, "$0.06\n") {
 		t.Errorf("summary:\n%s", r.stdout)
 	}
 	log := d.mustRun(0, "log", d.name)
-	if !strings.Contains(log.stdout, "OUTCOME") || strings.Count(log.stdout, "accepted") != 4 || !strings.Contains(log.stdout, "total cost $0.0600") {
+	if !strings.Contains(log.stdout, "OUTCOME") || strings.Count(log.stdout, "accepted") != 4 || !strings.Contains(log.stdout, "total cost $0.06\n") {
 		t.Errorf("walkie log:\n%s", log.stdout)
 	}
 	d.noProcessesLeft()
@@ -131,6 +135,15 @@ func TestNoTurn(t *testing.T) {
 	}
 	if st := d.state(); st.Status != "failed" || !strings.Contains(st.Reason, "no-turn") {
 		t.Errorf("state %s: %s", st.Status, st.Reason)
+	}
+	// walkie log says where each failed attempt's transcript is, and what
+	// the fake agent's cost is (it reports none here: unknown).
+	log := d.mustRun(0, "log", d.name)
+	for _, want := range []string{"transcripts: .walkie/d/turns/\n", "  turn 1 a try 1 (no-turn): .walkie/d/turns/0001-a-1.txt\n",
+		"  turn 1 a try 2 (no-turn): .walkie/d/turns/0001-a-2.txt\n", "total cost unknown: none of the 2 attempts told its cost\n"} {
+		if !strings.Contains(log.stdout, want) {
+			t.Errorf("walkie log lacks %q:\n%s", want, log.stdout)
+		}
 	}
 	d.verify(0)
 	d.noProcessesLeft()

@@ -794,7 +794,7 @@ func TestReviewBudget(t *testing.T) {
 	if d := rep.Docs[0]; rep.Failure != "budget" || d.Status != "over-budget" || d.Turns != 2 || d.BudgetUSD != 0.02 || !strings.Contains(d.Reason, "not a rejection") {
 		t.Errorf("failure %q: %+v", rep.Failure, d)
 	}
-	if body := f.gh.Comments(prNumber)[0].Body; !strings.Contains(body, "of a $0.0200 budget") || !strings.Contains(body, "could not finish (not a rejection)") {
+	if body := f.gh.Comments(prNumber)[0].Body; !strings.Contains(body, "of a $0.02 budget") || !strings.Contains(body, "could not finish (not a rejection)") {
 		t.Errorf("comment:\n%s", body)
 	}
 }

@@ -48,6 +48,7 @@ type fixture struct {
 	marker string
 	home   string // walkie's HOME
 	tmp    string // walkie's TMPDIR: the sessions' private HOMEs and TMPDIRs live under it
+	extra  []string
 }
 
 // setup is what a test varies.
@@ -60,6 +61,10 @@ type setup struct {
 	// four spaces) given the server's URL; nil, or "" for a participant,
 	// is its preset pointed at the server with a key.
 	agents func(url string) map[string]string
+	// people are participants with no agent: persons who post.
+	people []string
+	// env is more of walkie's environment ("K=V").
+	env []string
 }
 
 // newFixture makes the debate; script is called with its file's path
@@ -71,7 +76,7 @@ func newFixture(t *testing.T, script func(file string) modelserver.Script, s set
 	if os.Getenv("REALCLI_KEEP") != "" { // for a look at the transcripts afterwards
 		dir, _ = os.MkdirTemp("", "realcli-")
 	}
-	f := &fixture{t: t, dir: dir, home: t.TempDir(), tmp: t.TempDir(),
+	f := &fixture{t: t, dir: dir, home: t.TempDir(), tmp: t.TempDir(), extra: s.env,
 		marker: fmt.Sprintf("%d-%d-%s", os.Getpid(), runs.Add(1), t.Name())}
 	f.file = filepath.Join(f.dir, "d.walkie.md")
 	f.srv = modelserver.Start(t, script(f.file))
@@ -96,6 +101,9 @@ func newFixture(t *testing.T, script func(file string) modelserver.Script, s set
 		entries = s.agents(f.srv.URL)
 	}
 	for _, p := range s.participants {
+		if slices.Contains(s.people, p) {
+			continue
+		}
 		e := entries[p]
 		if e == "" {
 			e = agentFor(p, f.srv.URL, true)
@@ -106,6 +114,15 @@ func newFixture(t *testing.T, script func(file string) modelserver.Script, s set
 	f.write("brief.md", "Should the service's API return errors as RFC 9457 problem details?\n")
 	f.mustRun(0, "init", "d.walkie.md", "--agents", strings.Join(s.participants, ","), "--max-rounds", strconv.Itoa(s.maxRounds), "--briefing", "brief.md")
 	return f
+}
+
+func (f *fixture) read(name string) string {
+	f.t.Helper()
+	b, err := os.ReadFile(filepath.Join(f.dir, name))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return string(b)
 }
 
 func (f *fixture) write(name, content string) {
@@ -172,22 +189,31 @@ type result struct {
 // env is walkie's whole environment: nothing of the test's own (no API
 // key of the machine running it can leak into an agent), the CLIs on PATH.
 func (f *fixture) env() []string {
-	return []string{
+	return append([]string{
 		"PATH=" + clis + string(os.PathListSeparator) + os.Getenv("PATH"),
 		"HOME=" + f.home, "TMPDIR=" + f.tmp, "LANG=C.UTF-8",
 		markerVar + "=" + f.marker,
 		// A race-enabled binary otherwise sleeps a second at exit.
 		"GORACE=atexit_sleep_ms=0",
-	}
+	}, f.extra...)
 }
 
 // start runs walkie in the debate's directory; wait waits for it.
 func (f *fixture) start(args ...string) (cmd *exec.Cmd, wait func() result) {
 	f.t.Helper()
+	cmd, _, wait = f.startLive(args...)
+	return cmd, wait
+}
+
+// startLive is start, with what walkie has written to stderr so far.
+func (f *fixture) startLive(args ...string) (cmd *exec.Cmd, stderrSoFar func() string, wait func() result) {
+	f.t.Helper()
 	var stdout, stderr bytes.Buffer
+	errW := &lockedBuffer{b: &stderr}
+	stderrSoFar = errW.String
 	cmd = exec.Command(bin, args...)
 	cmd.Dir, cmd.Env = f.dir, f.env()
-	cmd.Stdout, cmd.Stderr = &lockedBuffer{b: &stdout}, &lockedBuffer{b: &stderr}
+	cmd.Stdout, cmd.Stderr = &lockedBuffer{b: &stdout}, errW
 	started := time.Now()
 	if err := cmd.Start(); err != nil {
 		f.t.Fatal(err)
@@ -216,7 +242,7 @@ func (f *fixture) start(args ...string) (cmd *exec.Cmd, wait func() result) {
 		}
 		return res
 	}
-	return cmd, wait
+	return cmd, stderrSoFar, wait
 }
 
 type lockedBuffer struct {
@@ -228,6 +254,12 @@ func (l *lockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // run runs a walkie command to its end.
@@ -364,6 +396,11 @@ type turnRecord struct {
 	Transcript struct {
 		Text string `json:"text"`
 	} `json:"transcript"`
+	Argv         []string `json:"argv"`
+	PromptSHA256 string   `json:"prompt_sha256"`
+	CLIVersion   string   `json:"cli_version"`
+	Model        string   `json:"model"`
+	Effort       string   `json:"effort"`
 }
 
 func (r turnRecord) String() string {

@@ -14,7 +14,7 @@
 //
 // The CLIs are the pinned versions scripts/install-clis.sh puts in
 // .cache/clis; without them every test here skips and says so (make test
-// runs the script first). REALCLI_KEEP=1 keeps each debate's directory
+// runs the script first), or fails when CI is set. REALCLI_KEEP=1 keeps each debate's directory
 // (its transcripts, turns.jsonl) in $TMPDIR for a look afterwards.
 package realcli
 
@@ -81,8 +81,10 @@ func run(m *testing.M) int {
 }
 
 // need skips the test when the CLIs cannot run, saying why and how to fix
-// it, and otherwise makes go test's cache depend on walkie's sources and
-// the CLIs: walkie is built in TestMain, which the cache does not see.
+// it (in CI, where they are installed first, it fails instead: a missing
+// CLI there is a broken setup, not a pass), and otherwise makes go test's
+// cache depend on walkie's sources and the CLIs: walkie is built in
+// TestMain, which the cache does not see.
 func need(t *testing.T) {
 	t.Helper()
 	if skip != "" {

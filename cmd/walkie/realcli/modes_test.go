@@ -14,10 +14,17 @@ import (
 
 // mode: read-only is each CLI's own read-only mode: the model asks for the
 // append as ever, the CLI refuses the write and still exits 0, and the
-// turn is no-turn with the file untouched.
+// turn is no-turn with the file untouched. The detail quotes why, as the
+// CLI said it (issue 13: it said only "no new turn was written"): the
+// refused tool call, else the agent's last words.
 func TestReadOnlyMode(t *testing.T) {
+	why := map[string]string{
+		"claude": `no new turn was written; a tool call was refused or failed: "Output redirection to '`,
+		"codex":  `no new turn was written; its last message: "I appended my turn."`,
+		"gemini": `no new turn was written; a tool call was refused or failed: "Access denied: plan path (`,
+	}
 	for _, cli := range []string{"claude", "codex", "gemini"} {
-		fc := failure{cli: cli, want: []string{"no-turn"}, code: exitFailed, detail: "no new turn was written",
+		fc := failure{cli: cli, want: []string{"no-turn"}, code: exitFailed, detail: why[cli],
 			agent: func(url string) string { return agentFor(cli, url, true) + "    mode: read-only\n" }}
 		t.Run(cli, fc.run)
 	}

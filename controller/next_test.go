@@ -1,0 +1,69 @@
+package controller
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/walkie"
+)
+
+func TestMoney(t *testing.T) {
+	for usd, want := range map[float64]string{
+		0: "$0.00", 0.6: "$0.60", 0.0137: "$0.0137", 0.0009: "$0.0009", 0.00548: "$0.00548", 0.123456: "$0.1235",
+		0.01: "$0.01", 0.000012346: "$0.00001235", 1: "$1.00", 12.345: "$12.35", 0.999999: "$1.00",
+	} {
+		if got := walkie.Money(usd); got != want {
+			t.Errorf("walkie.Money(%v) = %s, want %s", usd, got, want)
+		}
+	}
+}
+
+// The budget rule in Next: known cost plus the estimate for the attempts
+// of unknown cost against the budget, before any turn.
+func TestNextBudget(t *testing.T) {
+	doc, err := walkie.Parse("t.walkie.md", []byte("---\nwalkie: 1\nid: t\nparticipants: [a, b]\nmax_rounds: 5\nbriefing_sha256: "+strings.Repeat("0", 64)+"\nbudget_usd: 1\n---\n# Briefing\nx\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse("", []byte("agents:\n  a: {command: [a]}\n  b: {command: [b]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		st   walkie.State
+		over bool
+		why  string
+	}{
+		{"under", walkie.State{CostUSD: 0.5, MaxCostUSD: 0.5}, false, ""},
+		{"spent", walkie.State{CostUSD: 1}, true, "spent $1.00 of a $1.00 budget"},
+		{"tiny", walkie.State{CostUSD: 1.0009}, true, "spent $1.00 of a $1.00 budget"},
+		// Unknown attempts: each the costliest known one, at least $0.10.
+		{"unknown at the floor", walkie.State{CostUSD: 0.05, MaxCostUSD: 0.05, UnknownCosts: 9}, false, ""},
+		{"unknown at the floor, over", walkie.State{CostUSD: 0.05, MaxCostUSD: 0.05, UnknownCosts: 10}, true, "spent $0.05 of a $1.00 budget, counting 10 attempts of unknown cost as $0.10 each"},
+		{"unknown as the costliest", walkie.State{CostUSD: 0.7, MaxCostUSD: 0.4, UnknownCosts: 1}, true, "counting 1 attempt of unknown cost as $0.40 each"},
+		{"halted stays halted", walkie.State{Status: walkie.StatusHalted, CostUSD: 5}, false, ""},
+	} {
+		d := Next(Look{Doc: doc, State: &c.st, Config: cfg})
+		if over := d.Status == walkie.StatusOverBudget; over != c.over || c.over && (d.Why != c.why && !strings.Contains(d.Why, c.why) || !d.Record || d.Action != ActEnd) {
+			t.Errorf("%s: %+v", c.name, d)
+		}
+	}
+	if each, all := UnknownEstimate(&walkie.State{UnknownCosts: 3}, 0); each != 0 || all != 0 {
+		t.Error("no budget, no estimate")
+	}
+}
+
+// A party with no command: wait, and say how to post.
+func TestNextWaitsForAParty(t *testing.T) {
+	doc, err := walkie.Parse("t.walkie.md", []byte("---\nwalkie: 1\nid: t\nparticipants: [alice, a]\nmax_rounds: 5\nbriefing_sha256: "+strings.Repeat("0", 64)+"\n---\n# Briefing\nx\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := config.Parse("", []byte("agents:\n  a: {command: [a]}\n"))
+	d := Next(Look{Doc: doc, State: &walkie.State{}, Config: cfg})
+	if d.Action != ActWait || d.Participant != "alice" || d.Why != "waiting for alice: walkie post t.walkie.md --from alice (turn 1; alice has no command here)" {
+		t.Errorf("%+v", d)
+	}
+}
