@@ -37,6 +37,7 @@ type debate struct {
 	name   string // the walkie file, relative to dir
 	id     string
 	marker string
+	env    []string // more environment for every walkie it starts
 }
 
 // setup describes a debate. Defaults and agent settings are YAML values
@@ -153,6 +154,7 @@ func (d *debate) start(args ...string) *proc {
 	p.cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), markerVar+"="+d.marker,
 		// A race-enabled binary otherwise sleeps a second at exit.
 		"GORACE=atexit_sleep_ms=0 "+os.Getenv("GORACE"))
+	p.cmd.Env = append(p.cmd.Env, d.env...)
 	p.cmd.Stdout, p.cmd.Stderr = lockedWriter{&p.mu, &p.stdout}, lockedWriter{&p.mu, &p.stderr}
 	p.started = time.Now()
 	if err := p.cmd.Start(); err != nil {
