@@ -23,18 +23,19 @@ import (
 // once, and no process of any session nor any private HOME is left.
 //
 // The kills are not aimed with hooks in walkie (a hook would change the
-// race it is to find): each lands after a random delay after the start,
-// spread over the first two turns a run makes, where recovery, stamping,
-// the state writes and a session's start all happen. Where each kill
-// landed is read from what it left, and the figures are printed.
+// race it is to find). One in ten lands at a random moment of the run's
+// start, where recovery of the last kill happens; the others a random
+// time after the run's first attempt began, spread over its next few
+// turns, where stamping, the state writes and sessions' starts happen.
+// Where each kill landed is read from what it left, and the figures are
+// printed.
 func TestCrashAutoAtRandomMoments(t *testing.T) {
 	if testing.Short() {
 		t.Skip("about a minute of kills; run without -short")
 	}
 	const (
-		debates = 7
-		rounds  = 16 // two agents: 32 turns each
-		kills   = 30 // per debate: 210 in all
+		rounds = 16  // two agents: 32 turns a debate
+		kills  = 210 // in all, over as many debates as they take
 	)
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
@@ -45,7 +46,9 @@ func TestCrashAutoAtRandomMoments(t *testing.T) {
 		n, _ := landed.LoadOrStore(k, new(int))
 		*n.(*int)++
 	}
-	for i := range debates {
+	done, debates := 0, 0
+	for i := 0; done < kills; i++ {
+		debates++
 		d := newDebate(t, setup{participants: []string{"a", "b"}, maxRounds: rounds,
 			defaults: map[string]string{"home": "private", "grace": "30ms"},
 			// Each turn leaves a grandchild that ignores SIGTERM and SIGHUP:
@@ -55,20 +58,23 @@ func TestCrashAutoAtRandomMoments(t *testing.T) {
 				"b": {"command": `[fakeagent, --file, "{file}", --agent, "{agent}", --behavior, grandchild]`, "usage": "none"},
 			}})
 		d.env = append(d.env, "TMPDIR="+tmp)
-		for range kills {
-			p := d.start("auto", d.name)
-			time.Sleep(time.Duration(rng.IntN(120_000)) * time.Microsecond)
-			p.signal(syscall.SIGKILL)
+		for ; done < kills; done++ {
+			p := d.start("auto", d.name, "--approve")
+			if rng.IntN(10) > 0 {
+				attemptBegun(d, p)
+			}
+			time.Sleep(time.Duration(rng.IntN(150_000)) * time.Microsecond)
+			_ = p.cmd.Process.Signal(syscall.SIGKILL) // it may have ended by itself first
 			r := p.wait(30 * time.Second)
 			if r.code != -1 && r.code != 137 && r.code != 10 {
 				// Not killed: it ended on its own first (the debate is over)
 				// or failed, which must not happen.
 				t.Fatalf("debate %d: walkie auto exited %d before the kill:\n%s", i, r.code, r.stderr)
 			}
-			count(whereKilled(t, d))
 			if r.code == 10 {
-				break
+				break // it ended before the kill
 			}
+			count(whereKilled(t, d))
 		}
 		// The last run: no kill, to the end.
 		d.auto(10)
@@ -85,6 +91,22 @@ func TestCrashAutoAtRandomMoments(t *testing.T) {
 	t.Logf("%d kills over %d debates of %d turns; where they landed:\n  %s", total, debates, 2*rounds, strings.Join(keys, "\n  "))
 	if homes, _ := filepath.Glob(filepath.Join(tmp, "walkie-home-*")); len(homes) > 0 {
 		t.Errorf("private HOMEs left behind: %v", homes)
+	}
+}
+
+// attemptBegun waits, bounded, until p has begun an attempt (or ended).
+func attemptBegun(d *debate, p *proc) {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-p.done:
+			return
+		default:
+		}
+		if st, err := walkie.LoadState(d.stateDir()); err == nil && st.Running != nil && st.Running.ControllerPID == p.cmd.Process.Pid {
+			return
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -163,7 +185,7 @@ func TestPostsRaceAuto(t *testing.T) {
 			"a": {"command": `[fakeagent, --file, "{file}", --agent, "{agent}", --delay, 20ms]`, "usage": "none"},
 			"b": {"command": `[fakeagent, --file, "{file}", --agent, "{agent}", --delay, 20ms]`, "usage": "none"},
 		}})
-	auto := d.start("auto", d.name)
+	auto := d.start("auto", d.name, "--approve")
 	var mu sync.Mutex
 	var acked, refused []string
 	var wg sync.WaitGroup
