@@ -81,6 +81,9 @@ type Result struct {
 	// context ended), or "" otherwise. Whatever it wrote is void then.
 	Stop  walkie.Outcome
 	Usage *Usage // nil when the agent reports none
+	// Worker is the remote worker that ran the session ("" for this
+	// machine), kept in the attempt's record.
+	Worker string
 }
 
 // Run runs j's session to its end. The session outlives ctx on purpose:
