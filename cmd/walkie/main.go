@@ -125,7 +125,7 @@ func commands() []*cli.Command {
 		initCommand(), briefCommand(), postCommand(), statusCommand(), verifyCommand(),
 		haltCommand(), resumeCommand(), extendCommand(), repairCommand(),
 		autoCommand(), turnCommand(), logCommand(), reportCommand(), doctorCommand(),
-		serveCommand(), watchCommand(), notifyCommand(),
+		serveCommand(), workerCommand(), watchCommand(), notifyCommand(),
 	}
 }
 

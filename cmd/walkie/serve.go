@@ -9,9 +9,11 @@ import (
 	"syscall"
 
 	"github.com/urfave/cli/v2"
+	"go.uber.org/zap"
 
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller/daemon"
+	"github.com/walkie-sh/walkie/controller/temporal"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -52,7 +54,9 @@ EXAMPLES:
    walkie serve --dir . --listen 127.0.0.1:7433 --grace 5m
    WALKIE_TOKEN=s3cret walkie serve --dir /srv/walkie --listen 0.0.0.0:7433
    walkie serve --dir ~/debates --allowed-host walkie.example.com   # behind a reverse proxy`,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "engine", Value: "local", Usage: "local: turns run in this process's sessions; temporal: each debate is a Temporal workflow and its turns run on walkie worker machines (see docs/scale-out.md)"},
+			&cli.StringFlag{Name: "home-queue", Usage: "with --engine temporal: this home's task queue (default walkie-home-HOST-HASH of --dir; keep it across restarts)"},
 			&cli.StringFlag{Name: "dir", Value: ".", Usage: "directory to serve: every *.walkie.md under it"},
 			&cli.StringFlag{Name: "config", Usage: "config file (default: ./walkie.yaml, then the user config dir); SIGHUP re-reads it"},
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:7433", Usage: `HTTP address; "" for none; beyond loopback it needs --token`},
@@ -62,7 +66,7 @@ EXAMPLES:
 			&cli.DurationFlag{Name: "rate-window", Hidden: true, Usage: "the rate limit's window (tests only; default an hour)"},
 			&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "auto (human on a terminal, JSON otherwise), console or json"},
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "debug logging"},
-		},
+		}, temporalFlags()...),
 		Action: runServe,
 	}
 }
@@ -86,8 +90,28 @@ func runServe(c *cli.Context) error {
 			return withCode(exitBadInput, fmt.Errorf("--allowed-host: %w", err))
 		}
 	}
-	d, err := daemon.New(daemon.Options{Dir: c.String("dir"), Config: cfg, ConfigPath: c.String("config"),
-		Listen: c.String("listen"), Token: c.String("token"), AllowedHosts: c.StringSlice("allowed-host"), Grace: c.Duration("grace"), RateWindow: c.Duration("rate-window"), Log: log})
+	opts := daemon.Options{Dir: c.String("dir"), Config: cfg, ConfigPath: c.String("config"),
+		Listen: c.String("listen"), Token: c.String("token"), AllowedHosts: c.StringSlice("allowed-host"), Grace: c.Duration("grace"), RateWindow: c.Duration("rate-window"), Log: log}
+	var home *temporal.Home
+	switch c.String("engine") {
+	case "local":
+	case "temporal":
+		if home, err = newHome(c, cfg, log); err != nil {
+			return err
+		}
+		opts.Run = home.Run
+	default:
+		return withCode(exitBadInput, fmt.Errorf("--engine %q: write local or temporal", c.String("engine")))
+	}
+	d, err := daemon.New(opts)
+	if home != nil {
+		// After the daemon: its activities need the directory, and they
+		// stop before it lets go of the directory's lock.
+		if err == nil {
+			err = home.Start()
+		}
+		defer home.Stop()
+	}
 	switch {
 	case errors.Is(err, walkie.ErrLocked), errors.Is(err, daemon.ErrNeedToken):
 		return withCode(exitBadInput, err)
@@ -122,4 +146,21 @@ func runServe(c *cli.Context) error {
 		}
 	}()
 	return d.Run(ctx)
+}
+
+// newHome connects the daemon to Temporal as the home of --dir's debates.
+func newHome(c *cli.Context, cfg *config.Config, log *zap.Logger) (*temporal.Home, error) {
+	queues, err := temporal.ParseQueues(c.StringSlice("queue"))
+	if err != nil {
+		return nil, withCode(exitBadInput, err)
+	}
+	client, err := temporal.Dial(c.Context, c.String("temporal"), c.String("namespace"), log)
+	if err != nil {
+		return nil, err
+	}
+	queue := c.String("home-queue")
+	if queue == "" {
+		queue = temporal.DefaultHomeQueue(c.String("dir"))
+	}
+	return temporal.NewHome(temporal.HomeOptions{Client: client, Queue: queue, Queues: queues, Config: cfg, Log: log})
 }

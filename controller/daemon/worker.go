@@ -311,8 +311,24 @@ func (w *worker) runTurn() (int, error) {
 		w.running, w.view.Running, w.queuedFor = false, nil, ""
 		w.mu.Unlock()
 	}()
-	sum, err := controller.Run(w.d.runCtx, controller.Options{File: w.file, Config: w.d.cfg.Load(), Once: true,
-		Log: w.d.log, Observe: w.observe, Acquire: w.acquire})
+	opts := controller.Options{File: w.file, Config: w.d.cfg.Load(), Once: true, Log: w.d.log, Observe: w.observe, Acquire: w.acquire}
+	if w.d.o.Run == nil {
+		sum, err := controller.Run(w.d.runCtx, opts)
+		return len(sum.Attempts), err
+	}
+	ctx, cancel := context.WithCancel(w.d.runCtx)
+	defer cancel()
+	go func() {
+		select {
+		case <-w.d.draining:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	sum, err := w.d.o.Run(ctx, opts)
+	if err != nil && ctx.Err() != nil {
+		err = errDraining
+	}
 	return len(sum.Attempts), err
 }
 
