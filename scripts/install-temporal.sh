@@ -5,8 +5,10 @@
 # Temporal server and takes minutes on two cores; every later run finds the
 # binary and returns at once, so CI and repeated `make test` cost nothing.
 #
-# Usage: scripts/install-temporal.sh [--force]
+# Usage: scripts/install-temporal.sh [--force | --check]
 # Prints the path of the temporal binary on the last line of stdout.
+# --check builds nothing: it prints the path and exits 0 when the binary is
+# there, and exits 1 otherwise (the tests use it to find the server).
 set -euo pipefail
 
 TEMPORAL_CLI_VERSION=v1.5.1
@@ -21,11 +23,16 @@ dir="$root/.cache/temporal/$TEMPORAL_CLI_VERSION"
 bin="$dir/temporal"
 
 force=0
-if [[ "${1:-}" == "--force" ]]; then
-	force=1
-elif [[ $# -gt 0 ]]; then
-	die "unknown argument $1 (usage: scripts/install-temporal.sh [--force])"
-fi
+case "${1:-}" in
+"") ;;
+--force) force=1 ;;
+--check)
+	[[ -x "$bin" ]] || exit 1
+	echo "$bin"
+	exit 0
+	;;
+*) die "unknown argument $1 (usage: scripts/install-temporal.sh [--force | --check])" ;;
+esac
 
 if [[ $force -eq 0 && -x "$bin" ]]; then
 	echo "install-temporal: temporal CLI $TEMPORAL_CLI_VERSION already in $dir" >&2

@@ -220,6 +220,10 @@ func (w *Worker) noteSession(dir string, s *session.Session) {
 		w.log.Warn("cannot identify the session's process", zap.Int("pid", s.Pid()), zap.Error(err))
 		return
 	}
+	w.noteSessionID(dir, id)
+}
+
+func (w *Worker) noteSessionID(dir string, id session.ProcIdentity) {
 	b, _ := json.Marshal(id)
 	if err := os.WriteFile(filepath.Join(dir, sessionFile), b, 0o644); err != nil {
 		w.log.Warn("cannot record the session's process", zap.Error(err))
