@@ -56,8 +56,8 @@ func turnInput(t *testing.T) TurnInput {
 	}
 	return TurnInput{Debate: "d", FileName: "d.walkie.md", Record: record, Turn: 1, Round: 1, Attempt: 1, Participant: "alice", Agent: "alice",
 		PromptName: "turn", PromptSource: "Write turn {{.Turn}} of {{.File}} as {{.Agent}}.",
-		Prompt:     config.PromptData{Agent: "alice", Turn: 1, Round: 1, MaxRounds: 2, Participants: []string{"alice", "bob"}},
-		Timeout:    20 * time.Second, Stall: 10 * time.Second, Grace: 100 * time.Millisecond, KillGrace: 500 * time.Millisecond}
+		Prompt:  config.PromptData{Agent: "alice", Turn: 1, Round: 1, MaxRounds: 2, Participants: []string{"alice", "bob"}},
+		Timeout: 20 * time.Second, Stall: 10 * time.Second, Grace: 100 * time.Millisecond, KillGrace: 500 * time.Millisecond}
 }
 
 func runTurnActivity(t *testing.T, w *Worker, in TurnInput, beats func(Progress)) (TurnResult, error) {
