@@ -39,7 +39,7 @@ var runs atomic.Int64
 // and the task queues of its home and workers, unique to the test so
 // tests sharing the server never take each other's tasks.
 type cluster struct {
-	t      *testing.T
+	t      testing.TB
 	dir    string
 	name   string // the walkie file, in dir
 	id     string
@@ -47,6 +47,9 @@ type cluster struct {
 	queues []string // --queue flags for the home and every worker
 	home   string   // the home's task queue
 	listen string   // the home's HTTP address
+	// uncounted: the agents keep no run counter (a counter file shared by
+	// many debates at once would be torn).
+	uncounted bool
 }
 
 // agentScripts are the fake agents' scripts (YAML) by participant.
@@ -86,8 +89,12 @@ func (c *cluster) writeConfig(path, dir string, scripts agentScripts, extra map[
 		if err := os.WriteFile(script, []byte(scripts[p]+"\n"), 0o644); err != nil {
 			c.t.Fatal(err)
 		}
-		fmt.Fprintf(&b, "  %s:\n    command: [fakeagent, --file, \"{file}\", --agent, \"{agent}\", --script, %q, --state, %q]\n    usage: claude-json\n",
-			p, script, filepath.Join(dir, p+".state"))
+		state := ""
+		if !c.uncounted {
+			state = fmt.Sprintf(", --state, %q", filepath.Join(dir, p+".state"))
+		}
+		fmt.Fprintf(&b, "  %s:\n    command: [fakeagent, --file, \"{file}\", --agent, \"{agent}\", --script, %q%s]\n    usage: claude-json\n",
+			p, script, state)
 		for k, v := range extra[p] {
 			fmt.Fprintf(&b, "    %s: %s\n", k, v)
 		}
@@ -110,7 +117,7 @@ func (c *cluster) write(name, content string) {
 
 // proc is a walkie process running in the background.
 type proc struct {
-	t       *testing.T
+	t       testing.TB
 	cmd     *exec.Cmd
 	mu      sync.Mutex
 	out     bytes.Buffer // stdout and stderr

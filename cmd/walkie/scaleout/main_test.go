@@ -114,7 +114,7 @@ func startServer(dir string) (stop func(), err error) {
 }
 
 // needServer skips the test without a server, or fails it under CI.
-func needServer(t *testing.T) {
+func needServer(t testing.TB) {
 	t.Helper()
 	readSources(t)
 	if missing == "" {
@@ -156,7 +156,7 @@ var sourcesOnce sync.Once
 // readSources reads every Go source file of the module from within a
 // test, so go test's cache sees a change to the code the binaries built in
 // TestMain are made of (as in cmd/walkie/e2e).
-func readSources(t *testing.T) {
+func readSources(t testing.TB) {
 	sourcesOnce.Do(func() {
 		err := filepath.WalkDir("../../..", func(path string, e fs.DirEntry, err error) error {
 			if err != nil {
