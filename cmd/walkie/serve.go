@@ -49,11 +49,22 @@ never in a link). Idle connections are closed after 30s and connections are
 capped, so no client can take the descriptors the debates need. The threat
 model is in docs/operations.md.
 
+--engine temporal: every debate becomes a Temporal workflow (its id the
+debate's id) and each turn runs on a walkie worker machine that has the
+agent's CLI, found by task queue (walkie-agent-AGENT, or --queue). This
+daemon stays the home: it owns the files, decides and records every turn
+exactly as the local engine does, and serves the same status, page and
+notifications. walkie halt cancels the remote turn; limits become the
+workers' slots and their queues' rates. Killed, a restarted home settles
+the turns that finished meanwhile. Round tables run only locally. Setup and
+the policy mapping: docs/scale-out.md.
+
 EXAMPLES:
    walkie serve --dir ~/debates
    walkie serve --dir . --listen 127.0.0.1:7433 --grace 5m
    WALKIE_TOKEN=s3cret walkie serve --dir /srv/walkie --listen 0.0.0.0:7433
-   walkie serve --dir ~/debates --allowed-host walkie.example.com   # behind a reverse proxy`,
+   walkie serve --dir ~/debates --allowed-host walkie.example.com   # behind a reverse proxy
+   walkie serve --dir ~/debates --engine temporal --temporal temporal.internal:7233 --namespace walkie`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "engine", Value: "local", Usage: "local: turns run in this process's sessions; temporal: each debate is a Temporal workflow and its turns run on walkie worker machines (see docs/scale-out.md)"},
 			&cli.StringFlag{Name: "home-queue", Usage: "with --engine temporal: this home's task queue (default walkie-home-HOST-HASH of --dir; keep it across restarts)"},
@@ -154,7 +165,7 @@ func newHome(c *cli.Context, cfg *config.Config, log *zap.Logger) (*temporal.Hom
 	if err != nil {
 		return nil, withCode(exitBadInput, err)
 	}
-	client, err := temporal.Dial(c.Context, c.String("temporal"), c.String("namespace"), log)
+	client, err := temporal.Dial(c.Context, temporalConnection(c), log)
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,18 @@ func temporalFlags() []cli.Flag {
 		&cli.StringFlag{Name: "temporal", Value: "127.0.0.1:7233", EnvVars: []string{"TEMPORAL_ADDRESS"}, Usage: "Temporal frontend HOST:PORT"},
 		&cli.StringFlag{Name: "namespace", Value: "default", EnvVars: []string{"TEMPORAL_NAMESPACE"}, Usage: "Temporal namespace; debate ids must be unique in it"},
 		&cli.StringSliceFlag{Name: "queue", Usage: "AGENT=QUEUE: the task queue of an agent's workers (default walkie-agent-AGENT); repeatable, the same on the home and the workers"},
+		&cli.BoolFlag{Name: "tls", EnvVars: []string{"TEMPORAL_TLS"}, Usage: "connect to Temporal over TLS (implied by the other TLS flags and an API key)"},
+		&cli.StringFlag{Name: "tls-ca", EnvVars: []string{"TEMPORAL_TLS_CA"}, Usage: "PEM file of the CAs to trust for Temporal, instead of the system's"},
+		&cli.StringFlag{Name: "tls-cert", EnvVars: []string{"TEMPORAL_TLS_CERT"}, Usage: "client certificate (PEM) for a Temporal cluster that wants mTLS"},
+		&cli.StringFlag{Name: "tls-key", EnvVars: []string{"TEMPORAL_TLS_KEY"}, Usage: "the client certificate's key (PEM)"},
+		&cli.StringFlag{Name: "api-key", EnvVars: []string{"TEMPORAL_API_KEY"}, Usage: "API key for a Temporal cluster that takes them (give it in the environment, not on the command line)"},
 	}
+}
+
+// temporalConnection is what the temporal flags say.
+func temporalConnection(c *cli.Context) temporal.Connection {
+	return temporal.Connection{HostPort: c.String("temporal"), Namespace: c.String("namespace"), TLS: c.Bool("tls"), CA: c.String("tls-ca"),
+		Cert: c.String("tls-cert"), Key: c.String("tls-key"), APIKey: c.String("api-key")}
 }
 
 func workerCommand() *cli.Command {
@@ -86,7 +97,7 @@ func runWorker(c *cli.Context) error {
 	}
 	ctx, cancel := signal.NotifyContext(c.Context, syscall.SIGTERM, syscall.SIGINT)
 	defer cancel()
-	client, err := temporal.Dial(ctx, c.String("temporal"), c.String("namespace"), log)
+	client, err := temporal.Dial(ctx, temporalConnection(c), log)
 	if err != nil {
 		return err
 	}

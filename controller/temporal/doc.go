@@ -9,10 +9,12 @@
 //     next, runs the turn on the agent's task queue, has the home settle
 //     it, and asks again.
 //   - The home (Home), inside `walkie serve --engine temporal`: it owns the
-//     files and runs, on its own task queue, the activities that read and
-//     write them (decide, begin, settle, notify, abandon), all through
-//     controller.Home, the code the local loop uses. It also runs the
-//     workflows, and takes the daemon's place for starting them.
+//     files and polls its own task queue, which carries the debates'
+//     workflows; the activities that read and write the files (decide,
+//     begin, settle, notify, abandon) run there as the workflow's local
+//     activities, all through controller.Home, the code the local loop
+//     uses. It takes the daemon's place for starting workflows, and
+//     signals a halt to the turn out on a worker.
 //   - The worker (Worker), `walkie worker`: it polls one task queue per
 //     agent it can run and runs each turn with engine.RunTurn on a copy of
 //     the record, heartbeating progress, and sends the agent's version of

@@ -28,6 +28,7 @@ import (
 
 // HomeOptions configure a home.
 type HomeOptions struct {
+	// Client is the home's from now on: Stop closes it.
 	Client client.Client
 	// Queue is the home's own task queue: its workflows and the
 	// activities that touch its files. It must be the home's alone, and
@@ -124,13 +125,14 @@ func (h *Home) Start() error {
 	return nil
 }
 
-// Stop lets the home activities in progress finish, then stops polling
-// and releases the run locks. The workflows go on: their next home
-// activity waits for the home to be back.
+// Stop lets the home activities in progress finish, then stops polling,
+// releases the run locks and closes the client. The workflows go on: their
+// next home activity waits for the home to be back.
 func (h *Home) Stop() {
 	if h.w != nil {
 		h.w.Stop()
 	}
+	h.o.Client.Close()
 	_ = h.watcher.Close()
 	h.mu.Lock()
 	defer h.mu.Unlock()

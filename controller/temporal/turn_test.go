@@ -258,3 +258,22 @@ func TestQueues(t *testing.T) {
 		t.Errorf("home queues %q and %q: want stable and distinct per directory", a, b)
 	}
 }
+
+func TestConnectionTLS(t *testing.T) {
+	if c, err := (Connection{HostPort: "h:7233"}).tlsConfig(); c != nil || err != nil {
+		t.Fatalf("plain connection: %v, %v", c, err)
+	}
+	if c, err := (Connection{APIKey: "k"}).tlsConfig(); c == nil || err != nil {
+		t.Fatalf("an API key goes over TLS: %v, %v", c, err)
+	}
+	if _, err := (Connection{Cert: "c.pem"}).tlsConfig(); err == nil || !strings.Contains(err.Error(), "--tls-key") {
+		t.Fatalf("a certificate without its key: %v", err)
+	}
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, []byte("not a certificate"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (Connection{CA: ca}).tlsConfig(); err == nil || !strings.Contains(err.Error(), "no PEM certificate") {
+		t.Fatalf("a CA file without a certificate: %v", err)
+	}
+}
