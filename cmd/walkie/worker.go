@@ -65,7 +65,7 @@ EXAMPLES:
    walkie worker --temporal temporal.internal:7233 --namespace walkie --agents codex
    walkie worker --agents codex --queue codex=walkie-codex-gpu --dir /var/lib/walkie-worker`,
 		Flags: append(temporalFlags(),
-			&cli.StringSliceFlag{Name: "agents", Required: true, Usage: "configured agents this machine runs, comma separated"},
+			&cli.StringSliceFlag{Name: "agents", Usage: "configured agents this machine runs, comma separated (required)"},
 			&cli.StringFlag{Name: "config", Usage: "config file (default: ./walkie.yaml, then the user config dir): how each agent runs here"},
 			&cli.StringFlag{Name: "dir", Usage: "where attempts' copies and transcripts are kept (default $XDG_STATE_HOME/walkie/worker)"},
 			&cli.StringFlag{Name: "identity", Usage: "the worker's name in Temporal and the turn log (default walkie-worker@HOST:PID)"},
@@ -95,6 +95,10 @@ func runWorker(c *cli.Context) error {
 	if err != nil {
 		return withCode(exitBadInput, err)
 	}
+	agents := temporal.ParseAgents(c.StringSlice("agents"))
+	if err := temporal.CheckAgents(cfg, agents); err != nil {
+		return withCode(exitBadInput, err)
+	}
 	ctx, cancel := signal.NotifyContext(c.Context, syscall.SIGTERM, syscall.SIGINT)
 	defer cancel()
 	client, err := temporal.Dial(ctx, temporalConnection(c), log)
@@ -106,7 +110,7 @@ func runWorker(c *cli.Context) error {
 	if dir == "" {
 		dir = temporal.DefaultWorkerDir()
 	}
-	w, err := temporal.NewWorker(temporal.WorkerOptions{Client: client, Agents: temporal.ParseAgents(c.StringSlice("agents")), Queues: queues,
+	w, err := temporal.NewWorker(temporal.WorkerOptions{Client: client, Agents: agents, Queues: queues,
 		Config: cfg, Dir: dir, Identity: c.String("identity"), Grace: c.Duration("grace"), Log: log})
 	if err != nil {
 		return withCode(exitBadInput, err)

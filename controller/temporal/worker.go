@@ -70,13 +70,8 @@ func NewWorker(o WorkerOptions) (*Worker, error) {
 	if o.Log == nil {
 		o.Log = zap.NewNop()
 	}
-	if len(o.Agents) == 0 {
-		return nil, errors.New("--agents: name at least one configured agent this machine runs (e.g. --agents claude,codex)")
-	}
-	for _, a := range o.Agents {
-		if _, err := o.Config.Agent(a); err != nil {
-			return nil, engine.BadInput(fmt.Errorf("--agents %s: %w", a, err))
-		}
+	if err := CheckAgents(o.Config, o.Agents); err != nil {
+		return nil, err
 	}
 	if o.Dir == "" {
 		return nil, errors.New("temporal worker: no directory for attempts")
@@ -87,6 +82,20 @@ func NewWorker(o WorkerOptions) (*Worker, error) {
 	}
 	o.Grace = cmp.Or(o.Grace, DefaultWorkerGrace)
 	return &Worker{o: o, log: o.Log.Named("worker"), eng: engine.New(o.Config, o.Log), identity: o.Identity}, nil
+}
+
+// CheckAgents refuses a worker's --agents unless each is configured:
+// before it connects, so a typo is told at once.
+func CheckAgents(cfg *config.Config, agents []string) error {
+	if len(agents) == 0 {
+		return engine.BadInput(errors.New("--agents: name at least one configured agent this machine runs (e.g. --agents claude,codex)"))
+	}
+	for _, a := range agents {
+		if _, err := cfg.Agent(a); err != nil {
+			return engine.BadInput(fmt.Errorf("--agents %s: %w", a, err))
+		}
+	}
+	return nil
 }
 
 // Identity is the worker's name in Temporal and in the turn log.

@@ -3,6 +3,7 @@ package scaleout
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -256,5 +257,35 @@ func TestAuthFailureIsNotRetried(t *testing.T) {
 	}
 	if st := c.state(); !strings.Contains(st.Reason, "never retried") {
 		t.Fatalf("reason %q, want it to say auth is never retried", st.Reason)
+	}
+}
+
+// Debate ids are workflow ids: a second home (another directory) with a
+// debate of the same id in the namespace is refused, and says whose the
+// workflow is, rather than driving the first home's debate.
+func TestSecondHomeWithTheSameDebateIDIsRefused(t *testing.T) {
+	hanging := agentScripts{"alice": "behavior: hang", "bob": converging["bob"]}
+	first := newCluster(t, "owner", 3, hanging)
+	_, dir := first.startWorker("w", hanging, nil)
+	first.startHome()
+	first.waitRunning(1, filepath.Join(dir, "alice.state"), 1)
+
+	second := *first
+	second.dir, second.home = t.TempDir(), first.home+"-second"
+	second.listen = fmt.Sprintf("127.0.0.1:%d", freePorts(1)[0])
+	for _, name := range []string{first.name, "walkie.yaml"} {
+		b, err := os.ReadFile(first.path(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		second.write(name, string(b))
+	}
+	second.startHome()
+	eventually(t, 20*time.Second, "the second home refusing the debate", func() bool {
+		msg, _ := second.fleet()["error"].(string)
+		return strings.Contains(msg, "already run as a workflow by the home on task queue \""+first.home+"\"")
+	})
+	if st := second.state(); st.Running != nil {
+		t.Fatalf("the second home began an attempt: %+v", st.Running)
 	}
 }
