@@ -56,6 +56,7 @@ func (h *Home) Run(ctx context.Context, o controller.Options) (controller.Summar
 		// Begin did, and listen for a halt, until it is settled.
 		if h.lock(dir) {
 			h.sent(dir, file, &controller.TurnRef{Turn: a.Turn, Participant: a.Agent, Attempt: a.Number, Started: a.Started})
+			h.emit(file, controller.Event{Kind: controller.EventTurnStarted, Turn: a.Turn, Agent: a.Agent, Attempt: a.Number, Started: a.Started})
 		}
 	}
 	run, err := h.o.Client.SignalWithStartWorkflow(ctx, meta.ID, signal, nil, client.StartWorkflowOptions{

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -30,6 +31,13 @@ import (
 // session's result and the transcripts go back; the home judges them.
 func (w *Worker) Turn(ctx context.Context, in TurnInput) (TurnResult, error) {
 	info := activity.GetInfo(ctx)
+	// These name paths on this machine: a home may not reach outside the
+	// worker's directory with them.
+	for _, name := range []string{in.Debate, in.Participant, in.FileName} {
+		if !pathComponent(name) {
+			return TurnResult{}, w.badInput(fmt.Errorf("the turn names %q, which is not a plain file name", name))
+		}
+	}
 	agent, err := w.o.Config.Agent(in.Agent)
 	if err != nil {
 		return TurnResult{}, w.badInput(fmt.Errorf("no agent %s in its config: %w", in.Agent, err))
@@ -233,4 +241,9 @@ func (w *Worker) noteSessionID(dir string, id session.ProcIdentity) {
 // badInput is an error no retry on any worker fixes until a person acts.
 func (w *Worker) badInput(err error) error {
 	return temporalsdk.NewNonRetryableApplicationError(fmt.Sprintf("worker %s: %v", w.identity, err), ErrTypeBadInput, err)
+}
+
+// pathComponent reports whether s is one plain path element.
+func pathComponent(s string) bool {
+	return s != "" && s != "." && s != ".." && filepath.Base(s) == s && !strings.ContainsAny(s, `/\`)
 }

@@ -152,6 +152,17 @@ func TestTurnWithAMissingCommandIsBadInput(t *testing.T) {
 	if !errors.As(err, &app) || app.Type() != ErrTypeBadInput || !app.NonRetryable() || !strings.Contains(app.Error(), "test-worker") {
 		t.Fatalf("error %v, want non-retryable bad input naming the worker", err)
 	}
+	for _, bad := range []func(*TurnInput){
+		func(in *TurnInput) { in.FileName = "../../escape.md" },
+		func(in *TurnInput) { in.Debate = ".." },
+		func(in *TurnInput) { in.Participant = "a/b" },
+	} {
+		in := turnInput(t)
+		bad(&in)
+		if _, err := runTurnActivity(t, w, in, nil); !errors.As(err, &app) || app.Type() != ErrTypeBadInput || !strings.Contains(app.Error(), "not a plain file name") {
+			t.Fatalf("error %v, want bad input for a path outside the worker's directory", err)
+		}
+	}
 	in := turnInput(t)
 	in.Agent = "carol"
 	if _, err := runTurnActivity(t, w, in, nil); !errors.As(err, &app) || app.Type() != ErrTypeBadInput || !strings.Contains(app.Error(), "carol") {

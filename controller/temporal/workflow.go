@@ -61,6 +61,10 @@ func Debate(ctx workflow.Context, in DebateInput) (Ended, error) {
 			return out, err
 		}
 		if p.Action != string(controller.ActRun) {
+			// Wake-ups that came during the decision are answered by it.
+			for _, c := range wakes {
+				drain(c)
+			}
 			out.Action, out.Status, out.Why = p.Action, p.Status, p.Why
 			return out, nil
 		}
