@@ -116,8 +116,10 @@ func runServe(c *cli.Context) error {
 	}
 	d, err := daemon.New(opts)
 	if home != nil {
-		// After the daemon: its activities need the directory, and they
-		// stop before it lets go of the directory's lock.
+		// Started once the daemon holds the directory, and stopped after
+		// it: the home's steps in progress finish first. Temporal gives a
+		// workflow's task to one worker at a time, so a home started
+		// meanwhile never runs a step of the same debate at once.
 		if err == nil {
 			err = home.Start()
 		}
