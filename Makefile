@@ -6,14 +6,14 @@ PKGS    := ./...
 # people who run agent CLIs all day do it on a Mac.
 CROSS   := darwin/arm64 darwin/amd64
 
-.PHONY: build test cross bench demo lint install clis chromium tools clean
+.PHONY: build test cross bench demo lint install clis chromium tools temporal clean
 
 build: ## build walkie and the test/demo programs into bin/
 	$(GO) build -o $(BIN)/walkie ./cmd/walkie
 	$(GO) build -o $(BIN)/fakeagent ./cmd/fakeagent
 	$(GO) build -o $(BIN)/fakemodel ./cmd/fakemodel
 
-test: clis chromium tools ## vet, cross-vet and build for macOS, then every test with the race detector
+test: clis chromium tools temporal ## vet, cross-vet and build for macOS, then every test with the race detector
 	$(GO) vet $(PKGS)
 	@$(MAKE) --no-print-directory cross
 	$(GO) test -race -timeout 30m $(PKGS)
@@ -35,7 +35,10 @@ chromium: ## install Chromium (Debian's package) for the fleet page's browser te
 tools: ## install tmux (Debian) for the terminal tests; they fail without it when CI is set
 	@scripts/install-tools.sh || echo "make: tmux could not be installed; the terminal tests will skip (or fail in CI) and say why"
 
-bench: ## benchmarks; each prints its ratio measured in the same run
+temporal: ## build the Temporal dev server once into .cache/ for the scale-out tests (minutes cold, nothing warm)
+	@scripts/install-temporal.sh >/dev/null || echo "make: the Temporal dev server could not be built; the scale-out tests will skip (or fail under CI) and say why"
+
+bench: temporal ## benchmarks; each prints its ratio measured in the same run
 	scripts/bench.sh
 
 demo: build ## a real debate between two scripted agents, no account needed

@@ -41,18 +41,27 @@ func (c *controller) turn(ctx context.Context, t *plan) (TurnRecord, error) {
 	if err != nil {
 		return TurnRecord{}, err
 	}
-	rec := TurnRecord{Turn: t.Turn, Round: t.Round, Agent: t.Participant, Role: cmp.Or(t.role, "participant"), Attempt: t.attempt, Started: started}
 	at, err := c.turnAttempt(t, snapshot, started, id)
 	if err != nil {
-		return rec, c.abandon(snapshot, err)
+		return TurnRecord{}, c.abandon(snapshot, err)
 	}
 	res, err := c.eng.RunTurn(ctx, at)
 	if err != nil {
-		return rec, c.abandon(snapshot, err)
+		return TurnRecord{}, c.abandon(snapshot, err)
 	}
+	return c.settle(t, started, snapshot, res)
+}
+
+// settle judges an attempt's result against the snapshot and records it:
+// stamp or restore, classify, turns.jsonl, queued notes, the event. It is
+// the one path for a result, whether the session ran here or on a remote
+// worker (Home.Settle); res's transcripts are in the state directory.
+func (c *controller) settle(t *plan, started time.Time, snapshot []byte, res engine.Result) (TurnRecord, error) {
+	rec := TurnRecord{Turn: t.Turn, Round: t.Round, Agent: t.Participant, Role: cmp.Or(t.role, "participant"), Attempt: t.attempt, Started: started}
 	res.Fill(&rec, c.dir)
 	keep := walkie.KeepPath(c.dir, t.Turn, t.Participant, t.attempt)
 	var settled walkie.Settled
+	var err error
 	if res.Stop != "" { // halted or interrupted: the attempt is void whatever it wrote
 		settled, err = walkie.Discard(c.file, snapshot, keep)
 	} else {
@@ -87,8 +96,7 @@ func (c *controller) turnAttempt(t *plan, snapshot []byte, started time.Time, id
 	prompt := t.prompt
 	if prompt == "" {
 		var err error
-		prompt, err = c.opts.Config.RenderPrompt(t.Agent.Prompt, config.PromptData{Agent: t.Participant, File: c.file, Turn: t.Turn, Round: t.Round,
-			MaxRounds: t.RoundCap, Participants: t.meta.Participants})
+		prompt, err = c.opts.Config.RenderPrompt(t.Agent.Prompt, promptData(t, c.file))
 		if err != nil {
 			return engine.TurnAttempt{}, badInput(fmt.Errorf("prompt for %s: %w", t.Participant, err))
 		}
@@ -113,6 +121,13 @@ func (c *controller) turnAttempt(t *plan, snapshot []byte, started time.Time, id
 		c.emit(Event{Kind: EventOutput, Turn: t.Turn, Round: t.Round, Agent: t.Participant, Attempt: t.attempt, Started: started, Line: line})
 	}
 	return at, nil
+}
+
+// promptData fills the turn's prompt template; file is where the agent
+// finds the record: the record itself, or a worker's copy of it.
+func promptData(t *plan, file string) config.PromptData {
+	return config.PromptData{Agent: t.Participant, File: file, Turn: t.Turn, Round: t.Round,
+		MaxRounds: t.RoundCap, Participants: t.meta.Participants}
 }
 
 // begin snapshots the file and records the attempt as running, so that a

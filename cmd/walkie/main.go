@@ -166,7 +166,7 @@ func commands() []*cli.Command {
 		newCommand(), initCommand(), briefCommand(), phaseCommand(), postCommand(), statusCommand(), showCommand(), followCommand(), verifyCommand(),
 		haltCommand(), resumeCommand(), extendCommand(), repairCommand(),
 		autoCommand(), turnCommand(), trialsCommand(), logCommand(), reportCommand(), doctorCommand(),
-		serveCommand(), watchCommand(), notifyCommand(), reviewCommand(), skillCommand(), versionCommand(),
+		serveCommand(), workerCommand(), watchCommand(), notifyCommand(), reviewCommand(), skillCommand(), versionCommand(),
 	}
 }
 

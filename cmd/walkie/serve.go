@@ -9,9 +9,11 @@ import (
 	"syscall"
 
 	"github.com/urfave/cli/v2"
+	"go.uber.org/zap"
 
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller/daemon"
+	"github.com/walkie-sh/walkie/controller/temporal"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -55,12 +57,25 @@ cookie that dies with the daemon. Idle connections are closed after 30s and
 connections and event streams are capped, so no client can take the
 descriptors the debates need. The threat model is in docs/operations.md.
 
+--engine temporal: every debate becomes a Temporal workflow (its id the
+debate's id) and each turn runs on a walkie worker machine that has the
+agent's CLI, found by task queue (walkie-agent-AGENT, or --queue). This
+daemon stays the home: it owns the files, decides and records every turn
+exactly as the local engine does, and serves the same status, page and
+notifications. walkie halt cancels the remote turn; limits become the
+workers' slots and their queues' rates. Killed, a restarted home settles
+the turns that finished meanwhile. Round tables run only locally. Setup and
+the policy mapping: docs/scale-out.md.
+
 EXAMPLES:
    walkie serve --dir ~/debates
    walkie serve --dir . --listen 127.0.0.1:7433 --grace 5m
    WALKIE_TOKEN=s3cret walkie serve --dir /srv/walkie --listen 0.0.0.0:7433
-   walkie serve --dir ~/debates --allowed-host walkie.example.com   # behind a reverse proxy`,
-		Flags: []cli.Flag{
+   walkie serve --dir ~/debates --allowed-host walkie.example.com   # behind a reverse proxy
+   walkie serve --dir ~/debates --engine temporal --temporal temporal.internal:7233 --namespace walkie`,
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "engine", Value: "local", Usage: "local: turns run in this process's sessions; temporal: each debate is a Temporal workflow and its turns run on walkie worker machines (see docs/scale-out.md)"},
+			&cli.StringFlag{Name: "home-queue", Usage: "with --engine temporal: this home's task queue (default walkie-home-HOST-HASH of --dir; keep it across restarts)"},
 			&cli.StringFlag{Name: "dir", Value: ".", Usage: "directory to serve: every *.walkie.md under it"},
 			&cli.StringFlag{Name: "config", Usage: "config file (default: ./walkie.yaml, then the user config dir); SIGHUP re-reads it"},
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:7433", Usage: `HTTP address; "" for none; beyond loopback it needs --token`},
@@ -70,7 +85,7 @@ EXAMPLES:
 			&cli.DurationFlag{Name: "rate-window", Hidden: true, Usage: "the rate limit's window (tests only; default an hour)"},
 			&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "auto (human on a terminal, JSON otherwise), console or json"},
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "debug logging"},
-		},
+		}, temporalFlags()...),
 		Action: runServe,
 	}
 }
@@ -94,9 +109,31 @@ func runServe(c *cli.Context) error {
 			return withCode(exitBadInput, fmt.Errorf("--allowed-host: %w", err))
 		}
 	}
-	d, err := daemon.New(daemon.Options{Dir: c.String("dir"), Config: cfg, ConfigPath: c.String("config"),
+	opts := daemon.Options{Dir: c.String("dir"), Config: cfg, ConfigPath: c.String("config"),
 		Listen: c.String("listen"), Token: c.String("token"), AllowedHosts: c.StringSlice("allowed-host"), Grace: c.Duration("grace"), RateWindow: c.Duration("rate-window"), Log: log,
-		Registry: registryDir(log)})
+		Registry: registryDir(log)}
+	var home *temporal.Home
+	switch c.String("engine") {
+	case "local":
+	case "temporal":
+		if home, err = newHome(c, cfg, log); err != nil {
+			return err
+		}
+		opts.Run = home.Run
+	default:
+		return withCode(exitBadInput, fmt.Errorf("--engine %q: write local or temporal", c.String("engine")))
+	}
+	d, err := daemon.New(opts)
+	if home != nil {
+		// Started once the daemon holds the directory, and stopped after
+		// it: the home's steps in progress finish first. Temporal gives a
+		// workflow's task to one worker at a time, so a home started
+		// meanwhile never runs a step of the same debate at once.
+		if err == nil {
+			err = home.Start()
+		}
+		defer home.Stop()
+	}
 	switch {
 	case errors.Is(err, walkie.ErrLocked), errors.Is(err, daemon.ErrNeedToken):
 		return withCode(exitBadInput, err)
@@ -131,4 +168,21 @@ func runServe(c *cli.Context) error {
 		}
 	}()
 	return d.Run(ctx)
+}
+
+// newHome connects the daemon to Temporal as the home of --dir's debates.
+func newHome(c *cli.Context, cfg *config.Config, log *zap.Logger) (*temporal.Home, error) {
+	queues, err := temporal.ParseQueues(c.StringSlice("queue"))
+	if err != nil {
+		return nil, withCode(exitBadInput, err)
+	}
+	client, err := temporal.Dial(c.Context, temporalConnection(c), log)
+	if err != nil {
+		return nil, err
+	}
+	queue := c.String("home-queue")
+	if queue == "" {
+		queue = temporal.DefaultHomeQueue(c.String("dir"))
+	}
+	return temporal.NewHome(temporal.HomeOptions{Client: client, Queue: queue, Queues: queues, Config: cfg, Log: log})
 }

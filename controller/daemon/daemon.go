@@ -81,6 +81,12 @@ type Options struct {
 	// MaxStreams bounds the page's open event streams
 	// (fleet.DefaultMaxStreams).
 	MaxStreams int
+	// Run, when set, takes controller.Run's place for a debate that
+	// controller.Next says should run: the Temporal engine's home hands
+	// the debate to its workflow there (controller/temporal). Its turns
+	// run elsewhere and go on without the daemon, so its context ends
+	// as soon as the daemon stops, not after the grace period.
+	Run func(context.Context, controller.Options) (controller.Summary, error)
 }
 
 // DefaultGrace is how long running turns get after SIGTERM.

@@ -27,6 +27,9 @@ type worker struct {
 	// ioDelay is the backoff while the record cannot be read for a
 	// transient reason (the loop's goroutine alone uses it).
 	ioDelay time.Duration
+	// runningFromFile: view.Running was read from another controller's
+	// activity file (not set by this daemon's events).
+	runningFromFile bool
 	// parked is how the debate stood when a run failed on bad input; it
 	// waits until that changes. Owned by the loop's goroutine.
 	parked *standing
@@ -222,7 +225,15 @@ func (w *worker) check(lockDelay *time.Duration) (action, time.Duration) {
 	}
 	w.mu.Lock()
 	fleet.Fill(&w.view, doc, st, dec)
-	w.view.Running = running
+	// The running session is the activity file's while another controller
+	// holds the debate; otherwise this daemon's own events set it (a
+	// Temporal home's heartbeats among them), and a look must not undo them.
+	switch {
+	case running != nil:
+		w.view.Running, w.runningFromFile = running, true
+	case w.runningFromFile:
+		w.view.Running, w.runningFromFile = nil, false
+	}
 	ended := w.lastStatus == walkie.StatusOpen && dec.Status != walkie.StatusOpen && !dec.Record
 	w.lastStatus = dec.Status
 	w.mu.Unlock()
@@ -306,8 +317,24 @@ func (w *worker) runTurn() (int, error) {
 		w.running, w.view.Running, w.queuedFor = false, nil, ""
 		w.mu.Unlock()
 	}()
-	sum, err := controller.Run(w.d.runCtx, controller.Options{File: w.file, Config: w.d.cfg.Load(), Once: true,
-		Log: w.d.log, Observe: w.observe, Acquire: w.acquire})
+	opts := controller.Options{File: w.file, Config: w.d.cfg.Load(), Once: true, Log: w.d.log, Observe: w.observe, Acquire: w.acquire}
+	if w.d.o.Run == nil {
+		sum, err := controller.Run(w.d.runCtx, opts)
+		return len(sum.Attempts), err
+	}
+	ctx, cancel := context.WithCancel(w.d.runCtx)
+	defer cancel()
+	go func() {
+		select {
+		case <-w.d.draining:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	sum, err := w.d.o.Run(ctx, opts)
+	if err != nil && ctx.Err() != nil {
+		err = errDraining
+	}
 	return len(sum.Attempts), err
 }
 

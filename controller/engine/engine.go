@@ -87,6 +87,9 @@ type Result struct {
 	// "" when it said nothing of use or has no known output format.
 	Said       string
 	Provenance Provenance
+	// Worker is the remote worker that ran the session ("" for this
+	// machine), kept in the attempt's record.
+	Worker string
 }
 
 // Run runs j's session to its end. The session outlives ctx on purpose:

@@ -68,8 +68,9 @@ func EndedAfterGrace(res session.Result, detail, who string) string {
 
 // Fill copies what the session knows into an attempt's record: end,
 // duration, exit code or signal, who ended it, output bytes, usage,
-// provenance, and the transcripts relative to stateDir. Started stays the attempt's own start,
-// the key under which a restarted controller finds the attempt in the log.
+// provenance, the remote worker, and the transcripts relative to stateDir. Started stays
+// the attempt's own start, the key under which a restarted controller
+// finds the attempt in the log.
 func (r Result) Fill(rec *TurnRecord, stateDir string) {
 	rec.Ended = r.Ended.UTC()
 	rec.DurationMS = r.Duration.Milliseconds()
@@ -82,5 +83,6 @@ func (r Result) Fill(rec *TurnRecord, stateDir string) {
 	rec.Bytes = r.Bytes
 	rec.Usage = r.Usage
 	rec.Provenance = r.Provenance
+	rec.Worker = r.Worker
 	rec.Transcript = Transcript{Raw: Rel(stateDir, r.RawPath), Text: Rel(stateDir, r.TextPath)}
 }

@@ -33,7 +33,8 @@ type TurnRecord struct {
 	Bytes      int64          `json:"output_bytes"`
 	Usage      *Usage         `json:"usage,omitempty"`
 	Signed     bool           `json:"signed"`
-	Kept       string         `json:"kept,omitempty"` // the agent's rejected version
+	Kept       string         `json:"kept,omitempty"`   // the agent's rejected version
+	Worker     string         `json:"worker,omitempty"` // the remote worker that ran it (scale-out); "" for this machine
 	// What produced the attempt.
 	Provenance
 }

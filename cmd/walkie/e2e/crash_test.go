@@ -185,7 +185,10 @@ func TestPostsRaceAuto(t *testing.T) {
 			"a": {"command": `[fakeagent, --file, "{file}", --agent, "{agent}", --delay, 20ms]`, "usage": "none"},
 			"b": {"command": `[fakeagent, --file, "{file}", --agent, "{agent}", --delay, 20ms]`, "usage": "none"},
 		}})
-	auto := d.start("auto", d.name, "--approve")
+	// Approved first: a note posted before auto could pin the briefing
+	// would fix it unapproved.
+	d.mustRun(0, "brief", "approve", d.name, "--yes")
+	auto := d.start("auto", d.name)
 	var mu sync.Mutex
 	var acked, refused []string
 	var wg sync.WaitGroup

@@ -1,0 +1,5 @@
+//go:build race
+
+package scaleout
+
+var raceFlags = []string{"-race"}

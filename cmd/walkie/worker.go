@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+	"go.uber.org/zap"
+
+	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/controller/temporal"
+)
+
+// temporalFlags connect to a Temporal cluster; serve and worker share them.
+func temporalFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "temporal", Value: "127.0.0.1:7233", EnvVars: []string{"TEMPORAL_ADDRESS"}, Usage: "Temporal frontend HOST:PORT"},
+		&cli.StringFlag{Name: "namespace", Value: "default", EnvVars: []string{"TEMPORAL_NAMESPACE"}, Usage: "Temporal namespace; debate ids must be unique in it"},
+		&cli.StringSliceFlag{Name: "queue", Usage: "AGENT=QUEUE: the task queue of an agent's workers (default walkie-agent-AGENT); repeatable, the same on the home and the workers"},
+		&cli.BoolFlag{Name: "tls", EnvVars: []string{"TEMPORAL_TLS"}, Usage: "connect to Temporal over TLS (implied by the other TLS flags and an API key)"},
+		&cli.StringFlag{Name: "tls-ca", EnvVars: []string{"TEMPORAL_TLS_CA"}, Usage: "PEM file of the CAs to trust for Temporal, instead of the system's"},
+		&cli.StringFlag{Name: "tls-cert", EnvVars: []string{"TEMPORAL_TLS_CERT"}, Usage: "client certificate (PEM) for a Temporal cluster that wants mTLS"},
+		&cli.StringFlag{Name: "tls-key", EnvVars: []string{"TEMPORAL_TLS_KEY"}, Usage: "the client certificate's key (PEM)"},
+		&cli.StringFlag{Name: "api-key", EnvVars: []string{"TEMPORAL_API_KEY"}, Usage: "API key for a Temporal cluster that takes them (give it in the environment, not on the command line)"},
+	}
+}
+
+// temporalConnection is what the temporal flags say.
+func temporalConnection(c *cli.Context) temporal.Connection {
+	return temporal.Connection{HostPort: c.String("temporal"), Namespace: c.String("namespace"), TLS: c.Bool("tls"), CA: c.String("tls-ca"),
+		Cert: c.String("tls-cert"), Key: c.String("tls-key"), APIKey: c.String("api-key")}
+}
+
+func workerCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "worker",
+		Usage: "run debate turns for a Temporal-run home (walkie serve --engine temporal) on this machine",
+		Description: `Polls one Temporal task queue per agent in --agents (walkie-agent-AGENT, or
+--queue AGENT=QUEUE) and runs each turn it takes with the same engine as
+walkie auto: the agent's configured command in a fresh pseudo-terminal, on a
+copy of the record in --dir, with this machine's login, environment and
+screen rules. The home's prompt template and timing (timeout, stall, grace)
+govern the session. While the agent runs, the worker heartbeats the output's
+size and latest line; a worker that dies is noticed within the heartbeat
+timeout (the agent's stall window, between 5s and 1m) and the turn goes to
+another worker. The agent's version of the file, the session's result and
+the transcript (first and last 128 KiB; the whole of it stays in --dir) go
+back to the home, which judges and records the turn.
+
+Limits from the config: per_agent_sessions (else max_sessions) is how many
+sessions of an agent this worker runs at once; per_agent_turns_per_hour is
+the rate of the agent's task queue across all its workers.
+
+SIGTERM or SIGINT: no new turns; running turns get --grace, then their
+sessions are ended and recorded as interrupted (another worker runs them
+again). A worker killed outright leaves its turns to the heartbeat timeout,
+and the next start ends the agents it left running. See docs/scale-out.md.
+
+EXAMPLES:
+   walkie worker --agents claude,codex
+   walkie worker --temporal temporal.internal:7233 --namespace walkie --agents codex
+   walkie worker --agents codex --queue codex=walkie-codex-gpu --dir /var/lib/walkie-worker`,
+		Flags: append(temporalFlags(),
+			&cli.StringSliceFlag{Name: "agents", Usage: "configured agents this machine runs, comma separated (required)"},
+			&cli.StringFlag{Name: "config", Usage: "config file (default: ./walkie.yaml, then the user config dir): how each agent runs here"},
+			&cli.StringFlag{Name: "dir", Usage: "where attempts' copies and transcripts are kept (default $XDG_STATE_HOME/walkie/worker)"},
+			&cli.StringFlag{Name: "identity", Usage: "the worker's name in Temporal and the turn log (default walkie-worker@HOST:PID)"},
+			&cli.DurationFlag{Name: "grace", Value: temporal.DefaultWorkerGrace, Usage: "after SIGTERM, how long running turns may finish before they are interrupted"},
+			&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "auto (human on a terminal, JSON otherwise), console or json"},
+			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "debug logging"},
+		),
+		Action: runWorker,
+	}
+}
+
+func runWorker(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return withCode(exitBadInput, fmt.Errorf("worker takes no arguments (got %s)", c.Args().First()))
+	}
+	stderr := c.App.ErrWriter
+	log, err := newLogger(stderr, c.String("log-format"), c.Bool("verbose"), isTerminal(stderr))
+	if err != nil {
+		return withCode(exitBadInput, err)
+	}
+	defer func() { _ = log.Sync() }()
+	cfg, err := config.Load(c.String("config"))
+	if err != nil {
+		return withCode(exitBadInput, err)
+	}
+	queues, err := temporal.ParseQueues(c.StringSlice("queue"))
+	if err != nil {
+		return withCode(exitBadInput, err)
+	}
+	agents := temporal.ParseAgents(c.StringSlice("agents"))
+	if err := temporal.CheckAgents(cfg, agents); err != nil {
+		return withCode(exitBadInput, err)
+	}
+	ctx, cancel := signal.NotifyContext(c.Context, syscall.SIGTERM, syscall.SIGINT)
+	defer cancel()
+	client, err := temporal.Dial(ctx, temporalConnection(c), log)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	dir := c.String("dir")
+	if dir == "" {
+		dir = temporal.DefaultWorkerDir()
+	}
+	w, err := temporal.NewWorker(temporal.WorkerOptions{Client: client, Agents: agents, Queues: queues,
+		Config: cfg, Dir: dir, Identity: c.String("identity"), Grace: c.Duration("grace"), Log: log})
+	if err != nil {
+		return withCode(exitBadInput, err)
+	}
+	log.Info("worker started", zap.String("identity", w.Identity()), zap.String("dir", dir), zap.String("temporal", c.String("temporal")))
+	return runUntilSecondSignal(ctx, func(ctx context.Context) error { return w.Run(ctx) }, stderr)
+}
+
+// runUntilSecondSignal runs fn until ctx ends, then waits for it to wind
+// down; a second signal meanwhile exits at once.
+func runUntilSecondSignal(ctx context.Context, fn func(context.Context) error, stderr io.Writer) error {
+	done := make(chan error, 1)
+	go func() { done <- fn(ctx) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	again := make(chan os.Signal, 1)
+	signal.Notify(again, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(again)
+	select {
+	case err := <-done:
+		return err
+	case <-again:
+		fmt.Fprintln(stderr, "walkie: second signal; exiting now (running turns go to another worker after the heartbeat timeout)")
+		os.Exit(exitSignal)
+		return nil
+	}
+}

@@ -1,0 +1,220 @@
+package controller
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/controller/engine"
+	"github.com/walkie-sh/walkie/walkie"
+)
+
+// Home is the side of a debate that owns its files, for an engine that
+// runs the agents' sessions somewhere else (a Temporal worker, see
+// controller/temporal). It decides the next turn, begins an attempt and
+// settles the attempt's result through the same code as the local loop,
+// so a turn is snapshotted, judged, stamped and logged the same way
+// wherever its agent ran. The caller holds the debate's run lock
+// (walkie.TryRunLock) from Decide to Settle, as Run does.
+//
+// A Home holds nothing between calls that a restart would lose: open one
+// for each call.
+type Home struct{ c *controller }
+
+// Step is what Home.Decide says should happen now.
+type Step struct {
+	Decision
+	// Attempt is the attempt number the next turn gets.
+	Attempt int
+	// Prompt fills the agent's prompt template, with File left empty: it
+	// is where the agent finds the record, which only the machine that
+	// runs the agent knows.
+	Prompt config.PromptData
+}
+
+// TurnRef names one attempt at a turn: what Begin and Settle need of a
+// Step, small enough to travel.
+type TurnRef struct {
+	Turn, Round int
+	Participant string
+	Attempt     int
+	// Started is when Begin began the attempt: with Turn and Attempt, the
+	// key under which the attempt is running and is logged.
+	Started time.Time
+}
+
+// ErrStale refuses a result for an attempt that is no longer the running
+// one: a controller that started meanwhile recovered it (and logged it as
+// interrupted), so the turn is run again and this result is not recorded.
+var ErrStale = errors.New("the attempt is no longer running")
+
+// OpenHome opens the debate in o.File for the calls of a remote engine.
+// A round table is refused: its reviewers run as one step of their own.
+func OpenHome(o Options) (*Home, error) {
+	c, err := newController(o)
+	if err != nil {
+		return nil, err
+	}
+	if c.table != nil {
+		c.close()
+		return nil, badInput(fmt.Errorf("%s is a round table, which runs only on the local engine (walkie serve without --engine temporal, or walkie auto)", c.file))
+	}
+	c.countTries()
+	return &Home{c: c}, nil
+}
+
+// Close releases what the Home holds.
+func (h *Home) Close() { h.c.close() }
+
+// File is the record's absolute path; Dir its state directory.
+func (h *Home) File() string { return h.c.file }
+
+// Dir is the debate's state directory.
+func (h *Home) Dir() string { return h.c.dir }
+
+// Decide makes the debate whole after a controller that died mid-turn,
+// then reads and checks the record and the state and says what should
+// happen now: what the loop does before every step.
+func (h *Home) Decide() (Step, error) {
+	if err := h.c.recover(); err != nil {
+		return Step{}, err
+	}
+	t, err := h.c.decide()
+	if err != nil {
+		return Step{}, err
+	}
+	return Step{Decision: t.Decision, Attempt: t.attempt, Prompt: promptData(t, "")}, nil
+}
+
+// Begin snapshots the record and marks the attempt as running, as the
+// loop's begin does; it returns the snapshot (the bytes the agent starts
+// from) and the attempt's start. Called again for the same attempt, it
+// begins it again: nothing of it has been recorded yet.
+func (h *Home) Begin(r TurnRef) ([]byte, time.Time, error) {
+	t := h.plan(r)
+	// No session of this machine's: the worker's session carries its own
+	// id, and the worker ends what a dead one of its own left behind.
+	return h.c.begin(t, "")
+}
+
+// Settle records the result of the running attempt r: after is the file
+// as the agent left it (nil: it was gone), res how its session went, with
+// its transcripts already in the state directory. It judges, stamps or
+// restores and logs exactly as the loop does, then applies the attempt's
+// outcome (retries, failed, cost) at once. Settle may be called again for
+// the same attempt, after a crash anywhere inside it: an attempt already
+// logged or stamped is finished, never recorded twice; the result must
+// be the same each time (res.Ended tells them apart). An attempt no
+// longer running, and not settled with this result, gives ErrStale.
+func (h *Home) Settle(r TurnRef, after []byte, res engine.Result) (TurnRecord, error) {
+	c := h.c
+	st, err := walkie.LoadState(c.dir)
+	if err != nil {
+		return TurnRecord{}, err
+	}
+	if !h.running(st, r) {
+		// Settled by an earlier call: the attempt is logged as this result
+		// says it ended. Logged otherwise, a controller recovered it.
+		if rec, ok := engine.LoggedAttempt(c.dir, r.Turn, r.Attempt, r.Started); ok && rec.Ended.Equal(res.Ended.UTC().Truncate(time.Millisecond)) {
+			return rec, nil
+		}
+		return TurnRecord{}, fmt.Errorf("turn %d attempt %d: %w", r.Turn, r.Attempt, ErrStale)
+	}
+	d, err := walkie.Load(c.file)
+	if err != nil {
+		return TurnRecord{}, err
+	}
+	if _, logged := engine.LoggedAttempt(c.dir, r.Turn, r.Attempt, r.Started); logged || d.Progress().Turns >= r.Turn {
+		// An earlier call stopped halfway: recovery finishes an attempt
+		// in exactly these states (logged, or stamped but not logged).
+		if err := c.recoverInterrupted(); err != nil {
+			return TurnRecord{}, err
+		}
+		rec, _ := engine.LoggedAttempt(c.dir, r.Turn, r.Attempt, r.Started)
+		return rec, nil
+	}
+	snapshot, err := h.snapshot(st)
+	if err != nil {
+		return TurnRecord{}, err
+	}
+	if err := h.putAgentVersion(r, snapshot, after); err != nil {
+		return TurnRecord{}, err
+	}
+	t := h.plan(r)
+	rec, err := c.settle(t, r.Started, snapshot, res)
+	if err != nil {
+		return rec, err
+	}
+	return rec, c.applyOutcome(t.Agent.Retries, rec)
+}
+
+// putAgentVersion puts the agent's version of the file where the agent
+// would have left it had it run here, for settle to judge. Nobody else
+// writes the record during an attempt (supervisor notes are queued), but
+// a person may have edited it by hand: that version is kept beside the
+// rejected ones rather than lost.
+func (h *Home) putAgentVersion(r TurnRef, snapshot, after []byte) error {
+	c := h.c
+	if after == nil {
+		return nil // the agent's copy was gone: the record stays the snapshot, and no turn is judged
+	}
+	cur, err := os.ReadFile(c.file)
+	if err != nil {
+		return err
+	}
+	if string(cur) != string(snapshot) {
+		keep := strings.TrimSuffix(walkie.KeepPath(c.dir, r.Turn, r.Participant, r.Attempt), ".md") + "-home.md"
+		if err := walkie.WriteFileAtomic(keep, cur, 0o644); err != nil {
+			return fmt.Errorf("keep the record as edited during turn %d: %w", r.Turn, err)
+		}
+		c.log.Warn("the record was edited during a remote turn; that version is kept and replaced by the agent's", zap.Int("turn", r.Turn), zap.String("kept", keep))
+	}
+	mode := os.FileMode(0o644)
+	if fi, err := os.Stat(c.file); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	return walkie.WriteFileAtomic(c.file, after, mode)
+}
+
+// Abandon clears the running attempt r when no session ever ran for it
+// (no worker started it, or the halt came first): the record goes back
+// to the snapshot and nothing is logged, as when a local session cannot
+// start. An attempt no longer running is left alone.
+func (h *Home) Abandon(r TurnRef) error {
+	st, err := walkie.LoadState(h.c.dir)
+	if err != nil || !h.running(st, r) {
+		return err
+	}
+	snapshot, err := h.snapshot(st)
+	if err != nil {
+		return err
+	}
+	return h.c.abandon(snapshot, nil)
+}
+
+// snapshot is the record as it stood when the running attempt began.
+func (h *Home) snapshot(st *walkie.State) ([]byte, error) {
+	cur, err := os.ReadFile(h.c.file)
+	if err != nil {
+		return nil, err
+	}
+	return readSnapshot(h.c.file, cur, st.Running, st)
+}
+
+// running reports whether r is the attempt the state has as running.
+func (h *Home) running(st *walkie.State, r TurnRef) bool {
+	a := st.Running
+	return a != nil && a.Turn == r.Turn && a.Number == r.Attempt && a.Agent == r.Participant &&
+		a.Started.Equal(r.Started.Truncate(time.Millisecond))
+}
+
+// plan is the loop's plan for r, with the agent that plays it.
+func (h *Home) plan(r TurnRef) *plan {
+	a, _ := h.c.agentFor(r.Participant) // unconfigured: no retries
+	return &plan{Decision: Decision{Turn: r.Turn, Round: r.Round, Participant: r.Participant, Agent: a}, attempt: r.Attempt}
+}

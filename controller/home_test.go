@@ -1,0 +1,267 @@
+package controller
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/controller/engine"
+	"github.com/walkie-sh/walkie/session"
+	"github.com/walkie-sh/walkie/walkie"
+)
+
+// These tests drive the Home as a remote engine does: Decide, Begin, a
+// session that ran somewhere else (its result made by hand), Settle; and
+// stop it at the points a crash of the home can hit.
+
+func openHome(t *testing.T, file string, cfg *config.Config) *Home {
+	t.Helper()
+	h, err := OpenHome(Options{File: file, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Close)
+	return h
+}
+
+// beginRemote decides and begins the next turn, as the workflow does.
+func beginRemote(t *testing.T, file string, cfg *config.Config) (TurnRef, []byte) {
+	t.Helper()
+	h := openHome(t, file, cfg)
+	s, err := h.Decide()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Action != ActRun {
+		t.Fatalf("Decide: %s (%s), want run", s.Action, s.Why)
+	}
+	if s.Prompt.File != "" {
+		t.Fatalf("the prompt data names a file (%s); only the machine that runs the agent knows where its copy is", s.Prompt.File)
+	}
+	r := TurnRef{Turn: s.Turn, Round: s.Round, Participant: s.Participant, Attempt: s.Attempt}
+	snapshot, started, err := h.Begin(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Started = started
+	return r, snapshot
+}
+
+// remoteTurn is the agent's version of the file after it wrote turn r,
+// and the session's result as a worker reports it.
+func remoteTurn(r TurnRef, snapshot []byte, body string) ([]byte, engine.Result) {
+	after := append(bytes.Clone(snapshot), []byte("\n## Turn "+strconv.Itoa(r.Turn)+" · "+r.Participant+"\n"+body+"\n")...)
+	return after, engine.Result{Result: session.Result{Started: r.Started, Ended: r.Started.Add(time.Second), Duration: time.Second,
+		Ending: session.EndCaller, EndedBy: session.EndedByController}, Worker: "w1"}
+}
+
+func TestHomeSettlesARemoteTurnAsTheLoopDoes(t *testing.T) {
+	file, cfg := testDebate(t, 2, map[string]string{"a": shAgent(""), "b": shAgent("")}, "a", "b")
+	r, snapshot := beginRemote(t, file, cfg)
+	if st := loadState(t, file); st.Running == nil || st.Running.Turn != 1 || st.Running.SessionPID != 0 {
+		t.Fatalf("running attempt %+v, want turn 1 with no local session", st.Running)
+	}
+	after, res := remoteTurn(r, snapshot, "From afar.\nSigned-off-by: a")
+	rec, err := openHome(t, file, cfg).Settle(r, after, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Outcome != walkie.OutcomeAccepted || rec.Seq != 1 || !rec.Signed || rec.Worker != "w1" {
+		t.Fatalf("recorded %+v, want turn 1 accepted, signed, seq 1, from worker w1", rec)
+	}
+	d, err := walkie.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Verify(); err != nil || d.Progress().Turns != 1 || !strings.Contains(string(d.Entries[0].Body), "From afar.") {
+		t.Fatalf("record after settle: %v, %d turns", err, d.Progress().Turns)
+	}
+	if st := loadState(t, file); st.Running != nil {
+		t.Fatalf("the attempt still runs after settle: %+v", st.Running)
+	}
+	// Settled again (the home died before Temporal heard of it): nothing
+	// more is recorded.
+	again, err := openHome(t, file, cfg).Settle(r, after, res)
+	if err != nil || again.Seq != 1 {
+		t.Fatalf("second settle: %+v, %v", again, err)
+	}
+	if n := len(turnLog(t, file)); n != 1 {
+		t.Fatalf("%d attempts logged, want 1", n)
+	}
+	if d, _ := walkie.Load(file); d.Progress().Turns != 1 {
+		t.Fatalf("%d turns after a second settle, want 1", d.Progress().Turns)
+	}
+}
+
+// A home killed halfway through Settle leaves the attempt running with
+// the turn stamped, and perhaps logged; the next Settle finishes it and
+// records it once, with its cost counted once.
+func TestHomeSettleFinishesAHalfDoneSettle(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		keepLog  bool // the crash came after the log line
+		wantText string
+	}{
+		{"stamped, not logged", false, "found on restart"},
+		{"logged, not applied", true, "turn recorded"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file, cfg := testDebate(t, 2, map[string]string{"a": shAgent(""), "b": shAgent("")}, "a", "b")
+			r, snapshot := beginRemote(t, file, cfg)
+			dir := stateDir(t, file)
+			stateBefore := readFile(t, filepath.Join(dir, "state.json"))
+			after, res := remoteTurn(r, snapshot, "Costly.")
+			res.Usage = &Usage{CostUSD: 0.25, CostSource: "reported"}
+			if _, err := openHome(t, file, cfg).Settle(r, after, res); err != nil {
+				t.Fatal(err)
+			}
+			// Undo what the crash would not have done.
+			if err := os.WriteFile(filepath.Join(dir, "state.json"), stateBefore, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if !tc.keepLog {
+				if err := os.Remove(filepath.Join(dir, "turns.jsonl")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rec, err := openHome(t, file, cfg).Settle(r, after, res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs := turnLog(t, file)
+			if len(recs) != 1 || rec.Outcome != walkie.OutcomeAccepted || !strings.Contains(recs[0].Detail, tc.wantText) {
+				t.Fatalf("log %+v, returned %+v; want one accepted attempt (%q)", recs, rec, tc.wantText)
+			}
+			st := loadState(t, file)
+			if st.Running != nil {
+				t.Fatalf("still running: %+v", st.Running)
+			}
+			if tc.keepLog && st.CostUSD != 0.25 {
+				t.Fatalf("cost %v, want 0.25 counted once", st.CostUSD)
+			}
+			if d, _ := walkie.Load(file); d.Progress().Turns != 1 {
+				t.Fatalf("%d turns, want 1", d.Progress().Turns)
+			}
+		})
+	}
+}
+
+// A controller that recovered the attempt meanwhile (walkie auto while the
+// home was down) logged it as interrupted: the remote result is stale.
+func TestHomeSettleRefusesAStaleAttempt(t *testing.T) {
+	file, cfg := testDebate(t, 2, map[string]string{"a": shAgent(""), "b": shAgent("")}, "a", "b")
+	r, snapshot := beginRemote(t, file, cfg)
+	if _, err := openHome(t, file, cfg).Decide(); err != nil { // recovers the attempt it finds running
+		t.Fatal(err)
+	}
+	if got := outcomesOf(turnLog(t, file)); !slices.Equal(got, []walkie.Outcome{walkie.OutcomeInterrupted}) {
+		t.Fatalf("recovery logged %v", got)
+	}
+	after, res := remoteTurn(r, snapshot, "Too late.")
+	if _, err := openHome(t, file, cfg).Settle(r, after, res); !errors.Is(err, ErrStale) {
+		t.Fatalf("settle of a recovered attempt: %v, want ErrStale", err)
+	}
+	if !bytes.Equal(readFile(t, file), snapshot) {
+		t.Fatal("a stale result changed the record")
+	}
+	if n := len(turnLog(t, file)); n != 1 {
+		t.Fatalf("%d attempts logged, want only the recovered one", n)
+	}
+}
+
+func TestHomeSettleVoidsAHaltedAttemptAndKeepsWhatItWrote(t *testing.T) {
+	file, cfg := testDebate(t, 2, map[string]string{"a": shAgent(""), "b": shAgent("")}, "a", "b")
+	r, snapshot := beginRemote(t, file, cfg)
+	after, res := remoteTurn(r, snapshot, "Halfway")
+	res.Stop = walkie.OutcomeHalted
+	rec, err := openHome(t, file, cfg).Settle(r, after, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Outcome != walkie.OutcomeHalted || rec.Kept == "" {
+		t.Fatalf("recorded %+v, want halted with the agent's version kept", rec)
+	}
+	if !bytes.Equal(readFile(t, file), snapshot) {
+		t.Fatal("a halted attempt's text is in the record")
+	}
+	if kept := readFile(t, filepath.Join(stateDir(t, file), rec.Kept)); !bytes.Equal(kept, after) {
+		t.Fatal("the kept version is not the agent's")
+	}
+}
+
+// Nobody writes the record during a turn, but a person editing it by hand
+// on the home machine meanwhile loses nothing: that version is kept.
+func TestHomeSettleKeepsAHandEditMadeDuringTheRemoteTurn(t *testing.T) {
+	file, cfg := testDebate(t, 2, map[string]string{"a": shAgent(""), "b": shAgent("")}, "a", "b")
+	r, snapshot := beginRemote(t, file, cfg)
+	appendText(t, file, "\nscribbled by hand\n")
+	edited := readFile(t, file)
+	after, res := remoteTurn(r, snapshot, "Mine.")
+	rec, err := openHome(t, file, cfg).Settle(r, after, res)
+	if err != nil || rec.Outcome != walkie.OutcomeAccepted {
+		t.Fatalf("settle: %+v, %v", rec, err)
+	}
+	keep := strings.TrimSuffix(walkie.KeepPath(stateDir(t, file), 1, "a", 1), ".md") + "-home.md"
+	if !bytes.Equal(readFile(t, keep), edited) {
+		t.Fatalf("the hand-edited version was not kept in %s", keep)
+	}
+}
+
+// An attempt no session ran for leaves nothing behind and counts for
+// nothing.
+func TestHomeAbandonUndoesTheAttempt(t *testing.T) {
+	file, cfg := testDebate(t, 2, map[string]string{"a": shAgent(""), "b": shAgent("")}, "a", "b")
+	r, snapshot := beginRemote(t, file, cfg)
+	if err := openHome(t, file, cfg).Abandon(r); err != nil {
+		t.Fatal(err)
+	}
+	st := loadState(t, file)
+	if st.Running != nil || len(st.Attempts) != 0 || len(turnLog(t, file)) != 0 || !bytes.Equal(readFile(t, file), snapshot) {
+		t.Fatalf("after abandon: running %+v, attempts %v, %d logged", st.Running, st.Attempts, len(turnLog(t, file)))
+	}
+	// A second abandon, or one for an attempt no longer running, is a
+	// no-op.
+	if err := openHome(t, file, cfg).Abandon(r); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A failed remote attempt counts against the retries like a local one,
+// and an auth failure ends the debate at once.
+func TestHomeAppliesRetriesToRemoteFailures(t *testing.T) {
+	file, cfg := testDebate(t, 2, map[string]string{"a": shAgent(""), "b": shAgent("")}, "a", "b")
+	r, snapshot := beginRemote(t, file, cfg)
+	res := engine.Result{Result: session.Result{Started: r.Started, Ended: r.Started.Add(time.Second), Ending: session.EndBlocked,
+		RuleOutcome: string(walkie.OutcomeAuth), Detail: "not logged in"}}
+	rec, err := openHome(t, file, cfg).Settle(r, snapshot, res)
+	if err != nil || rec.Outcome != walkie.OutcomeAuth {
+		t.Fatalf("settle: %+v, %v", rec, err)
+	}
+	s, err := openHome(t, file, cfg).Decide()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Action != ActEnd || s.Status != walkie.StatusFailed || !strings.Contains(s.Why, "never retried") {
+		t.Fatalf("after auth: %s %s (%s), want the debate failed", s.Action, s.Status, s.Why)
+	}
+}
+
+func TestOpenHomeRefusesARoundTable(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "rt.walkie.md")
+	if err := walkie.Init(file, walkie.InitOptions{MaxRounds: 2, Briefing: []byte("Build it.\n"),
+		Mode: walkie.ModeRoundtable, Implementer: "impl", Reviewers: []string{"rev"}, Grader: walkie.Command{Shell: "true"}, Workspace: "ws"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := OpenHome(Options{File: file, Config: config.Default()})
+	if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "round table") {
+		t.Fatalf("OpenHome on a round table: %v, want bad input naming the round table", err)
+	}
+}
