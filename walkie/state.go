@@ -20,6 +20,10 @@ const (
 	StatusHalted     = "halted"
 	StatusOverBudget = "over-budget"
 	StatusFailed     = "failed"
+	// StatusClosed: a participant closed the review thread (an entry of
+	// type close); its text is the outcome. Not a convergence: nobody
+	// need have agreed to anything.
+	StatusClosed = "closed"
 )
 
 // State is the mutable control record in .walkie/ID/state.json. It is
@@ -89,6 +93,17 @@ type EntryBrief struct {
 	Agent  string    `json:"agent"`
 	Signed bool      `json:"signed,omitempty"`
 	At     time.Time `json:"at"`
+	// The entry's tags (format 3).
+	Type    string   `json:"type,omitempty"`
+	Verdict string   `json:"verdict,omitempty"`
+	Refs    []string `json:"refs,omitempty"`
+}
+
+func (b *EntryBrief) setTags(t Tags) {
+	b.Type, b.Verdict = t.Type, t.Verdict
+	if len(t.Refs) > 0 {
+		b.Refs = t.RefStrings()
+	}
 }
 
 // StateDir is where a debate's side files live: .walkie/ID beside the file.
@@ -99,6 +114,8 @@ func StateDir(file, id string) string {
 // DebateStatus combines the record's progress with the control state.
 func DebateStatus(m *Meta, p Progress, s *State) string {
 	switch {
+	case p.Closed:
+		return StatusClosed
 	case p.Converged:
 		return StatusConverged
 	case s.Status != "":
@@ -160,7 +177,14 @@ func Ring(dir string, m *Meta, p Progress, s *State, last *EntryBrief) error {
 	if status == StatusOpen {
 		sig.Turn = p.NextAgent
 	}
-	return writeJSONAtomic(filepath.Join(dir, "signal.json"), sig)
+	if err := writeJSONAtomic(filepath.Join(dir, "signal.json"), sig); err != nil {
+		return err
+	}
+	// After the thread's own doorbell: a channel's names its open thread.
+	if err := ringChannel(dir, sig); err != nil {
+		return fmt.Errorf("ring the channel's doorbell: %w", err)
+	}
+	return nil
 }
 
 func writeJSONAtomic(path string, v any) error {
