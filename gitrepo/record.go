@@ -252,8 +252,11 @@ func relPath(root, file string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	ff, err := filepath.EvalSymlinks(file)
+	ff, err := filepath.Abs(file)
 	if err != nil {
+		return "", err
+	}
+	if ff, err = filepath.EvalSymlinks(ff); err != nil {
 		return "", err
 	}
 	rel, err := filepath.Rel(rr, ff)

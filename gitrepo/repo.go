@@ -16,6 +16,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/walkie-sh/walkie/walkie"
 )
 
 // ErrNotRepo is returned for a directory that is not in a git work tree.
@@ -187,6 +189,50 @@ func (r *Repo) HasPath(ctx context.Context, path string, commits []string) (bool
 	return false, nil
 }
 
+// Unchanged reports whether to is from, or descends from it with nothing
+// changed but walkie records: the files named *.walkie.md and what lies
+// under a .walkie directory.
+func (r *Repo) Unchanged(ctx context.Context, from, to string) (bool, error) {
+	if from == to {
+		return true, nil
+	}
+	_, err := r.output(ctx, nil, "merge-base", "--is-ancestor", from, to)
+	switch exitCode(err) {
+	case -1:
+		if err != nil {
+			return false, err
+		}
+	case 1:
+		return false, nil
+	default:
+		return false, err
+	}
+	out, err := r.output(ctx, nil, "diff", "--name-only", "--no-renames", "-z", from, to)
+	if err != nil {
+		return false, err
+	}
+	for _, p := range strings.Split(out, "\x00") {
+		if p != "" && !recordPath(p) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// recordPath reports whether a path in the repository is walkie's: a
+// record, or a side file beside one.
+func recordPath(p string) bool {
+	if strings.HasSuffix(p, walkie.FileSuffix) {
+		return true
+	}
+	for _, part := range strings.Split(p, "/") {
+		if part == ".walkie" {
+			return true
+		}
+	}
+	return false
+}
+
 // Resolver is the repository as a walkie.RefResolver, asked within ctx.
 func (r *Repo) Resolver(ctx context.Context) Resolver { return Resolver{ctx: ctx, r: r} }
 
@@ -211,3 +257,6 @@ func (v Resolver) Contains(branch, commit string) (bool, error) {
 func (v Resolver) HasPath(path string, commits []string) (bool, error) {
 	return v.r.HasPath(v.ctx, path, commits)
 }
+
+// Unchanged implements walkie.RefResolver.
+func (v Resolver) Unchanged(from, to string) (bool, error) { return v.r.Unchanged(v.ctx, from, to) }

@@ -56,12 +56,25 @@ func TestResolve(t *testing.T) {
 			t.Errorf("HasPath(%s, %d commits) = %v, %v", c.path, len(c.commits), got, err)
 		}
 	}
+	// Commits that change only walkie records leave the code as it was.
+	gittest.Commit(t, dir, "docs/api.md", "api v2\n", "code")
+	code := gittest.Git(t, dir, "rev-parse", "HEAD")
+	gittest.Commit(t, dir, "reviews/r.walkie.md", "record\n", "entry 1")
+	rec := gittest.Commit(t, dir, "reviews/.walkie/r/state.json", "{}\n", "side file")
+	for _, c := range []struct {
+		from, to string
+		want     bool
+	}{{code, rec, true}, {code, code, true}, {second, rec, false}, {rec, code, false}, {first, second, false}} {
+		if got, err := r.Unchanged(ctx, c.from, c.to); err != nil || got != c.want {
+			t.Errorf("Unchanged(%s, %s) = %v, %v; want %v", c.from[:7], c.to[:7], got, err, c.want)
+		}
+	}
 	if _, err := Open(ctx, t.TempDir()); !errors.Is(err, ErrNotRepo) {
 		t.Fatalf("Open of a plain directory: %v", err)
 	}
 	// git's own location variables (a hook's) do not redirect it.
 	t.Setenv("GIT_DIR", filepath.Join(t.TempDir(), "elsewhere"))
-	if got, err := r.Head(ctx, "main"); err != nil || got != second {
+	if got, err := r.Head(ctx, "main"); err != nil || got != rec {
 		t.Fatalf("with GIT_DIR set: %q, %v", got, err)
 	}
 }

@@ -33,6 +33,11 @@ type RefResolver interface {
 	// HasPath reports whether path is in the repository's work tree or
 	// in one of commits (full shas).
 	HasPath(path string, commits []string) (bool, error)
+	// Unchanged reports whether commit to is commit from, or descends
+	// from it through commits that change nothing but walkie records
+	// (*.walkie.md, .walkie/): with `git: commit` on the branch under
+	// review, each entry moves the branch without changing its code.
+	Unchanged(from, to string) (bool, error)
 }
 
 // postTags reads the trailer lines at the end of a post's text (lines,
@@ -149,8 +154,14 @@ func CheckRefs(meta *Meta, t Tags, r RefResolver) (string, error) {
 			return fmt.Sprintf("ref %s: there is no branch %s in the repository (repo: %s)", ref, ref.Branch, meta.Repo), nil
 		}
 		if t.Type == TypeVerdict && meta.FreshVerdictsRequired() && head != full {
-			return fmt.Sprintf("the verdict's ref %s is stale: %s is at %s now, not %s; review %s and cite %s@%s",
-				ref, ref.Branch, short(head), ref.SHA, short(head), ref.Branch, short(head)), nil
+			same, err := r.Unchanged(full, head)
+			if err != nil {
+				return "", err
+			}
+			if !same {
+				return fmt.Sprintf("the verdict's ref %s is stale: %s is at %s now, not %s; review %s and cite %s@%s",
+					ref, ref.Branch, short(head), ref.SHA, short(head), ref.Branch, short(head)), nil
+			}
 		}
 		on, err := r.Contains(ref.Branch, full)
 		if err != nil {

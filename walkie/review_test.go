@@ -33,6 +33,7 @@ type fakeRepo struct {
 	heads    map[string]string
 	branches map[string][]string
 	paths    map[string]bool
+	records  map[string]string // a commit that changes only records → its parent
 	fail     error
 }
 
@@ -59,6 +60,7 @@ func (r *fakeRepo) Contains(b, c string) (bool, error) {
 	return false, nil
 }
 func (r *fakeRepo) HasPath(p string, _ []string) (bool, error) { return r.paths[p], nil }
+func (r *fakeRepo) Unchanged(from, to string) (bool, error)    { return from == to || r.records[to] == from, nil }
 
 const (
 	shaA = "aaaaaaa111111111111111111111111111111111"
@@ -275,6 +277,12 @@ func TestRefsResolve(t *testing.T) {
 	wantRefused(t, post(typed("reviewer", "Fine.\n", Tags{Type: TypeVerdict, Verdict: VerdictApprove, Refs: refs(t, "main@aaaaaaa")})),
 		"the verdict's ref main@aaaaaaa is stale: main is at bbbbbbb22222 now, not aaaaaaa; review bbbbbbb22222 and cite main@bbbbbbb22222")
 	must(t, post(typed("reviewer", "Fine.\n", Tags{Type: TypeVerdict, Verdict: VerdictApprove, Refs: refs(t, "main@bbbbbbb")})))
+	// A commit of the record itself (git: commit) moves main without
+	// changing its code: a verdict on the code's commit is still fresh.
+	const shaR = "ddddddd444444444444444444444444444444444"
+	repo.heads["main"], repo.branches["main"], repo.records = shaR, []string{shaA, shaB, shaR}, map[string]string{shaR: shaB}
+	must(t, post(typed("builder", "Thanks.\n", Tags{Type: TypeInfo})))
+	must(t, post(typed("reviewer", "Still fine.\n", Tags{Type: TypeVerdict, Verdict: VerdictApprove, Refs: refs(t, "main@bbbbbbb")})))
 	// Without a resolver (walkie post --verify-refs=false) nothing is asked.
 	mustAppend(t, file, typed("builder", "Noted.\n", Tags{Type: TypeInfo, Refs: refs(t, "main@eeeeeee")}))
 	// A repository that cannot be asked is an error, not a refusal.

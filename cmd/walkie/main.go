@@ -163,7 +163,8 @@ func rootAction(c *cli.Context) error {
 // commands lists every command, in the order --help shows them.
 func commands() []*cli.Command {
 	return []*cli.Command{
-		newCommand(), initCommand(), briefCommand(), phaseCommand(), postCommand(), statusCommand(), showCommand(), followCommand(), verifyCommand(),
+		newCommand(), initCommand(), briefCommand(), phaseCommand(), postCommand(), readCommand(), statusCommand(), showCommand(), followCommand(), verifyCommand(),
+		threadCommand(), gateCommand(),
 		haltCommand(), resumeCommand(), extendCommand(), repairCommand(),
 		autoCommand(), turnCommand(), trialsCommand(), logCommand(), reportCommand(), doctorCommand(),
 		serveCommand(), watchCommand(), notifyCommand(), reviewCommand(), skillCommand(), versionCommand(),

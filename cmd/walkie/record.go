@@ -86,7 +86,7 @@ EXAMPLES:
        --grader "go test ./..." --workspace . --max-rounds 4
    walkie init eval.walkie.md --implementer codex --reviewers claude,gemini \
        --phases research=gemini,plan=claude --grader "make test" --workspace src`,
-		Flags: append(debateFlags(), &cli.StringFlag{Name: "briefing", Usage: "file whose text becomes the briefing, or - for standard input"}),
+		Flags: append(append(debateFlags(), &cli.StringFlag{Name: "briefing", Usage: "file whose text becomes the briefing, or - for standard input"}), threadFlags()...),
 		Action: func(c *cli.Context) error {
 			file, err := fileArg(c)
 			if err != nil {
@@ -96,6 +96,7 @@ EXAMPLES:
 			if err != nil {
 				return err
 			}
+			threadOptions(c, &o)
 			if p := c.String("briefing"); p != "" {
 				if o.Briefing, err = readBriefing(c.App.Reader, p); err != nil {
 					return err
@@ -203,17 +204,35 @@ control character, a walkie marker, another agent's sign-off, a line that
 reads as an entry heading (also as a markdown viewer renders it: indented,
 setext, quoted), or a code fence left open (docs/format.md, "Entry text").
 
+In a file of format 3 (a review thread, walkie thread new) an entry may say
+what it is with --type (review-request, verdict with --verdict approve or
+changes-requested, fix-report, question, info, close; a supervisor's ack) and
+cite --refs (BRANCH@SHA, SHA or a path, comma separated); walkie writes them
+as trailer lines at the end of the entry and into its marker. A verdict or a
+fix-report must cite a ref. In a record bound to a git repository (repo: in
+the front matter) every ref must resolve there, and a verdict must name the
+current head of its branch: a stale one is refused with the head it should
+have named (--verify-refs=false skips asking git; the controller's judge
+still asks for agents' turns). docs/review-threads.md.
+
 EXAMPLES:
    walkie post api.walkie.md --from codex --body-file reply.md
    echo "Agreed." | walkie post api.walkie.md --from claude --sign --body-file -
    walkie post api.walkie.md --supervisor --body-file - <<< "Keep it to v1."
-   walkie post api.walkie.md --from codex --wait 10m --body-file reply.md`,
+   walkie post api.walkie.md --from codex --wait 10m --body-file reply.md
+   walkie post reviews/login.walkie.md --from codex --type verdict --verdict approve \
+       --refs main@3f2a9c1 --body-file - <<< "Approved: the 27 tests pass at 3f2a9c1."
+   walkie post reviews/login.walkie.md --supervisor --type ack --refs 3f2a9c1 --body-file - <<< "Read it; merge."`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "from", Usage: "participant posting the turn"},
 			&cli.BoolFlag{Name: "supervisor", Usage: "post a supervisor entry instead of a turn"},
 			&cli.BoolFlag{Name: "sign", Usage: "end the turn with Signed-off-by: NAME (agree with the proposal as it stands)"},
 			&cli.StringFlag{Name: "body-file", Value: "-", Usage: "file holding the body, or - for standard input"},
 			&cli.DurationFlag{Name: "wait", Usage: "wait up to this long for NAME's turn instead of being refused"},
+			&cli.StringFlag{Name: "type", Category: "review thread", Usage: "what the entry is: " + strings.Join(walkie.EntryTypes, ", ") + " (ack: a supervisor's)"},
+			&cli.StringFlag{Name: "verdict", Category: "review thread", Usage: "a verdict's direction: " + strings.Join(walkie.Verdicts, " or ")},
+			&cli.StringFlag{Name: "refs", Category: "review thread", Usage: "what the entry cites, comma separated: BRANCH@SHA, SHA or a path"},
+			&cli.BoolFlag{Name: "verify-refs", Category: "review thread", Value: true, Usage: "check the refs in the git repository the record is bound to (repo:)"},
 		},
 		Action: func(c *cli.Context) error {
 			file, err := recordArg(c)
@@ -235,9 +254,15 @@ EXAMPLES:
 				return withCode(exitBadInput, err)
 			}
 			p := walkie.Post{From: c.String("from"), Supervisor: c.Bool("supervisor"), Body: body, Size: size, Sign: c.Bool("sign")}
+			if p.Tags, p.Resolver, err = postTags(c, file, &meta); err != nil {
+				return err
+			}
 			rc, err := appendWaiting(c.Context, file, p, c.Duration("wait"))
 			if err != nil {
 				return err
+			}
+			if !rc.Queued {
+				commitRecord(c.Context, file, &meta, c.App.ErrWriter)
 			}
 			switch {
 			case rc.Queued:
@@ -391,6 +416,9 @@ func viewOf(d *walkie.Doc) (*debateView, error) {
 	if v.Status == walkie.StatusOpen {
 		v.NextTurn, v.Whose = p.NextTurn, p.NextAgent
 	}
+	if v.Status == walkie.StatusClosed {
+		v.Reason = d.ClosedWhy()
+	}
 	if n := len(d.Entries); n > 0 {
 		v.LastEntry = d.Entries[n-1].Brief()
 	}
@@ -401,20 +429,27 @@ func statusCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "status",
 		Usage:     "show whose turn it is, the round, signatures and status",
-		ArgsUsage: "FILE",
+		ArgsUsage: "FILE|DIR",
 		Description: `Prints where the debate stands, from the record and .walkie/ID/state.json:
-its status (open, converged, max-rounds, halted, failed, over-budget,
+its status (open, converged, closed, max-rounds, halted, failed, over-budget,
 deadlocked) and why, the turns recorded and the round (of a debate that is
 over, the round it ended in), whose turn is next, whose sign-offs stand,
 whether the briefing is approved, and the attempt a controller is running
 now. It reads; walkie verify checks the chain. To read the debate itself,
 walkie show FILE; to watch it go, walkie follow FILE.
 
+Given a directory (a channel of review threads, walkie thread new), it lists
+the walkie files in it, one line each, and names the open thread.
+
 EXAMPLES:
    walkie status api.walkie.md
-   walkie status api.walkie.md --json | jq .whose_turn`,
+   walkie status api.walkie.md --json | jq .whose_turn
+   walkie status reviews/`,
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
 		Action: func(c *cli.Context) error {
+			if dir, ok := dirArg(c); ok {
+				return statusDir(c, dir)
+			}
 			file, err := recordArg(c)
 			if err != nil {
 				return err
@@ -552,6 +587,9 @@ EXAMPLES:
 			switch v.Status {
 			case walkie.StatusConverged:
 				fmt.Fprintf(c.App.Writer, "%s converged in round %d: there is nothing to resume (walkie show %s reads it)\n", file, v.Round, file)
+				return nil
+			case walkie.StatusClosed:
+				fmt.Fprintf(c.App.Writer, "%s was %s: there is nothing to resume (start another thread with walkie thread new)\n", file, v.Reason)
 				return nil
 			case walkie.StatusOpen:
 				fmt.Fprintf(c.App.Writer, "%s is open, not halted: there is nothing to resume (walkie auto %s runs it)\n", file, file)
