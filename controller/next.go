@@ -91,6 +91,9 @@ func Next(l Look) Decision {
 	case d.Status == walkie.StatusMaxRounds:
 		d.Action, d.Why = ActEnd, fmt.Sprintf("reached the cap of %d rounds", d.RoundCap)
 		return d
+	case d.Status == walkie.StatusClosed:
+		d.Action, d.Why = ActEnd, l.Doc.ClosedWhy()
+		return d
 	case d.Status != walkie.StatusOpen:
 		d.Action, d.Why = ActEnd, st.Reason
 		return d

@@ -33,9 +33,14 @@ func (c *controller) turn(ctx context.Context, t *plan) (TurnRecord, error) {
 		}
 		defer release()
 	}
+	want, err := c.review(ctx, t)
+	if err != nil {
+		return TurnRecord{}, err
+	}
 	// The session's id goes into the state with the attempt, before the
 	// agent can fork: a controller killed at any moment after leaves what
-	// the next one needs to end every process the session started.
+	// the next one needs to end every process the session started. Its
+	// worktree, if it has one, goes in too, before it is made.
 	id := session.NewID()
 	snapshot, started, err := c.begin(t, id)
 	if err != nil {
@@ -43,6 +48,11 @@ func (c *controller) turn(ctx context.Context, t *plan) (TurnRecord, error) {
 	}
 	rec := TurnRecord{Turn: t.Turn, Round: t.Round, Agent: t.Participant, Role: cmp.Or(t.role, "participant"), Attempt: t.attempt, Started: started}
 	at, err := c.turnAttempt(t, snapshot, started, id)
+	if err == nil && t.ws != nil {
+		defer t.ws.finish(ctx) // on every way out; a no-op once finished below
+		at.Dir, at.Env = t.ws.path, t.ws.env()
+		err = t.ws.create(ctx)
+	}
 	if err != nil {
 		return rec, c.abandon(snapshot, err)
 	}
@@ -51,12 +61,20 @@ func (c *controller) turn(ctx context.Context, t *plan) (TurnRecord, error) {
 		return rec, c.abandon(snapshot, err)
 	}
 	res.Fill(&rec, c.dir)
+	// The session is over: its worktree goes, and what it committed
+	// there comes back as a branch the turn cites.
+	if want.Extra, err = t.ws.finish(ctx); err != nil {
+		return rec, c.abandon(snapshot, fmt.Errorf("turn %d's worktree: %w", t.Turn, err))
+	}
+	if want.Extra != nil {
+		rec.Branch = want.Extra.String()
+	}
 	keep := walkie.KeepPath(c.dir, t.Turn, t.Participant, t.attempt)
 	var settled walkie.Settled
 	if res.Stop != "" { // halted or interrupted: the attempt is void whatever it wrote
 		settled, err = walkie.Discard(c.file, snapshot, keep)
 	} else {
-		settled, err = walkie.Settle(c.file, snapshot, walkie.Expect{Turn: t.Turn, Agent: t.Participant}, keep)
+		settled, err = walkie.Settle(c.file, snapshot, want, keep)
 	}
 	if err != nil {
 		return rec, fmt.Errorf("settle: %w", err)
@@ -74,6 +92,7 @@ func (c *controller) turn(ctx context.Context, t *plan) (TurnRecord, error) {
 	if _, err := walkie.FlushInbox(c.file); err != nil {
 		c.log.Warn("queued supervisor notes not recorded", zap.Error(err))
 	}
+	c.commitRecord(ctx)
 	c.log.Info("turn recorded", zap.Int("turn", t.Turn), zap.String("agent", t.Participant), zap.String("outcome", string(rec.Outcome)),
 		zap.String("detail", rec.Detail), zap.Int64("duration_ms", rec.DurationMS), zap.Int64("output_bytes", rec.Bytes))
 	c.emit(Event{Kind: EventTurnRecorded, Turn: t.Turn, Round: t.Round, Agent: t.Participant, Attempt: t.attempt, Record: &rec, Status: settled.Status})
@@ -139,6 +158,7 @@ func (c *controller) begin(t *plan, sessionID string) ([]byte, time.Time, error)
 		}
 		s.Running = &walkie.Attempt{Turn: t.Turn, Agent: t.Participant, Number: t.attempt, Started: started,
 			ControllerPID: os.Getpid(), Snapshot: path, Size: int64(len(raw)), Seq: p.Seq, Hash: p.Hash, Session: sessionID}
+		s.Running.Worktree, s.Running.WorktreeRepo = t.ws.pathOrEmpty()
 		return nil
 	})
 	if err == nil {

@@ -34,6 +34,10 @@ type Expect struct {
 	// record is bound to when Settle records it (the judge's own reading
 	// of the turn needs no repository).
 	Refs RefResolver
+	// Extra is a ref Settle adds to a typed record's accepted turn when
+	// the agent wrote the turn itself and did not cite it: the branch its
+	// worktree's commits came back on.
+	Extra *Ref
 }
 
 // Judge decides, without touching anything, whether after holds exactly
@@ -191,6 +195,9 @@ func judgeTail(d *Doc, want Expect) Verdict {
 		}
 		if err := checkStatic(&d.Meta, t, false); err != nil {
 			return bad(h.num+max(first, 1), "%v", err)
+		}
+		if e := (Entry{Body: body, Marker: Marker{Tags: t}}); e.Text() == "" {
+			return bad(h.num, "the turn has trailer lines but no text: say what the %s is", orWord(t.Type, "entry"))
 		}
 		tags = t
 	}

@@ -45,14 +45,14 @@ func (d *Doc) Closing() *Entry {
 	return nil
 }
 
-// ClosedWhy is a closed thread's outcome as a status line gives it:
-// "closed by codex in turn 5: merged as def4567".
+// ClosedWhy is a closed thread's outcome as a status line gives it
+// after the status: "by codex in turn 5: merged as def4567".
 func (d *Doc) ClosedWhy() string {
 	e := d.Closing()
 	if e == nil {
 		return ""
 	}
-	why := fmt.Sprintf("closed by %s in turn %d", e.Agent, e.Turn)
+	why := fmt.Sprintf("by %s in turn %d", e.Agent, e.Turn)
 	if first := FirstLine(e); first != "" {
 		why += ": " + Clip(first, 120)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -313,7 +314,7 @@ func TestClose(t *testing.T) {
 	if s := DebateStatus(&d.Meta, d.Progress(), st); s != StatusClosed {
 		t.Fatalf("status %s", s)
 	}
-	if why := d.ClosedWhy(); why != "closed by builder in turn 3: Merged as abc1234; thanks." {
+	if why := d.ClosedWhy(); why != "by builder in turn 3: Merged as abc1234; thanks." {
 		t.Fatalf("why %q", why)
 	}
 	sig, err := LoadSignal(StateDir(file, "r"))
@@ -548,5 +549,40 @@ func TestReviewFrontMatter(t *testing.T) {
 	}
 	if m.RepoDir("/x/y/t.walkie.md") != "/x" {
 		t.Fatalf("repo dir %s", m.RepoDir("/x/y/t.walkie.md"))
+	}
+}
+
+// The branch a worktree's commits came back on is added to the refs of a
+// turn the agent wrote itself, in its trailer lines and its marker alike,
+// the sign-off kept last.
+func TestSettleAddsTheWorktreeRef(t *testing.T) {
+	file := newTyped(t, "")
+	snap := readFile(t, file)
+	extra := Ref{Branch: "walkie/r/turn-1", SHA: "abc1234"}
+	for _, c := range []struct{ name, turn, want string }{
+		{"no trailers", "\n## Turn 1 · builder\n\nDone.\nSigned-off-by: builder\n\n",
+			"\n## Turn 1 · builder\n\nDone.\n\nRefs: walkie/r/turn-1@abc1234\nSigned-off-by: builder\n<!-- walkie seq=1 turn=1 agent=builder "},
+		{"trailers of its own", "\n## Turn 1 · builder\n\nFixed.\n\ntype: fix-report\nRefs: docs/api.md\n",
+			"\n## Turn 1 · builder\n\nFixed.\n\nType: fix-report\nRefs: docs/api.md, walkie/r/turn-1@abc1234\n<!-- walkie seq=1 turn=1 agent=builder "},
+		{"cited already", "\n## Turn 1 · builder\n\nFixed.\n\nType: fix-report\nRefs: walkie/r/turn-1@abc1234\n",
+			"\n## Turn 1 · builder\n\nFixed.\n\nType: fix-report\nRefs: walkie/r/turn-1@abc1234\n<!-- walkie seq=1 turn=1 agent=builder "},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			must(t, os.WriteFile(file, append(append([]byte(nil), snap...), c.turn...), 0o644))
+			s, err := Settle(file, snap, Expect{Turn: 1, Agent: "builder", Extra: &extra}, "")
+			must(t, err)
+			if s.Outcome != VerdictAccepted {
+				t.Fatalf("settled %+v", s.Verdict)
+			}
+			if got := string(readFile(t, file)[len(snap):]); !strings.HasPrefix(got, c.want) {
+				t.Fatalf("recorded\n%q\nwant\n%q", got, c.want)
+			}
+			d := mustVerify(t, file)
+			if !slices.Contains(d.Entries[0].Marker.Tags.Refs, extra) {
+				t.Fatalf("marker %+v", d.Entries[0].Marker)
+			}
+			must(t, os.WriteFile(file, snap, 0o644))
+			must(t, os.RemoveAll(StateDir(file, "r")))
+		})
 	}
 }

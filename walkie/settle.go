@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -65,6 +66,9 @@ func Settle(file string, snapshot []byte, want Expect, keep string) (Settled, er
 			v = Verdict{Outcome: VerdictMalformed, Line: e.MarkLine, Detail: forgedDetail(e.MarkLine, "walkie post never recorded it")}
 		}
 	}
+	if v.Outcome == VerdictAccepted && !v.Stamped && want.Extra != nil && meta.IsTyped() && !slices.Contains(v.Tags.Refs, *want.Extra) && len(v.Tags.Refs) < maxRefs {
+		v.Tags.Refs = append(v.Tags.Refs, *want.Extra)
+	}
 	if v.Outcome == VerdictAccepted {
 		v = checkTurnRefs(&meta, v, want.Refs)
 	}
@@ -106,6 +110,11 @@ func checkTurnRefs(meta *Meta, v Verdict, r RefResolver) Verdict {
 // the tags the judge read from its trailer lines.
 func stampTail(file string, d *Doc, tags Tags) error {
 	content := stampedText(d.Tail)
+	if d.Meta.IsTyped() {
+		if bt, _, _ := bodyTags(content); !bt.Equal(tags) {
+			content = retrail(content, tags)
+		}
+	}
 	last := d.Progress()
 	mk := Marker{Seq: last.Seq + 1, Turn: last.NextTurn, Agent: last.NextAgent, At: time.Now(), Prev: last.Hash, Tags: tags}
 	line := stamp(content, &mk)

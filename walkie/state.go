@@ -64,6 +64,12 @@ type Attempt struct {
 	Seq           int       `json:"seq"`               // last sequence before the attempt
 	Hash          string    `json:"hash,omitempty"`    // chain hash before the attempt
 	Session       string    `json:"session,omitempty"` // the session's id (its WALKIE_SESSION), recorded before it starts
+	// Worktree is the git worktree the session runs in (workspace:
+	// worktree), recorded before it is made, with the repository it
+	// belongs to: like the session, it is removed by whoever finds the
+	// attempt interrupted.
+	Worktree     string `json:"worktree,omitempty"`
+	WorktreeRepo string `json:"worktree_repo,omitempty"`
 }
 
 // WatchMemory is what `walkie watch --once` remembers between ticks.

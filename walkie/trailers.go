@@ -159,3 +159,28 @@ func mergeTags(flags, body Tags) (Tags, error) {
 	}
 	return out, checkTagValues(out)
 }
+
+// retrail rewrites the trailer block of an unstamped turn (heading, text,
+// trailers, sign-off) to say tags, in the writer's form: the controller
+// adds a ref the agent did not cite (Expect.Extra).
+func retrail(turn []byte, tags Tags) []byte {
+	lines := strings.Split(strings.TrimRight(string(turn), "\r\n\t "), "\n")
+	var signOff []string
+	if n := len(lines); n > 0 && signOffRe.MatchString(strings.TrimSuffix(lines[n-1], "\r")) {
+		lines, signOff = lines[:n-1], lines[n-1:]
+	}
+	text, _, _, pr := splitTrailers(lines)
+	if pr != nil {
+		return turn // the judge refused it already; never reached
+	}
+	var b bytes.Buffer
+	b.WriteString(strings.Join(text, "\n") + "\n")
+	if !tags.IsZero() {
+		b.WriteString("\n")
+		b.Write(renderTrailers(tags))
+	}
+	for _, l := range signOff {
+		b.WriteString(l + "\n")
+	}
+	return b.Bytes()
+}

@@ -39,7 +39,8 @@ const (
 )
 
 const exitCodesHelp = `EXIT CODES:
-   0   success; for auto: the debate converged
+   0   success; for auto: the debate converged, or the review thread was closed
+       (walkie gate says whether its work may be merged)
    1   unexpected error
    2   bad input: flags, walkie file, config (the message names file, line and fix)
    3   refused: a post out of turn or against the rules, or a change the debate's

@@ -133,11 +133,8 @@ text is the outcome). Refs: BRANCH@SHA, SHA or a path, comma separated. A
 verdict and a fix-report must cite a ref.
 
 - The builder asks for a review citing the commit, e.g. main@3f2a9c1.
-- The reviewer checks out and tests that commit itself, never trusting what
-  this thread says about the repository, and answers with a verdict citing
-  the branch's head it tested and what it checked (e.g. 27 tests pass).
-- The builder answers changes requested with a fix-report citing the new
-  commit; the reviewer reviews that one.
+- The reviewer checks out and tests that commit itself, never trusting what this thread says about the repository, and answers with a verdict citing the branch's head it tested and what it checked (e.g. 27 tests pass).
+- The builder answers changes requested with a fix-report citing the new commit; the reviewer reviews that one.
 - Either closes the thread once the work is merged or abandoned.
 `)
 	if o.Repo != "" {

@@ -34,6 +34,9 @@ type TurnRecord struct {
 	Usage      *Usage         `json:"usage,omitempty"`
 	Signed     bool           `json:"signed"`
 	Kept       string         `json:"kept,omitempty"` // the agent's rejected version
+	// Branch is BRANCH@SHA, where the commits the session made in its own
+	// git worktree came back (workspace: worktree); empty when it made none.
+	Branch string `json:"branch,omitempty"`
 }
 
 // Transcript names an attempt's transcript files, relative to the state dir.
