@@ -61,7 +61,9 @@ func (r *fakeRepo) Contains(b, c string) (bool, error) {
 	return false, nil
 }
 func (r *fakeRepo) HasPath(p string, _ []string) (bool, error) { return r.paths[p], nil }
-func (r *fakeRepo) Unchanged(from, to string) (bool, error)    { return from == to || r.records[to] == from, nil }
+func (r *fakeRepo) Unchanged(from, to string) (bool, error) {
+	return from == to || r.records[to] == from, nil
+}
 
 const (
 	shaA = "aaaaaaa111111111111111111111111111111111"
