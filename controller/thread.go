@@ -75,7 +75,7 @@ func (c *controller) commitRecord(ctx context.Context) {
 type worktree struct {
 	repo                *gitrepo.Repo
 	path, branch, start string
-	removed             bool
+	removed, moved      bool
 }
 
 // worktreeFor is where t's session runs when the debate (workspace:
@@ -140,8 +140,8 @@ func (w *worktree) env() []string {
 }
 
 // finish removes the worktree and says where its commits came back: the
-// branch at its head, or nil when the session committed nothing (then the
-// branch goes too). It is safe on a nil worktree and when called twice.
+// branch at its head, or nil when the session committed nothing. It is
+// safe on a nil worktree and when called twice.
 func (w *worktree) finish(ctx context.Context) (*walkie.Ref, error) {
 	if w == nil || w.removed {
 		return nil, nil
@@ -152,16 +152,28 @@ func (w *worktree) finish(ctx context.Context) (*walkie.Ref, error) {
 		return nil, err
 	}
 	w.removed = true
-	if herr != nil {
+	if herr != nil || head == "" || head == w.start {
 		return nil, herr
 	}
-	if head == "" || head == w.start {
-		if head != "" {
-			return nil, w.repo.DeleteBranch(ctx, w.branch)
-		}
-		return nil, nil
-	}
+	w.moved = true
 	return &walkie.Ref{Branch: w.branch, SHA: head[:min(len(head), 12)]}, nil
+}
+
+// prune deletes the branch of a session that committed nothing, once its
+// turn is settled, unless the recorded turn cites it (a ref must keep
+// resolving).
+func (w *worktree) prune(ctx context.Context, recorded *walkie.EntryBrief) error {
+	if w == nil || !w.removed || w.moved {
+		return nil
+	}
+	if recorded != nil {
+		for _, r := range recorded.Refs {
+			if strings.HasPrefix(r, w.branch+"@") {
+				return nil
+			}
+		}
+	}
+	return w.repo.DeleteBranch(context.WithoutCancel(ctx), w.branch)
 }
 
 func (w *worktree) pathOrEmpty() (path, repo string) {

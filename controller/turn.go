@@ -79,6 +79,9 @@ func (c *controller) turn(ctx context.Context, t *plan) (TurnRecord, error) {
 	if err != nil {
 		return rec, fmt.Errorf("settle: %w", err)
 	}
+	if err := t.ws.prune(ctx, settled.Entry); err != nil {
+		c.log.Warn("the branch of a worktree that got no commits was not deleted", zap.Error(err))
+	}
 	rec.Outcome, rec.Detail = classify(res, settled)
 	rec.Signed = rec.Outcome == walkie.OutcomeAccepted && settled.Signed
 	rec.Kept = engine.Rel(c.dir, settled.Kept)

@@ -115,13 +115,17 @@ func gateCompare(c *cli.Context, file string, m *walkie.Meta, sha string) (walki
 		return nil, withCode(exitRefused, fmt.Errorf("gate shut for %s: it names no commit in the repository the record is bound to (repo: %s)", sha, m.Repo))
 	}
 	// A commit of the record itself (git: commit) changes no code: the
-	// approved commit and one that only adds entries on top are the same
-	// to the gate, as to a verdict's freshness.
+	// approved commit and one that only adds entries on top (or the other
+	// way round: a verdict citing the branch's head, which was such a
+	// commit) are the same to the gate, as to a verdict's freshness.
 	return func(refSHA, _ string) (bool, error) {
 		got, err := repo.Commit(c.Context, refSHA)
 		if err != nil || got == "" {
 			return false, err
 		}
-		return repo.Unchanged(c.Context, got, full)
+		if same, err := repo.Unchanged(c.Context, got, full); same || err != nil {
+			return same, err
+		}
+		return repo.Unchanged(c.Context, full, got)
 	}, nil
 }
