@@ -104,7 +104,9 @@ func (d *debate) configure(s setup) {
 
 func (d *debate) path(name string) string { return filepath.Join(d.dir, name) }
 
-func (d *debate) stateDir() string { return filepath.Join(d.dir, filepath.Dir(d.name), ".walkie", d.id) }
+func (d *debate) stateDir() string {
+	return filepath.Join(d.dir, filepath.Dir(d.name), ".walkie", d.id)
+}
 
 func (d *debate) write(name, content string) {
 	d.t.Helper()
