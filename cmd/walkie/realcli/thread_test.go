@@ -78,7 +78,7 @@ func TestReviewThreadClaudeCodex(t *testing.T) {
 // the CLI itself would run git.
 type threadModel struct {
 	file, repo, code string
-	turns      []threadTurn // turn N is turns[N-1]
+	turns            []threadTurn // turn N is turns[N-1]
 }
 
 // threadTurn is one turn's author and body: a printf format whose %s are
