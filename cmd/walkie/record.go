@@ -589,7 +589,7 @@ EXAMPLES:
 				fmt.Fprintf(c.App.Writer, "%s converged in round %d: there is nothing to resume (walkie show %s reads it)\n", file, v.Round, file)
 				return nil
 			case walkie.StatusClosed:
-				fmt.Fprintf(c.App.Writer, "%s was %s: there is nothing to resume (start another thread with walkie thread new)\n", file, v.Reason)
+				fmt.Fprintf(c.App.Writer, "%s was closed %s: there is nothing to resume (start another thread with walkie thread new)\n", file, v.Reason)
 				return nil
 			case walkie.StatusOpen:
 				fmt.Fprintf(c.App.Writer, "%s is open, not halted: there is nothing to resume (walkie auto %s runs it)\n", file, file)
