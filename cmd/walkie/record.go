@@ -73,6 +73,11 @@ func initCommand() *cli.Command {
 turns in the order given. The briefing must be approved (walkie brief approve)
 before agents run. --briefing - reads the briefing from standard input.
 
+--typed (or any review-thread flag: --repo, --git-commit, --worktree,
+--base) makes the file format 3, whose entries may carry types and refs
+(docs/review-threads.md; walkie thread new makes a review thread in a
+channel).
+
 A round table (docs/roundtable.md) is created with --implementer and
 --reviewers instead of --agents: the implementer changes the workspace, the
 reviewers judge a frozen copy in parallel, and the grader command (run by
