@@ -101,7 +101,9 @@ EXAMPLES:
 			if err != nil {
 				return err
 			}
-			threadOptions(c, &o)
+			if err := threadOptions(c, &o); err != nil {
+				return err
+			}
 			if p := c.String("briefing"); p != "" {
 				if o.Briefing, err = readBriefing(c.App.Reader, p); err != nil {
 					return err

@@ -69,14 +69,18 @@ func threadFlags() []cli.Flag {
 }
 
 // threadOptions adds the review-thread flags to o.
-func threadOptions(c *cli.Context, o *walkie.InitOptions) {
+func threadOptions(c *cli.Context, o *walkie.InitOptions) error {
 	o.Typed, o.Repo, o.Base = c.Bool("typed"), c.String("repo"), c.String("base")
 	if c.Bool("git-commit") {
 		o.Git = walkie.GitCommit
 	}
 	if c.Bool("worktree") {
+		if o.Mode == walkie.ModeRoundtable {
+			return withCode(exitBadInput, fmt.Errorf("--worktree is for a debate's sessions: a round table's implementer works in its --workspace, which its reviewers judge a frozen copy of"))
+		}
 		o.Workspace = walkie.WorkspaceWorktree
 	}
+	return nil
 }
 
 func threadNew(c *cli.Context) error {
@@ -88,7 +92,9 @@ func threadNew(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	threadOptions(c, &o)
+	if err := threadOptions(c, &o); err != nil {
+		return err
+	}
 	o.Approve = c.Bool("approve")
 	if p := c.String("briefing"); p != "" {
 		if o.Briefing, err = readBriefing(c.App.Reader, p); err != nil {
