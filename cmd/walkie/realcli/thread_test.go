@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/walkie-sh/walkie/cmd/fakemodel/modelserver"
@@ -35,7 +36,7 @@ func TestReviewThreadClaudeCodex(t *testing.T) {
 			code = gittest.Commit(t, f.dir, "login.go", "package login\n", "login: revoke the old token")[:7]
 			f.mustRun(0, "thread", "new", "reviews", "login", "--agents", "claude,codex", "--repo", "..", "--git-commit", "--approve", "--max-rounds", "3")
 		}})
-	th.repo, th.code = f.dir, code
+	th.set(f.dir, code)
 
 	sum := parseSummary(t, f.session(0, "auto", "reviews/login.walkie.md", "--json"))
 	recs := f.turns()
@@ -77,8 +78,17 @@ func TestReviewThreadClaudeCodex(t *testing.T) {
 // prompt asks for, computing the commit it cites in the repository, as
 // the CLI itself would run git.
 type threadModel struct {
+	turns []threadTurn // turn N is turns[N-1]
+	// The server answers on its own goroutines; the test learns the
+	// repository and its commit only after the server has started.
+	mu               sync.Mutex
 	file, repo, code string
-	turns            []threadTurn // turn N is turns[N-1]
+}
+
+func (m *threadModel) set(repo, code string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.repo, m.code = repo, code
 }
 
 // threadTurn is one turn's author and body: a printf format whose %s are
@@ -86,11 +96,15 @@ type threadModel struct {
 type threadTurn struct{ agent, body string }
 
 func (m *threadModel) script(file string) modelserver.Script {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	m.file = file
 	return modelserver.Script{Func: m.reply}
 }
 
 func (m *threadModel) reply(r *modelserver.Request) (modelserver.Reply, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if toolResults(r) > 0 {
 		return modelserver.Text("I appended my turn."), true
 	}
