@@ -81,6 +81,7 @@ type Agent struct {
 	Home      string            // HomePrivate (default) or HomeInherit
 	HomeFiles map[string]string // files written into a private HOME before start (path relative to HOME → content)
 	TmpDir    string            // TmpDirPrivate or TmpDirInherit (default)
+	Workspace string            // WorkspaceLive (default) or WorkspaceWorktree
 	Timing                      // the defaults', overridden by the agent's own keys
 	Rules     []Rule            // screen rules, checked in order against the session's output
 	Usage     string            // UsageClaudeJSON | UsageCodexJSONL | UsageGeminiJSON | UsageNone
@@ -88,6 +89,12 @@ type Agent struct {
 	Effort    string            // reasoning effort for the {effort} placeholder; a preset passes it to its CLI (Efforts)
 	Prompt    string            // name of the prompt template; default "turn"
 }
+
+// Workspace modes: where an agent's unattended debate turns run.
+const (
+	WorkspaceLive     = "live"     // in its dir: (the live checkout)
+	WorkspaceWorktree = "worktree" // in a git worktree of its own, made for the session and removed after
+)
 
 // Home modes.
 const (

@@ -78,9 +78,10 @@ func defaultsFields(def *AgentDefaults) fields {
 }
 
 var (
-	homeModes   = []string{HomePrivate, HomeInherit}
-	tmpDirModes = []string{TmpDirPrivate, TmpDirInherit}
-	usageKinds  = []string{UsageClaudeJSON, UsageCodexJSONL, UsageGeminiJSON, UsageNone}
+	homeModes      = []string{HomePrivate, HomeInherit}
+	tmpDirModes    = []string{TmpDirPrivate, TmpDirInherit}
+	workspaceModes = []string{WorkspaceLive, WorkspaceWorktree}
+	usageKinds     = []string{UsageClaudeJSON, UsageCodexJSONL, UsageGeminiJSON, UsageNone}
 )
 
 // agentFields are the keys of one entry under agents:.
@@ -93,6 +94,7 @@ func agentFields(a *Agent, prompts Prompts) fields {
 		{"dir", workDir(&a.Dir)},
 		{"home_files", strMap(&a.HomeFiles, isHomePath, nil)},
 		{"tmpdir", oneOf(tmpDirModes, &a.TmpDir)},
+		{"workspace", oneOf(workspaceModes, &a.Workspace)},
 		{"rules", screenRules(&a.Rules)},
 		{"usage", oneOf(usageKinds, &a.Usage)},
 		{"model", str(&a.Model)},

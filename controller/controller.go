@@ -100,6 +100,10 @@ func Run(ctx context.Context, o Options) (sum Summary, err error) {
 		return Summary{}, fmt.Errorf("run %s: %w", c.file, err)
 	}
 	defer lock.Unlock()
+	// Last, after the last outcome is flushed: entries the run recorded
+	// without a turn of its own (a round table's reviews, queued notes)
+	// become commits too (git: commit).
+	defer c.commitRecord(ctx)
 	c.register()
 	defer c.activity.close()
 	// Before the unlock: the last outcome is written while this run still
@@ -259,6 +263,8 @@ type plan struct {
 	// role and prompt, when set, replace "participant" and the agent's
 	// prompt template (the round table's implementer).
 	role, prompt string
+	// ws is the git worktree the session runs in (workspace: worktree).
+	ws *worktree
 	// Where the debate stands before the turn.
 	reason     string
 	turns      int

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -96,7 +97,15 @@ func (h *Home) Decide() (Step, error) {
 // from) and the attempt's start. Called again for the same attempt, it
 // begins it again: nothing of it has been recorded yet.
 func (h *Home) Begin(r TurnRef) ([]byte, time.Time, error) {
-	t := h.plan(r)
+	t, err := h.plan(r)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	// A worktree is made in the home's repository, which a worker
+	// elsewhere cannot reach.
+	if t.meta.Worktrees() || t.Agent.Workspace == config.WorkspaceWorktree {
+		return nil, time.Time{}, badInput(fmt.Errorf("turn %d (%s) is to run in a git worktree, which only the local engine makes (walkie serve without --engine temporal, or walkie auto)", t.Turn, t.Participant))
+	}
 	// No session of this machine's: the worker's session carries its own
 	// id, and the worker ends what a dead one of its own left behind.
 	return h.c.begin(t, "")
@@ -145,8 +154,18 @@ func (h *Home) Settle(r TurnRef, after []byte, res engine.Result) (TurnRecord, e
 	if err := h.putAgentVersion(r, snapshot, after); err != nil {
 		return TurnRecord{}, err
 	}
-	t := h.plan(r)
-	rec, err := c.settle(t, r.Started, snapshot, res)
+	t, err := h.plan(r)
+	if err != nil {
+		return TurnRecord{}, err
+	}
+	// Settle has no caller's context: what it starts (git, for refs and
+	// the record's commits) is short, and must finish once begun.
+	ctx := context.Background()
+	want, err := c.expect(ctx, t)
+	if err != nil {
+		return TurnRecord{}, err
+	}
+	rec, err := c.settle(ctx, t, r.Started, snapshot, res, want)
 	if err != nil {
 		return rec, err
 	}
@@ -214,7 +233,13 @@ func (h *Home) running(st *walkie.State, r TurnRef) bool {
 }
 
 // plan is the loop's plan for r, with the agent that plays it.
-func (h *Home) plan(r TurnRef) *plan {
+func (h *Home) plan(r TurnRef) (*plan, error) {
 	a, _ := h.c.agentFor(r.Participant) // unconfigured: no retries
-	return &plan{Decision: Decision{Turn: r.Turn, Round: r.Round, Participant: r.Participant, Agent: a}, attempt: r.Attempt}
+	// The front matter as it is now: the judge checks refs against the
+	// repository it binds.
+	m, err := walkie.ReadMeta(h.c.file)
+	if err != nil {
+		return nil, err
+	}
+	return &plan{Decision: Decision{Turn: r.Turn, Round: r.Round, Participant: r.Participant, Agent: a}, attempt: r.Attempt, meta: m}, nil
 }

@@ -98,6 +98,9 @@ func Next(l Look) Decision {
 		// cap it reached may be more than the cap it has now.
 		d.Action, d.Why = ActEnd, fmt.Sprintf("reached the cap of %d rounds", walkie.CapHeld(&m, p, st))
 		return d
+	case d.Status == walkie.StatusClosed:
+		d.Action, d.Why = ActEnd, l.Doc.ClosedWhy()
+		return d
 	case d.Status != walkie.StatusOpen:
 		d.Action, d.Why = ActEnd, st.Reason
 		return d

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"time"
@@ -25,6 +26,9 @@ func (c *controller) recoverInterrupted() error {
 	}
 	a := st.Running
 	if err := endSession(a); err != nil {
+		return err
+	}
+	if err := removeWorktree(context.Background(), a); err != nil {
 		return err
 	}
 	retries := 0

@@ -33,15 +33,25 @@ func (c *controller) turn(ctx context.Context, t *plan) (TurnRecord, error) {
 		}
 		defer release()
 	}
+	want, err := c.review(ctx, t)
+	if err != nil {
+		return TurnRecord{}, err
+	}
 	// The session's id goes into the state with the attempt, before the
 	// agent can fork: a controller killed at any moment after leaves what
-	// the next one needs to end every process the session started.
+	// the next one needs to end every process the session started. Its
+	// worktree, if it has one, goes in too, before it is made.
 	id := session.NewID()
 	snapshot, started, err := c.begin(t, id)
 	if err != nil {
 		return TurnRecord{}, err
 	}
 	at, err := c.turnAttempt(t, snapshot, started, id)
+	if err == nil && t.ws != nil {
+		defer t.ws.finish(ctx) // on every way out; a no-op once finished in settle
+		at.Dir, at.Env = t.ws.path, t.ws.env()
+		err = t.ws.create(ctx)
+	}
 	if err != nil {
 		return TurnRecord{}, c.abandon(snapshot, err)
 	}
@@ -49,26 +59,38 @@ func (c *controller) turn(ctx context.Context, t *plan) (TurnRecord, error) {
 	if err != nil {
 		return TurnRecord{}, c.abandon(snapshot, err)
 	}
-	return c.settle(t, started, snapshot, res)
+	return c.settle(ctx, t, started, snapshot, res, want)
 }
 
 // settle judges an attempt's result against the snapshot and records it:
 // stamp or restore, classify, turns.jsonl, queued notes, the event. It is
 // the one path for a result, whether the session ran here or on a remote
-// worker (Home.Settle); res's transcripts are in the state directory.
-func (c *controller) settle(t *plan, started time.Time, snapshot []byte, res engine.Result) (TurnRecord, error) {
+// worker (Home.Settle); res's transcripts are in the state directory, and
+// want is what the judge expects of the turn (its refs resolved).
+func (c *controller) settle(ctx context.Context, t *plan, started time.Time, snapshot []byte, res engine.Result, want walkie.Expect) (TurnRecord, error) {
 	rec := TurnRecord{Turn: t.Turn, Round: t.Round, Agent: t.Participant, Role: cmp.Or(t.role, "participant"), Attempt: t.attempt, Started: started}
 	res.Fill(&rec, c.dir)
+	// The session is over: its worktree goes, and what it committed
+	// there comes back as a branch the turn cites.
+	var err error
+	if want.Extra, err = t.ws.finish(ctx); err != nil {
+		return rec, c.abandon(snapshot, fmt.Errorf("turn %d's worktree: %w", t.Turn, err))
+	}
+	if want.Extra != nil {
+		rec.Branch = want.Extra.String()
+	}
 	keep := walkie.KeepPath(c.dir, t.Turn, t.Participant, t.attempt)
 	var settled walkie.Settled
-	var err error
 	if res.Stop != "" { // halted or interrupted: the attempt is void whatever it wrote
 		settled, err = walkie.Discard(c.file, snapshot, keep)
 	} else {
-		settled, err = walkie.Settle(c.file, snapshot, walkie.Expect{Turn: t.Turn, Agent: t.Participant}, keep)
+		settled, err = walkie.Settle(c.file, snapshot, want, keep)
 	}
 	if err != nil {
 		return rec, fmt.Errorf("settle: %w", err)
+	}
+	if err := t.ws.prune(ctx, settled.Entry); err != nil {
+		c.log.Warn("the branch of a worktree that got no commits was not deleted", zap.Error(err))
 	}
 	rec.Outcome, rec.Detail = classify(res, settled)
 	rec.Signed = rec.Outcome == walkie.OutcomeAccepted && settled.Signed
@@ -83,6 +105,7 @@ func (c *controller) settle(t *plan, started time.Time, snapshot []byte, res eng
 	if _, err := walkie.FlushInbox(c.file); err != nil {
 		c.log.Warn("queued supervisor notes not recorded", zap.Error(err))
 	}
+	c.commitRecord(ctx)
 	c.log.Info("turn recorded", zap.Int("turn", t.Turn), zap.String("agent", t.Participant), zap.String("outcome", string(rec.Outcome)),
 		zap.String("detail", rec.Detail), zap.Int64("duration_ms", rec.DurationMS), zap.Int64("output_bytes", rec.Bytes))
 	c.emit(Event{Kind: EventTurnRecorded, Turn: t.Turn, Round: t.Round, Agent: t.Participant, Attempt: t.attempt, Record: &rec, Status: settled.Status})
@@ -154,6 +177,7 @@ func (c *controller) begin(t *plan, sessionID string) ([]byte, time.Time, error)
 		}
 		s.Running = &walkie.Attempt{Turn: t.Turn, Agent: t.Participant, Number: t.attempt, Started: started,
 			ControllerPID: os.Getpid(), Snapshot: path, Size: int64(len(raw)), Seq: p.Seq, Hash: p.Hash, Session: sessionID}
+		s.Running.Worktree, s.Running.WorktreeRepo = t.ws.pathOrEmpty()
 		return nil
 	})
 	if err == nil {

@@ -139,6 +139,13 @@ type Post struct {
 	Size int64
 	Sign bool
 	At   time.Time // zero means now
+	// Tags are the entry's type, verdict and refs (format 3), given
+	// besides any trailer lines at the end of Body (they must agree).
+	Tags Tags
+	// Resolver, when set, checks the refs against the repository the
+	// record is bound to before anything is written (walkie post
+	// --verify-refs, on by default when the record is bound).
+	Resolver RefResolver
 }
 
 // Receipt says what Append did.
@@ -167,6 +174,9 @@ func Append(file string, p Post) (Receipt, error) {
 		return Receipt{}, err
 	}
 	meta := head.Meta
+	if err := checkPostRefs(&meta, p); err != nil {
+		return Receipt{}, err
+	}
 	dir := StateDir(file, meta.ID)
 	lock, err := LockRecord(dir)
 	if err != nil {
@@ -240,7 +250,7 @@ func appendLocked(f *os.File, file, dir string, meta *Meta, st *State, p Post) (
 			return Receipt{}, err
 		}
 	}
-	mk := Marker{Seq: ti.prog.Seq + 1, Agent: SupervisorName, At: p.At, Prev: ti.prog.Hash}
+	mk := Marker{Seq: ti.prog.Seq + 1, Agent: SupervisorName, At: p.At, Prev: ti.prog.Hash, Tags: p.Tags}
 	if !p.Supervisor {
 		mk.Turn, mk.Agent = ti.prog.NextTurn, p.From
 	}
@@ -272,8 +282,9 @@ func appendLocked(f *os.File, file, dir string, meta *Meta, st *State, p Post) (
 	prog := ti.prog
 	prog.Seq, prog.Hash = mk.Seq, mk.Hash
 	brief := &EntryBrief{Seq: mk.Seq, Turn: mk.Turn, Agent: mk.Agent, Signed: p.Sign, At: mk.At.UTC()}
+	brief.setTags(mk.Tags)
 	if !p.Supervisor {
-		prog = progress(meta, append(ti.recent, TurnRef{Turn: mk.Turn, Agent: p.From, Signed: p.Sign}), mk.Turn, mk.Seq, mk.Hash)
+		prog = progress(meta, append(ti.recent, TurnRef{Turn: mk.Turn, Agent: p.From, Signed: p.Sign, Closed: mk.Tags.Type == TypeClose}), mk.Turn, mk.Seq, mk.Hash)
 	}
 	return Receipt{Entry: *brief, Progress: prog, Status: DebateStatus(meta, prog, st)}, recordAppended(dir, meta, st, prog, brief, before)
 }
@@ -340,6 +351,8 @@ func recordAppended(dir string, meta *Meta, st *State, prog Progress, brief *Ent
 func checkTurn(meta *Meta, prog Progress, st *State, from string) error {
 	whose := prog.NextAgent
 	switch DebateStatus(meta, prog, st) {
+	case StatusClosed:
+		return &RefusedError{Reason: fmt.Sprintf("the thread was closed in turn %d by %s; nothing but supervisor entries follows a close (start another thread: walkie thread new DIR SLUG)", prog.Turns, meta.TurnAgent(prog.Turns))}
 	case StatusConverged:
 		return &RefusedError{Reason: "the debate has converged: every participant has signed off"}
 	case StatusHalted:
@@ -416,7 +429,11 @@ func checkBody(meta *Meta, p *Post, whose string) ([]byte, error) {
 	if p.Sign && meta.IsRoundtable() {
 		return refuse("a round table has no sign-offs: the hidden grader and the reviewers' quorum decide when the work is done")
 	}
-	return []byte(strings.Join(lines, "\n") + "\n"), nil
+	text, err := postTags(meta, p, lines)
+	if err != nil {
+		return nil, &RefusedError{Reason: err.Error(), Whose: whose}
+	}
+	return text, nil
 }
 
 // tailInfo is what Append learns from the end of the file.
@@ -570,7 +587,7 @@ func readWhole(f *os.File, file string, size int64) (*tailInfo, error) {
 	ti := &tailInfo{prog: p, tail: d.Tail, tailStart: d.TailOffset, endsWithNewline: ends}
 	for i := range d.Entries {
 		if e := &d.Entries[i]; e.Kind == KindTurn {
-			ti.recent = append(ti.recent, TurnRef{Turn: e.Turn, Agent: e.Agent, Signed: e.Signed()})
+			ti.recent = append(ti.recent, e.turnRef())
 			ti.recentAt = append(ti.recentAt, markAt{e.Marker.Seq, e.Offset + int64(len(e.Raw)-len(markerLine(e)))})
 		}
 	}
@@ -632,7 +649,7 @@ func scanWindow(buf []byte, base int64, meta *Meta) (ti *tailInfo, scanned int, 
 			return nil, 0, false
 		}
 		m := signOffRe.FindSubmatch(lines[prev].text)
-		recent = append(recent, TurnRef{Turn: mk.Turn, Agent: mk.Agent, Signed: m != nil && string(m[1]) == mk.Agent})
+		recent = append(recent, TurnRef{Turn: mk.Turn, Agent: mk.Agent, Signed: m != nil && string(m[1]) == mk.Agent, Closed: mk.Tags.Type == TypeClose})
 		recentAt = append(recentAt, markAt{mk.Seq, int64(lines[k].start)})
 	}
 	if ti == nil || (len(recent) < n && ti.prog.Turns > len(recent)) || ti.prog.Turns == 0 {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -25,7 +26,9 @@ func GenesisHash(header []byte) string {
 }
 
 // markerPrefix is the marker line up to its hash field; the hash covers it,
-// so seq, author, time and prev cannot be changed either.
+// so seq, author, time, the tags and prev cannot be changed either. An
+// untyped entry's prefix is what it was before format 3: every record
+// written before it verifies as it is.
 func markerPrefix(mk Marker) string {
 	// Built by hand rather than with Sprintf: Verify calls this for every
 	// entry of the record.
@@ -40,6 +43,7 @@ func markerPrefix(mk Marker) string {
 	b = append(b, mk.Agent...)
 	b = append(b, " at="...)
 	b = mk.At.UTC().AppendFormat(b, TimeFormat)
+	b = mk.Tags.appendMarkerFields(b)
 	b = append(b, " prev="...)
 	b = append(b, mk.Prev...)
 	return string(b)
@@ -77,6 +81,7 @@ func (d *Doc) Verify() error {
 	}
 	prev := GenesisHash(d.Header)
 	turn := 0
+	closedAt := 0 // the turn that closed the thread, if one did
 	for i := range d.Entries {
 		e := &d.Entries[i]
 		mk := e.Marker
@@ -110,6 +115,17 @@ func (d *Doc) Verify() error {
 			}
 		} else if mk.Turn != 0 {
 			return bad("supervisor entry carries a turn number")
+		}
+		if d.Meta.IsTyped() {
+			if err := checkRecordedTags(e); err != nil {
+				return bad("%v", err)
+			}
+			if closedAt > 0 && e.Kind == KindTurn {
+				return bad("turn %d follows the close in turn %d: nothing but supervisor entries follows a close", e.Turn, closedAt)
+			}
+			if e.Kind == KindTurn && mk.Tags.Type == TypeClose {
+				closedAt = e.Turn
+			}
 		}
 		prev = mk.Hash
 	}
@@ -159,4 +175,34 @@ func (d *Doc) LastHash() string {
 		return GenesisHash(d.Header)
 	}
 	return d.Entries[len(d.Entries)-1].Marker.Hash
+}
+
+// checkRecordedTags checks a recorded entry's tags (format 3): what its
+// trailer lines say is what its marker records, and its author may give
+// its type. The hash covers both, so a difference is walkie's bug or a
+// record rebuilt by hand.
+func checkRecordedTags(e *Entry) error {
+	bt, _, pr := bodyTags(e.Body)
+	switch {
+	case pr != nil:
+		return fmt.Errorf("its trailer lines do not read: %v", pr.msg)
+	case !bt.Equal(e.Marker.Tags):
+		return fmt.Errorf("its text says %s but its marker records %s", describeTags(bt), describeTags(e.Marker.Tags))
+	}
+	return checkTagAuthor(e.Marker.Tags, e.Kind == KindSupervisor)
+}
+
+// describeTags is tags in a message: "type verdict approve, refs main@abc".
+func describeTags(t Tags) string {
+	if t.IsZero() {
+		return "no type or refs"
+	}
+	var parts []string
+	if t.Type != "" {
+		parts = append(parts, "type "+t.Kind())
+	}
+	if len(t.Refs) > 0 {
+		parts = append(parts, "refs "+strings.Join(t.RefStrings(), ","))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -23,12 +23,21 @@ type InitOptions struct {
 	Reviewers   []string
 	Quorum      int
 	Grader      Command
-	Workspace   string
+	Workspace   string  // a round table's workspace; for a debate, "worktree" (format 3)
 	Phases      []Phase // run before the first round; the file is then format 2
 	// NoCopy starts the debate with the supervisor's copy of every entry
 	// off; by default a new debate has it on (State.CopySupervisor), since
 	// supervision is cheap to remove and expensive to retrofit.
 	NoCopy bool
+	// Typed makes the file format 3 (entry types and refs); so does any
+	// of the review-thread keys below.
+	Typed bool
+	Repo  string // the git repository refs name, relative to the file
+	Git   string // "commit": every entry a commit of the record
+	Base  string // where worktrees start before the record cites a commit
+	// Approve pins the briefing at once (the person creating the file
+	// wrote it, or took walkie's).
+	Approve bool
 }
 
 // Init creates a new walkie file; it never overwrites one, nor takes over
@@ -45,6 +54,16 @@ func Init(file string, o InitOptions) error {
 		Implementer: o.Implementer, Reviewers: o.Reviewers, Quorum: o.Quorum, Grader: o.Grader, Workspace: o.Workspace, Phases: o.Phases}
 	if len(m.Phases) > 0 {
 		m.Walkie = FormatPhases
+	}
+	m.Repo, m.Git, m.Base = o.Repo, o.Git, o.Base
+	if o.Typed || o.Repo != "" || o.Git != "" || o.Base != "" || (o.Mode != ModeRoundtable && o.Workspace != "") {
+		m.Walkie = FormatTyped
+	}
+	if o.Approve {
+		brief := BriefingText(o.Briefing)
+		if len(brief) > 0 {
+			m.BriefingSHA256 = BriefingHash(brief)
+		}
 	}
 	if err := m.validate(file, 0, nil); err != nil {
 		var ie *InputError
@@ -170,7 +189,9 @@ func UpdateState(file string, change func(m *Meta, p Progress, s *State) error) 
 
 // Brief names an entry without its text.
 func (e *Entry) Brief() *EntryBrief {
-	return &EntryBrief{Seq: e.Marker.Seq, Turn: e.Marker.Turn, Agent: e.Agent, Signed: e.Signed(), At: e.Marker.At}
+	b := &EntryBrief{Seq: e.Marker.Seq, Turn: e.Marker.Turn, Agent: e.Agent, Signed: e.Signed(), At: e.Marker.At}
+	b.setTags(e.Marker.Tags)
+	return b
 }
 
 // Halt stops a debate: no further turns until Resume.
@@ -178,6 +199,9 @@ func Halt(file, reason string) error {
 	_, _, err := UpdateState(file, func(m *Meta, p Progress, s *State) error {
 		if p.Converged {
 			return &RefusedError{Op: "halt", Reason: "the debate has already converged"}
+		}
+		if p.Closed {
+			return &RefusedError{Op: "halt", Reason: "the thread is closed"}
 		}
 		now := time.Now().UTC()
 		s.Status, s.Reason, s.HaltedAt = StatusHalted, reason, &now
@@ -210,6 +234,9 @@ func Extend(file string, rounds int) (int, error) {
 	_, _, err := UpdateState(file, func(m *Meta, p Progress, s *State) error {
 		if p.Converged {
 			return &RefusedError{Op: "extend", Reason: "the debate has already converged"}
+		}
+		if p.Closed {
+			return &RefusedError{Op: "extend", Reason: "the thread is closed"}
 		}
 		if p.NextRound > RoundCap(m, s) {
 			s.ExtraRounds = p.NextRound - 1 - m.MaxRounds

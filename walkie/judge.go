@@ -22,12 +22,22 @@ type Verdict struct {
 	Stamped bool    // the turn came through the enforced writer and is already stamped
 	Signed  bool
 	Line    int // where the problem is, when there is one
+	// Tags are what the accepted turn states it is (format 3).
+	Tags Tags
 }
 
 // Expect is the turn the controller asked for.
 type Expect struct {
 	Turn  int
 	Agent string
+	// Refs, when set, checks the turn's refs against the repository the
+	// record is bound to when Settle records it (the judge's own reading
+	// of the turn needs no repository).
+	Refs RefResolver
+	// Extra is a ref Settle adds to a typed record's accepted turn when
+	// the agent wrote the turn itself and did not cite it: the branch its
+	// worktree's commits came back on.
+	Extra *Ref
 }
 
 // Judge decides, without touching anything, whether after holds exactly
@@ -95,9 +105,14 @@ func judgeStamped(ad *Doc, want Expect) (Verdict, *Doc) {
 	if pr := checkText(e.Body); pr != nil {
 		return Verdict{Outcome: VerdictMalformed, Line: e.Line + pr.line, Detail: pr.turnDetail(e.Line + pr.line)}, nil
 	}
+	if ad.Meta.IsTyped() {
+		if err := checkStatic(&ad.Meta, e.Marker.Tags, false); err != nil {
+			return Verdict{Outcome: VerdictMalformed, Line: e.MarkLine, Detail: err.Error()}, nil
+		}
+	}
 	// A round table's turns never sign: convergence is the grader's and
 	// the reviewers' verdicts.
-	return Verdict{Outcome: VerdictAccepted, Stamped: true, Signed: e.Signed() && !ad.Meta.IsRoundtable(), Detail: "posted with walkie post"}, ad
+	return Verdict{Outcome: VerdictAccepted, Stamped: true, Signed: e.Signed() && !ad.Meta.IsRoundtable(), Detail: "posted with walkie post", Tags: e.Marker.Tags}, ad
 }
 
 // forgedMarker reports a new entry (after the first old ones) whose
@@ -172,9 +187,23 @@ func judgeTail(d *Doc, want Expect) Verdict {
 			signed = true
 		}
 	}
+	var tags Tags
+	if d.Meta.IsTyped() {
+		t, first, pr := bodyTags(body)
+		if pr != nil {
+			return bad(h.num+pr.line, "line %d: %s", h.num+pr.line, pr.msg)
+		}
+		if err := checkStatic(&d.Meta, t, false); err != nil {
+			return bad(h.num+max(first, 1), "%v", err)
+		}
+		if e := (Entry{Body: body, Marker: Marker{Tags: t}}); e.Text() == "" {
+			return bad(h.num, "the turn has trailer lines but no text: say what the %s is", orWord(t.Type, "entry"))
+		}
+		tags = t
+	}
 	// A round table has no sign-offs (see progress): the line is kept as
 	// text, and the turn is not signed.
-	return Verdict{Outcome: VerdictAccepted, Signed: signed && !d.Meta.IsRoundtable()}
+	return Verdict{Outcome: VerdictAccepted, Signed: signed && !d.Meta.IsRoundtable(), Tags: tags}
 }
 
 func firstDiffLine(a, b []byte) int {

@@ -84,6 +84,12 @@ type Meta struct {
 	MaxTurnBytes   int     `yaml:"max_turn_bytes,omitempty"`
 	BudgetUSD      float64 `yaml:"budget_usd,omitempty"`
 	BriefingSHA256 string  `yaml:"briefing_sha256,omitempty"`
+	// Review-thread keys (format 3; review_meta.go, docs/review-threads.md).
+	Repo          string    `yaml:"repo,omitempty"`
+	RequireRefs   *[]string `yaml:"require_refs,omitempty"`
+	FreshVerdicts *bool     `yaml:"fresh_verdicts,omitempty"`
+	Git           string    `yaml:"git,omitempty"`
+	Base          string    `yaml:"base,omitempty"`
 }
 
 // Command is a command given in the front matter: a YAML list is an argv
@@ -189,7 +195,8 @@ func parseMeta(file string, src []byte, firstLine int) (Meta, error) {
 	root := doc.Content[0]
 	known := map[string]bool{}
 	for _, f := range []string{"walkie", "id", "title", "mode", "participants", "max_rounds", "max_turn_bytes", "budget_usd", "briefing_sha256",
-		"implementer", "reviewers", "quorum", "grader", "grader_timeout", "workspace", "phases"} {
+		"implementer", "reviewers", "quorum", "grader", "grader_timeout", "workspace", "phases",
+		"repo", "require_refs", "fresh_verdicts", "git", "base"} {
 		known[f] = true
 	}
 	lines := map[string]int{}
@@ -254,6 +261,16 @@ func fieldPtr(m *Meta, key string) any {
 		return &m.GraderTimeout
 	case "workspace":
 		return &m.Workspace
+	case "repo":
+		return &m.Repo
+	case "require_refs":
+		return &m.RequireRefs
+	case "fresh_verdicts":
+		return &m.FreshVerdicts
+	case "git":
+		return &m.Git
+	case "base":
+		return &m.Base
 	}
 	panic("fieldPtr: unhandled key " + key)
 }
@@ -268,8 +285,9 @@ func (m *Meta) validate(file string, firstLine int, lines map[string]int) error 
 	bad := func(key, msg, fix string) error {
 		return &InputError{File: file, Line: at(key), Msg: msg, Fix: fix}
 	}
-	if m.Walkie != FormatVersion && m.Walkie != FormatPhases {
-		return bad("walkie", fmt.Sprintf("walkie: %d is not a format this version reads", m.Walkie), "set `walkie: 1` (or `walkie: 2` for a round table with phases)")
+	if m.Walkie != FormatVersion && m.Walkie != FormatPhases && m.Walkie != FormatTyped {
+		return bad("walkie", fmt.Sprintf("walkie: %d is not a format this version reads", m.Walkie),
+			"set `walkie: 1` (or `walkie: 2` for a round table with phases, `walkie: 3` for typed entries and review threads)")
 	}
 	if !idPattern.MatchString(m.ID) {
 		return bad("id", fmt.Sprintf("id %q is missing or not a simple name", m.ID), "use letters, digits, '.', '_' or '-', e.g. `id: api-shape`")
@@ -281,6 +299,9 @@ func (m *Meta) validate(file string, firstLine int, lines map[string]int) error 
 		return err
 	}
 	if err := m.validatePhases(file, bad); err != nil {
+		return err
+	}
+	if err := m.validateReview(bad); err != nil {
 		return err
 	}
 	if len(m.Participants) < 2 {
@@ -321,7 +342,7 @@ func (m *Meta) validateRoundtable(bad func(key, msg, fix string) error) error {
 			key string
 			set bool
 		}{{"implementer", m.Implementer != ""}, {"reviewers", m.Reviewers != nil}, {"quorum", m.Quorum != 0},
-			{"grader", !m.Grader.IsZero()}, {"grader_timeout", m.GraderTimeout != 0}, {"workspace", m.Workspace != ""}, {"phases", len(m.Phases) > 0}} {
+			{"grader", !m.Grader.IsZero()}, {"grader_timeout", m.GraderTimeout != 0}, {"workspace", m.Workspace != "" && m.Workspace != WorkspaceWorktree}, {"phases", len(m.Phases) > 0}} {
 			if k.set {
 				return bad(k.key, fmt.Sprintf("%s is a round-table key", k.key), "add `mode: roundtable`, or remove it")
 			}

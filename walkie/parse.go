@@ -28,6 +28,9 @@ type Marker struct {
 	At    time.Time
 	Prev  string // chain hash before this entry, "sha256:HEX"
 	Hash  string // chain hash after this entry, "sha256:HEX"
+	// Tags are the entry's type, verdict and refs (format 3): fields of
+	// the marker, so the chain covers them.
+	Tags Tags `json:",omitzero"`
 }
 
 // Entry is one stamped entry of the record.
@@ -293,6 +296,10 @@ func (d *Doc) parseEntries(data []byte, lines []line, hdrEnd, lastMarker int) er
 		if err != nil {
 			return &InputError{File: d.File, Line: lines[j].num, Msg: "bad marker line: " + err.Error(), Fix: "markers are written by walkie only; restore the line from git"}
 		}
+		if !mk.Tags.IsZero() && d.Meta.Walkie < FormatTyped {
+			return &InputError{File: d.File, Line: lines[j].num, Msg: fmt.Sprintf("the marker records a type or refs, which need format %d, and this file says walkie: %d", FormatTyped, d.Meta.Walkie),
+				Fix: "markers are written by walkie only; restore the line from git"}
+		}
 		e.Marker, e.MarkLine = mk, lines[j].num
 		e.Body = data[h.end:lines[j].start]
 		e.Raw = data[start:lines[j].end]
@@ -345,6 +352,8 @@ func parseMarker(text []byte) (Marker, error) {
 			mk.Prev = v
 		case "hash":
 			mk.Hash = v
+		case "type", "verdict", "refs":
+			err = mk.Tags.setMarkerField(k, v)
 		default:
 			err = fmt.Errorf("unknown field")
 		}
@@ -356,6 +365,9 @@ func parseMarker(text []byte) (Marker, error) {
 		if !seen[k] {
 			return mk, fmt.Errorf("missing %s=", k)
 		}
+	}
+	if err := checkTagValues(mk.Tags); err != nil {
+		return mk, err
 	}
 	return mk, nil
 }

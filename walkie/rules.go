@@ -16,6 +16,7 @@ type TurnRef struct {
 	Turn   int
 	Agent  string
 	Signed bool
+	Closed bool // the turn is of type close
 }
 
 // Progress is where a debate stands according to its record alone.
@@ -28,6 +29,9 @@ type Progress struct {
 	NextRound int      // round of the next turn
 	Signed    []string // participants whose sign-off stands, in turn order
 	Converged bool
+	// Closed: the last turn is of type close (format 3), which ends the
+	// thread as closed.
+	Closed bool `json:",omitempty"`
 }
 
 // progress applies the sign-off rule to the recorded turns. Only the last
@@ -42,6 +46,9 @@ func progress(m *Meta, recent []TurnRef, turns, seq int, hash string) Progress {
 	p := Progress{Turns: turns, Seq: seq, Hash: hash, NextTurn: turns + 1}
 	p.NextAgent = m.TurnAgent(p.NextTurn)
 	p.NextRound = m.RoundOf(p.NextTurn)
+	// Nothing is posted after a close but supervisor entries, so the last
+	// turn says whether the thread is closed.
+	p.Closed = len(recent) > 0 && recent[len(recent)-1].Closed
 	if m.IsRoundtable() {
 		return p
 	}
@@ -65,10 +72,15 @@ func (d *Doc) Progress() Progress {
 			continue
 		}
 		turns++
-		recent = append(recent, TurnRef{Turn: e.Turn, Agent: e.Agent, Signed: e.Signed()})
+		recent = append(recent, e.turnRef())
 	}
 	if n := len(d.Meta.Participants); len(recent) > n {
 		recent = recent[len(recent)-n:]
 	}
 	return progress(&d.Meta, recent, turns, len(d.Entries), d.LastHash())
+}
+
+// turnRef is what the turn-order rules need of a recorded turn.
+func (e *Entry) turnRef() TurnRef {
+	return TurnRef{Turn: e.Turn, Agent: e.Agent, Signed: e.Signed(), Closed: e.Marker.Tags.Type == TypeClose}
 }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -66,11 +67,17 @@ func Settle(file string, snapshot []byte, want Expect, keep string) (Settled, er
 			v = Verdict{Outcome: VerdictMalformed, Line: e.MarkLine, Detail: forgedDetail(e.MarkLine, "walkie post never recorded it")}
 		}
 	}
+	if v.Outcome == VerdictAccepted && !v.Stamped && want.Extra != nil && meta.IsTyped() && !slices.Contains(v.Tags.Refs, *want.Extra) && len(v.Tags.Refs) < maxRefs {
+		v.Tags.Refs = append(v.Tags.Refs, *want.Extra)
+	}
+	if v.Outcome == VerdictAccepted {
+		v = checkTurnRefs(&meta, v, want.Refs)
+	}
 	if v.Outcome != VerdictAccepted {
 		return restore(file, dir, snapshot, av, keep, v, st)
 	}
 	if !v.Stamped {
-		if err := stampTail(file, d); err != nil {
+		if err := stampTail(file, d, v.Tags); err != nil {
 			return Settled{}, err
 		}
 		if d, err = Load(file); err != nil {
@@ -85,11 +92,32 @@ func Settle(file string, snapshot []byte, want Expect, keep string) (Settled, er
 	return Settled{Verdict: v, Entry: e.Brief(), Progress: prog, Status: DebateStatus(&d.Meta, prog, st)}, nil
 }
 
-// stampTail appends the marker for the unstamped turn in d's tail.
-func stampTail(file string, d *Doc) error {
+// checkTurnRefs asks the repository about an accepted turn's refs: a
+// ref that does not resolve, or a stale verdict, makes it malformed, and
+// so does a repository that cannot be asked (the turn cannot be shown to
+// obey the rules; the detail says why, and a retry may find git working).
+func checkTurnRefs(meta *Meta, v Verdict, r RefResolver) Verdict {
+	reason, err := CheckRefs(meta, v.Tags, r)
+	switch {
+	case err != nil:
+		return Verdict{Outcome: VerdictMalformed, Detail: "the turn's refs could not be checked: " + err.Error()}
+	case reason != "":
+		return Verdict{Outcome: VerdictMalformed, Detail: reason}
+	}
+	return v
+}
+
+// stampTail appends the marker for the unstamped turn in d's tail, with
+// the tags the judge read from its trailer lines.
+func stampTail(file string, d *Doc, tags Tags) error {
 	content := stampedText(d.Tail)
+	if d.Meta.IsTyped() {
+		if bt, _, _ := bodyTags(content); !bt.Equal(tags) {
+			content = retrail(content, tags)
+		}
+	}
 	last := d.Progress()
-	mk := Marker{Seq: last.Seq + 1, Turn: last.NextTurn, Agent: last.NextAgent, At: time.Now(), Prev: last.Hash}
+	mk := Marker{Seq: last.Seq + 1, Turn: last.NextTurn, Agent: last.NextAgent, At: time.Now(), Prev: last.Hash, Tags: tags}
 	line := stamp(content, &mk)
 	f, err := openRecord(file, os.O_WRONLY)
 	if err != nil {

@@ -20,6 +20,10 @@ const (
 	StatusHalted     = "halted"
 	StatusOverBudget = "over-budget"
 	StatusFailed     = "failed"
+	// StatusClosed: a participant closed the review thread (an entry of
+	// type close); its text is the outcome. Not a convergence: nobody
+	// need have agreed to anything.
+	StatusClosed = "closed"
 )
 
 // State is the mutable control record in .walkie/ID/state.json. It is
@@ -72,6 +76,12 @@ type Attempt struct {
 	Seq           int       `json:"seq"`               // last sequence before the attempt
 	Hash          string    `json:"hash,omitempty"`    // chain hash before the attempt
 	Session       string    `json:"session,omitempty"` // the session's id (its WALKIE_SESSION), recorded before it starts
+	// Worktree is the git worktree the session runs in (workspace:
+	// worktree), recorded before it is made, with the repository it
+	// belongs to: like the session, it is removed by whoever finds the
+	// attempt interrupted.
+	Worktree     string `json:"worktree,omitempty"`
+	WorktreeRepo string `json:"worktree_repo,omitempty"`
 }
 
 // WatchMemory is what `walkie watch --once` remembers between ticks.
@@ -101,6 +111,17 @@ type EntryBrief struct {
 	Agent  string    `json:"agent"`
 	Signed bool      `json:"signed,omitempty"`
 	At     time.Time `json:"at"`
+	// The entry's tags (format 3).
+	Type    string   `json:"type,omitempty"`
+	Verdict string   `json:"verdict,omitempty"`
+	Refs    []string `json:"refs,omitempty"`
+}
+
+func (b *EntryBrief) setTags(t Tags) {
+	b.Type, b.Verdict = t.Type, t.Verdict
+	if len(t.Refs) > 0 {
+		b.Refs = t.RefStrings()
+	}
 }
 
 // StateDir is where a debate's side files live: .walkie/ID beside the file.
@@ -111,6 +132,8 @@ func StateDir(file, id string) string {
 // DebateStatus combines the record's progress with the control state.
 func DebateStatus(m *Meta, p Progress, s *State) string {
 	switch {
+	case p.Closed:
+		return StatusClosed
 	case p.Converged:
 		return StatusConverged
 	case s.Status != "":
@@ -207,7 +230,14 @@ func Ring(dir string, m *Meta, p Progress, s *State, last *EntryBrief) error {
 	if status == StatusOpen {
 		sig.Turn = p.NextAgent
 	}
-	return writeJSONAtomic(filepath.Join(dir, "signal.json"), sig)
+	if err := writeJSONAtomic(filepath.Join(dir, "signal.json"), sig); err != nil {
+		return err
+	}
+	// After the thread's own doorbell: a channel's names its open thread.
+	if err := ringChannel(dir, sig); err != nil {
+		return fmt.Errorf("ring the channel's doorbell: %w", err)
+	}
+	return nil
 }
 
 func writeJSONAtomic(path string, v any) error {

@@ -30,7 +30,10 @@
 //  5. delay: sleep
 //  6. shell: run a /bin/sh -c snippet in the working directory (shells:
 //     one per round, the last repeats), with {agent} {turn} {round}
-//     replaced; a failing snippet ends the agent with exit code 2
+//     replaced; a failing snippet ends the agent with exit code 2; then
+//     body_cmd (body_cmds per round), whose output becomes the body, as
+//     a turn that cites the commit the shell just made would
+//     (`Refs: main@$(git rev-parse --short HEAD)`)
 //  7. behavior (below)
 //  8. usage: print a claude "--output-format json" result line
 //  9. hang_after: hang forever (some CLIs do after answering)
@@ -91,6 +94,8 @@
 //	verdict: '{"verdict": "approve", "objections": []}'
 //	verdicts: ["r1", "r2"]    # verdict per round; the last repeats
 //	verdict_file: ""          # default: $WALKIE_VERDICT
+//	body_cmd: ""              # /bin/sh -c snippet whose output is the body
+//	body_cmds: ["r1", "r2"]   # body_cmd per round; the last repeats
 //	when:                     # the first entry whose conditions all hold
 //	  - file: parse.py        #   overrides the step: a file (under
 //	    contains: "return []" #   $WALKIE_WORKSPACE, else the working dir)

@@ -41,6 +41,7 @@ with --state the k-th run uses steps[k-1], the last repeats):
   read_stdin, ask, delay, hang_after, exit_code, author, usage, cost_usd,
   input_tokens, output_tokens, grandchild_setsid, pid_file, shell,
   shells: [per round], verdict, verdicts: [per round], verdict_file,
+  body_cmd, body_cmds: [per round] (a snippet whose output is the body),
   steps: [...],
   when: [{file, contains, lacks, last_blocker, id, ...settings}] (the
   first entry whose conditions hold overrides the step)
@@ -131,6 +132,8 @@ type agent struct {
 	step  step
 	turn  int
 	round int
+	// cmdBody is what body_cmd printed, when the step has one.
+	cmdBody *string
 }
 
 func prepare(o options, st step) (*agent, error) {
@@ -219,6 +222,10 @@ func (a *agent) run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writ
 		}
 	}
 	if err := a.runShell(ctx, out); err != nil {
+		fmt.Fprintf(stderr, "fakeagent: %v\n", err)
+		return 2
+	}
+	if err := a.runBodyCmd(ctx); err != nil {
 		fmt.Fprintf(stderr, "fakeagent: %v\n", err)
 		return 2
 	}
@@ -311,6 +318,9 @@ func (a *agent) signer(round int) string {
 
 // body picks the round's body and fills in its placeholders.
 func (a *agent) body(turn, round int) string {
+	if a.cmdBody != nil {
+		return *a.cmdBody
+	}
 	b := a.step.Body
 	if n := len(a.step.Bodies); n > 0 {
 		b = a.step.Bodies[min(round, n)-1]

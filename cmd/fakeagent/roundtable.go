@@ -43,6 +43,24 @@ func (a *agent) runShell(ctx context.Context, out *bufio.Writer) error {
 	return nil
 }
 
+// runBodyCmd runs the round's body_cmd snippet (like shell), whose
+// standard output, trailing newlines cut, is the turn's body.
+func (a *agent) runBodyCmd(ctx context.Context) error {
+	snippet := perRound(a.step.BodyCmd, a.step.BodyCmds, a.round)
+	if snippet == "" {
+		return nil
+	}
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", a.fill(snippet))
+	cmd.Stderr = os.Stderr
+	b, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("body_cmd: %w", err)
+	}
+	body := strings.TrimRight(string(b), "\n")
+	a.cmdBody = &body
+	return nil
+}
+
 // writeVerdict writes the round's verdict text in one write.
 func (a *agent) writeVerdict() error {
 	path := a.step.VerdictFile

@@ -43,6 +43,10 @@ type step struct {
 	Verdict     string   `yaml:"verdict"`
 	Verdicts    []string `yaml:"verdicts"`
 	VerdictFile string   `yaml:"verdict_file"`
+	// Review-thread stand-ins: the body is what a snippet prints (a turn
+	// that cites the commit it just made, the branch's head it tested).
+	BodyCmd  string   `yaml:"body_cmd"`
+	BodyCmds []string `yaml:"body_cmds"`
 }
 
 // when is one entry of a script's when: list: conditions on what the agent

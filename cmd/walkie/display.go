@@ -109,6 +109,9 @@ func recordedLine(r *controller.TurnRecord, pal palette) string {
 
 // endedLine is how the run ended, as the last progress line.
 func endedLine(e controller.Event, pal palette) string {
+	if e.Status == walkie.StatusClosed {
+		return "thread " + pal.status(e.Status) + " " + e.Line
+	}
 	if e.Status == walkie.StatusConverged {
 		s := "debate " + pal.status(e.Status)
 		if e.Line != "" {

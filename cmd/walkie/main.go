@@ -39,7 +39,8 @@ const (
 )
 
 const exitCodesHelp = `EXIT CODES:
-   0   success; for auto: the debate converged
+   0   success; for auto: the debate converged, or the review thread was closed
+       (walkie gate says whether its work may be merged)
    1   unexpected error
    2   bad input: flags, walkie file, config (the message names file, line and fix)
    3   refused: a post out of turn or against the rules, or a change the debate's
@@ -163,7 +164,8 @@ func rootAction(c *cli.Context) error {
 // commands lists every command, in the order --help shows them.
 func commands() []*cli.Command {
 	return []*cli.Command{
-		newCommand(), initCommand(), briefCommand(), phaseCommand(), postCommand(), statusCommand(), showCommand(), followCommand(), verifyCommand(),
+		newCommand(), initCommand(), briefCommand(), phaseCommand(), postCommand(), readCommand(), statusCommand(), showCommand(), followCommand(), verifyCommand(),
+		threadCommand(), gateCommand(),
 		haltCommand(), resumeCommand(), extendCommand(), repairCommand(),
 		autoCommand(), turnCommand(), trialsCommand(), logCommand(), reportCommand(), doctorCommand(),
 		serveCommand(), workerCommand(), watchCommand(), notifyCommand(), reviewCommand(), skillCommand(), versionCommand(),

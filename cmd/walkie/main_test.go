@@ -48,7 +48,7 @@ func (b buildFirst) Run() int {
 
 // recordScripts are the scenarios of the record commands, one per file.
 // (brief_*.txtar belong to brief_test.go, which sets up their own PATH.)
-var recordScripts = []string{"init", "post", "status", "verify", "halt", "resume", "extend", "repair", "help", "usage", "notify", "doctor", "version", "show", "skill", "worker"}
+var recordScripts = []string{"init", "post", "status", "verify", "halt", "resume", "extend", "repair", "help", "usage", "notify", "doctor", "version", "show", "skill", "worker", "thread", "read", "gate"}
 
 func TestRecordScripts(t *testing.T) {
 	var files []string
@@ -69,8 +69,25 @@ func TestRecordScripts(t *testing.T) {
 			env.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 			return nil
 		},
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"exits": cmdExits},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"exits": cmdExits, "gitsha": cmdGitSHA},
 	})
+}
+
+// cmdGitSHA sets an environment variable to what git rev-parse prints in
+// the script's directory: `gitsha abc --short HEAD`, then `$abc`. Review
+// threads cite commits the script makes as it goes.
+func cmdGitSHA(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: gitsha VAR rev-parse-args...")
+	}
+	cmd := exec.Command("git", append([]string{"rev-parse"}, args[1:]...)...)
+	cmd.Dir = ts.Getenv("WORK")
+	cmd.Env = append(os.Environ(), "HOME="+ts.Getenv("HOME"))
+	out, err := cmd.Output()
+	if err != nil {
+		ts.Fatalf("git rev-parse %s: %v", strings.Join(args[1:], " "), err)
+	}
+	ts.Setenv(args[0], strings.TrimSpace(string(out)))
 }
 
 // cmdExits runs a program and checks its exit code: `exits 3 walkie post

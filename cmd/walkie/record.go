@@ -64,6 +64,11 @@ func requiredFlag(c *cli.Context, name string) error {
 	return nil
 }
 
+// copyInitFlag is --copy of every command that creates a record.
+func copyInitFlag() cli.Flag {
+	return &cli.StringFlag{Name: "copy", Value: "on", Usage: "the supervisor's copy of every entry through the notify sinks: on (the default for a new debate) or off; walkie notify changes it later"}
+}
+
 // copyFlag reads init's --copy: whether the supervisor's copy starts off.
 func copyFlag(c *cli.Context) (noCopy bool, err error) {
 	switch v := c.String("copy"); v {
@@ -85,6 +90,11 @@ func initCommand() *cli.Command {
 turns in the order given. The briefing must be approved (walkie brief approve)
 before agents run. --briefing - reads the briefing from standard input.
 
+--typed (or any review-thread flag: --repo, --git-commit, --worktree,
+--base) makes the file format 3, whose entries may carry types and refs
+(docs/review-threads.md; walkie thread new makes a review thread in a
+channel).
+
 A round table (docs/roundtable.md) is created with --implementer and
 --reviewers instead of --agents: the implementer changes the workspace, the
 reviewers judge a frozen copy in parallel, and the grader command (run by
@@ -98,7 +108,7 @@ EXAMPLES:
        --grader "go test ./..." --workspace . --max-rounds 4
    walkie init eval.walkie.md --implementer codex --reviewers claude,gemini \
        --phases research=gemini,plan=claude --grader "make test" --workspace src`,
-		Flags: append(debateFlags(), &cli.StringFlag{Name: "briefing", Usage: "file whose text becomes the briefing, or - for standard input"}),
+		Flags: append(append(debateFlags(), &cli.StringFlag{Name: "briefing", Usage: "file whose text becomes the briefing, or - for standard input"}), threadFlags()...),
 		Action: func(c *cli.Context) error {
 			file, err := fileArg(c)
 			if err != nil {
@@ -106,6 +116,9 @@ EXAMPLES:
 			}
 			o, err := initOptions(c)
 			if err != nil {
+				return err
+			}
+			if err := threadOptions(c, &o); err != nil {
 				return err
 			}
 			if p := c.String("briefing"); p != "" {
@@ -129,7 +142,7 @@ func debateFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "agents", Usage: "participants in turn order, comma separated (at least two; required for a debate)"},
 		&cli.StringFlag{Name: "id", Usage: "debate id (default: the file name without .walkie.md)"},
 		&cli.IntFlag{Name: "max-rounds", Value: 6, Usage: "round cap; a round is one turn by each participant"},
-		&cli.StringFlag{Name: "copy", Value: "on", Usage: "the supervisor's copy of every entry through the notify sinks: on (the default for a new debate) or off; walkie notify changes it later"},
+		copyInitFlag(),
 		&cli.StringFlag{Name: "implementer", Category: "round table", Usage: "the agent that changes the workspace (makes a round table)"},
 		&cli.StringSliceFlag{Name: "reviewers", Category: "round table", Usage: "agents that review the frozen work, comma separated"},
 		&cli.IntFlag{Name: "quorum", Category: "round table", DefaultText: "every reviewer", Usage: "approvals needed"},
@@ -220,17 +233,35 @@ control character, a walkie marker, another agent's sign-off, a line that
 reads as an entry heading (also as a markdown viewer renders it: indented,
 setext, quoted), or a code fence left open (docs/format.md, "Entry text").
 
+In a file of format 3 (a review thread, walkie thread new) an entry may say
+what it is with --type (review-request, verdict with --verdict approve or
+changes-requested, fix-report, question, info, close; a supervisor's ack) and
+cite --refs (BRANCH@SHA, SHA or a path, comma separated); walkie writes them
+as trailer lines at the end of the entry and into its marker. A verdict or a
+fix-report must cite a ref. In a record bound to a git repository (repo: in
+the front matter) every ref must resolve there, and a verdict must name the
+current head of its branch: a stale one is refused with the head it should
+have named (--verify-refs=false skips asking git; the controller's judge
+still asks for agents' turns). docs/review-threads.md.
+
 EXAMPLES:
    walkie post api.walkie.md --from codex --body-file reply.md
    echo "Agreed." | walkie post api.walkie.md --from claude --sign --body-file -
    walkie post api.walkie.md --supervisor --body-file - <<< "Keep it to v1."
-   walkie post api.walkie.md --from codex --wait 10m --body-file reply.md`,
+   walkie post api.walkie.md --from codex --wait 10m --body-file reply.md
+   walkie post reviews/login.walkie.md --from codex --type verdict --verdict approve \
+       --refs main@3f2a9c1 --body-file - <<< "Approved: the 27 tests pass at 3f2a9c1."
+   walkie post reviews/login.walkie.md --supervisor --type ack --refs 3f2a9c1 --body-file - <<< "Read it; merge."`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "from", Usage: "participant posting the turn"},
 			&cli.BoolFlag{Name: "supervisor", Usage: "post a supervisor entry instead of a turn"},
 			&cli.BoolFlag{Name: "sign", Usage: "end the turn with Signed-off-by: NAME (agree with the proposal as it stands)"},
 			&cli.StringFlag{Name: "body-file", Value: "-", Usage: "file holding the body, or - for standard input"},
 			&cli.DurationFlag{Name: "wait", Usage: "wait up to this long for NAME's turn instead of being refused"},
+			&cli.StringFlag{Name: "type", Category: "review thread", Usage: "what the entry is: " + strings.Join(walkie.EntryTypes, ", ") + " (ack: a supervisor's)"},
+			&cli.StringFlag{Name: "verdict", Category: "review thread", Usage: "a verdict's direction: " + strings.Join(walkie.Verdicts, " or ")},
+			&cli.StringFlag{Name: "refs", Category: "review thread", Usage: "what the entry cites, comma separated: BRANCH@SHA, SHA or a path"},
+			&cli.BoolFlag{Name: "verify-refs", Category: "review thread", Value: true, Usage: "check the refs in the git repository the record is bound to (repo:)"},
 		},
 		Action: func(c *cli.Context) error {
 			file, err := recordArg(c)
@@ -252,9 +283,15 @@ EXAMPLES:
 				return withCode(exitBadInput, err)
 			}
 			p := walkie.Post{From: c.String("from"), Supervisor: c.Bool("supervisor"), Body: body, Size: size, Sign: c.Bool("sign")}
+			if p.Tags, p.Resolver, err = postTags(c, file, &meta); err != nil {
+				return err
+			}
 			rc, err := appendWaiting(c.Context, file, p, c.Duration("wait"))
 			if err != nil {
 				return err
+			}
+			if !rc.Queued {
+				commitRecord(c.Context, file, &meta, c.App.ErrWriter)
 			}
 			switch {
 			case rc.Queued:
@@ -409,6 +446,9 @@ func viewOf(d *walkie.Doc) (*debateView, error) {
 	if v.Status == walkie.StatusOpen {
 		v.NextTurn, v.Whose = p.NextTurn, p.NextAgent
 	}
+	if v.Status == walkie.StatusClosed {
+		v.Reason = d.ClosedWhy()
+	}
 	if n := len(d.Entries); n > 0 {
 		v.LastEntry = d.Entries[n-1].Brief()
 	}
@@ -419,20 +459,27 @@ func statusCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "status",
 		Usage:     "show whose turn it is, the round, signatures and status",
-		ArgsUsage: "FILE",
+		ArgsUsage: "FILE|DIR",
 		Description: `Prints where the debate stands, from the record and .walkie/ID/state.json:
-its status (open, converged, max-rounds, halted, failed, over-budget,
+its status (open, converged, closed, max-rounds, halted, failed, over-budget,
 deadlocked) and why, the turns recorded and the round (of a debate that is
 over, the round it ended in), whose turn is next, whose sign-offs stand,
 whether the briefing is approved, and the attempt a controller is running
 now. It reads; walkie verify checks the chain. To read the debate itself,
 walkie show FILE; to watch it go, walkie follow FILE.
 
+Given a directory (a channel of review threads, walkie thread new), it lists
+the walkie files in it, one line each, and names the open thread.
+
 EXAMPLES:
    walkie status api.walkie.md
-   walkie status api.walkie.md --json | jq .whose_turn`,
+   walkie status api.walkie.md --json | jq .whose_turn
+   walkie status reviews/`,
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
 		Action: func(c *cli.Context) error {
+			if dir, ok := dirArg(c); ok {
+				return statusDir(c, dir)
+			}
 			file, err := recordArg(c)
 			if err != nil {
 				return err
@@ -570,6 +617,9 @@ EXAMPLES:
 			switch v.Status {
 			case walkie.StatusConverged:
 				fmt.Fprintf(c.App.Writer, "%s converged in round %d: there is nothing to resume (walkie show %s reads it)\n", file, v.Round, file)
+				return nil
+			case walkie.StatusClosed:
+				fmt.Fprintf(c.App.Writer, "%s was closed %s: there is nothing to resume (start another thread with walkie thread new)\n", file, v.Reason)
 				return nil
 			case walkie.StatusOpen:
 				fmt.Fprintf(c.App.Writer, "%s is open, not halted: there is nothing to resume (walkie auto %s runs it)\n", file, file)

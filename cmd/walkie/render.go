@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -123,7 +124,33 @@ func (r *renderer) entry(d *walkie.Doc, e *walkie.Entry) string {
 			body = withoutSignOff(body)
 		}
 	}
+	if t := e.Marker.Tags; !t.IsZero() {
+		// The trailer lines are told on the rule line, right after who
+		// wrote it, where a reader scanning a thread looks for them;
+		// glamour would run them together into one paragraph.
+		title = slices.Insert(title, 1, r.tags(t))
+		body = []byte(e.Text() + "\n")
+	}
 	return r.rule(strings.Join(title, " · ")) + "\n\n" + r.markdown(body)
+}
+
+// tags is an entry's type and refs on its rule line: "verdict approve ·
+// main@3f2a9c1".
+func (r *renderer) tags(t walkie.Tags) string {
+	kind := t.Kind()
+	switch t.Verdict {
+	case walkie.VerdictApprove:
+		kind = r.pal.green(kind)
+	case walkie.VerdictChangesRequested:
+		kind = r.pal.yellow(kind)
+	}
+	if len(t.Refs) == 0 {
+		return kind
+	}
+	if kind == "" {
+		return strings.Join(t.RefStrings(), ", ")
+	}
+	return kind + " · " + strings.Join(t.RefStrings(), ", ")
 }
 
 // withoutSignOff drops the closing "Signed-off-by:" line, which the rule

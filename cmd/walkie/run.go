@@ -220,7 +220,7 @@ func errorForStatus(sum controller.Summary) error {
 	switch {
 	case sum.Interrupted:
 		return errors.New("interrupted; run the same command again to continue")
-	case sum.Status == walkie.StatusConverged:
+	case sum.Status == walkie.StatusConverged, sum.Status == walkie.StatusClosed:
 		return nil
 	case sum.Status == walkie.StatusOpen:
 		return fmt.Errorf("the debate is still open after %s", plural(sum.Turns, "turn", "turns"))
@@ -233,7 +233,7 @@ func errorForStatus(sum controller.Summary) error {
 // rounds)". The status is the name status, report and the exit codes use.
 func endLine(status, reason string) string {
 	s := "stopped: " + status
-	if status == walkie.StatusConverged {
+	if status == walkie.StatusConverged || status == walkie.StatusClosed {
 		s = status
 	}
 	if reason != "" {
@@ -247,7 +247,9 @@ func runExitCode(sum controller.Summary, once bool) int {
 		return exitSignal
 	}
 	switch sum.Status {
-	case walkie.StatusConverged:
+	case walkie.StatusConverged, walkie.StatusClosed:
+		// A closed review thread ended as its parties decided; whether
+		// its work may be merged is walkie gate's to say.
 		return exitOK
 	case walkie.StatusOpen:
 		if once {

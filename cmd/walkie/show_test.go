@@ -69,7 +69,7 @@ func plainRenderer(t *testing.T) *renderer {
 }
 
 func TestShowGolden(t *testing.T) {
-	for _, name := range []string{"converged", "max-rounds"} {
+	for _, name := range []string{"converged", "max-rounds", "closed"} {
 		t.Run(name, func(t *testing.T) {
 			d := fixture(t, name+".walkie.md")
 			var out bytes.Buffer
@@ -81,6 +81,14 @@ func TestShowGolden(t *testing.T) {
 			for _, bad := range []string{"<!-- walkie", "Signed-off-by:", "briefing_sha256:", "\x1b["} {
 				if strings.Contains(got, bad) {
 					t.Errorf("the rendered record shows %q", bad)
+				}
+			}
+			// A typed entry's trailer lines are told on its rule line, not
+			// run together in its text.
+			_, entries, _ := strings.Cut(got, "── Turn 1 ")
+			for _, bad := range []string{"Type:", "Verdict:", "Refs:"} {
+				if strings.Contains(entries, bad) {
+					t.Errorf("the rendered entries show %q", bad)
 				}
 			}
 			golden(t, name+".show.golden", out.Bytes())
@@ -117,6 +125,7 @@ func TestEndOfRunGolden(t *testing.T) {
 			Attempts: []controller.TurnRecord{{Usage: cost(0.0412, "reported")}}}},
 		{"max-rounds", "max-rounds.walkie.md", controller.Summary{Status: walkie.StatusMaxRounds, Reason: "the round cap of 1 was reached", Turns: 3, CostUSD: 0.0137,
 			Attempts: []controller.TurnRecord{{Usage: cost(0.0137, "estimated (pricing as of 2026-11-01)")}, {Usage: &controller.Usage{CostSource: "unknown"}}, {}}}},
+		{"closed", "closed.walkie.md", controller.Summary{Status: walkie.StatusClosed, Reason: "by claude in turn 5: Merged as 8d41e07.", Turns: 5}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -90,7 +90,7 @@ func (p palette) outcome(o walkie.Outcome) string {
 // status paints a debate's status.
 func (p palette) status(s string) string {
 	switch s {
-	case walkie.StatusConverged:
+	case walkie.StatusConverged, walkie.StatusClosed:
 		return p.green(s)
 	case walkie.StatusOpen, walkie.StatusHalted:
 		return p.yellow(s)

@@ -190,7 +190,9 @@ func startLiveDebates(t *testing.T, agentFlags ...string) *liveDebates {
 	l := &liveDebates{
 		waiting: newDebate(t, dir, "alpha", 3, "alice", "bob"),
 		played:  newDebate(t, dir, "beta", 3, "fa", "fb"),
-		auto:    newDebate(t, elsewhere, "gamma", 2, "fa", "fb"),
+		// Rounds enough to be still at work when a slow browser opens
+		// the page; the run is cancelled at the test's end.
+		auto: newDebate(t, elsewhere, "gamma", 6, "fa", "fb"),
 	}
 	l.d = startDaemon(t, Options{Dir: dir, Config: cfg, Listen: "127.0.0.1:0", Registry: registry})
 	t.Cleanup(func() { l.d.stop(t) })
@@ -229,7 +231,7 @@ func TestBrowserFleetListsDebates(t *testing.T) {
 	// The auto run's agent shows up while it works, from activity.json.
 	tb.waitFor("the auto run's agent at work", row(l.auto)+".innerText.includes('writing turn')", 10*time.Second)
 	gamma := eval[string](tb, row(l.auto)+".innerText")
-	for _, want := range []string{"gamma", "run by walkie auto, pid " + strconv.Itoa(os.Getpid()), "of 2"} {
+	for _, want := range []string{"gamma", "run by walkie auto, pid " + strconv.Itoa(os.Getpid()), "of 6"} {
 		if !strings.Contains(gamma, want) {
 			t.Errorf("gamma's row lacks %q:\n%s", want, gamma)
 		}

@@ -240,7 +240,11 @@ func (w *worker) check(lockDelay *time.Duration) (action, time.Duration) {
 	if ended {
 		// Ended without a controller noticing (halted while waiting,
 		// converged by posts from live parties): say so once.
-		w.observe(controller.Event{Kind: controller.EventDebateEnded, Debate: doc.Meta.ID, File: w.file, Status: dec.Status, Line: st.Reason})
+		line := st.Reason
+		if dec.Status == walkie.StatusClosed {
+			line = dec.Why // the record says why: who closed it, with what
+		}
+		w.observe(controller.Event{Kind: controller.EventDebateEnded, Debate: doc.Meta.ID, File: w.file, Status: dec.Status, Line: line})
 	}
 	w.copyNew()
 	// The page reads the views once the worker has set them (below).
@@ -251,6 +255,12 @@ func (w *worker) check(lockDelay *time.Duration) (action, time.Duration) {
 			return actWait, 0
 		}
 		w.parked = nil
+	}
+	if dec.Action != controller.ActEnd && !walkie.ActsOn(w.file) {
+		// A channel's threads wait their turn: only the one its doorbell
+		// names is run (docs/review-threads.md).
+		w.setWaiting("not the open thread of its channel")
+		return actWait, 0
 	}
 	switch dec.Action {
 	case controller.ActRun:

@@ -27,6 +27,10 @@ type TurnAttempt struct {
 	Prompt string
 	// StateDir gets the transcripts (TranscriptBase).
 	StateDir string
+	// Dir and Env, when set, are as in Job: the session's own working
+	// directory (a git worktree of its own) and what it is told of it.
+	Dir string
+	Env []string
 	// ID, Control and Halted, Started and Output: as in Job.
 	ID      string
 	Control string
@@ -42,6 +46,8 @@ func (e *Engine) RunTurn(ctx context.Context, a TurnAttempt) (Result, error) {
 	return e.Run(ctx, Job{
 		Agent:      a.Agent,
 		Vars:       config.Vars{Prompt: a.Prompt, File: a.File, Agent: a.Participant, Dir: filepath.Dir(a.File), Turn: a.Turn, Round: a.Round},
+		Dir:        a.Dir,
+		Env:        a.Env,
 		Transcript: TranscriptBase(a.StateDir, a.Turn, a.Participant, a.Attempt),
 		Result:     a.File,
 		Ready:      func() bool { return walkie.TurnIsIn(a.File, a.Before, expect) },

@@ -35,6 +35,9 @@ type TurnRecord struct {
 	Signed     bool           `json:"signed"`
 	Kept       string         `json:"kept,omitempty"`   // the agent's rejected version
 	Worker     string         `json:"worker,omitempty"` // the remote worker that ran it (scale-out); "" for this machine
+	// Branch is BRANCH@SHA, where the commits the session made in its own
+	// git worktree came back (workspace: worktree); empty when it made none.
+	Branch string `json:"branch,omitempty"`
 	// What produced the attempt.
 	Provenance
 }

@@ -23,6 +23,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/walkie"
 )
 
 // Kinds of event.
@@ -76,6 +77,9 @@ func (e Event) Summary() string {
 		}
 		return s
 	case KindDebateEnded:
+		if e.Status == walkie.StatusClosed {
+			return strings.TrimSpace(fmt.Sprintf("%s: thread closed %s", e.Debate, e.Reason))
+		}
 		s := fmt.Sprintf("%s: debate ended %s", e.Debate, e.Status)
 		if e.Reason != "" {
 			s += " (" + e.Reason + ")"

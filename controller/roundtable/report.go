@@ -120,8 +120,11 @@ func LoadReport(file string) (*Report, error) {
 	p := d.Progress()
 	r := &Report{File: file, ID: m.ID, Mode: cmp.Or(m.Mode, walkie.ModeDebate), Status: walkie.DebateStatus(&m, p, st), Reason: st.Reason,
 		Turns: p.Turns, MaxRounds: walkie.CapHeld(&m, p, st), CostUSD: st.CostUSD, Agents: []AgentCost{}}
-	if r.Status == walkie.StatusMaxRounds && r.Reason == "" {
+	switch {
+	case r.Status == walkie.StatusMaxRounds && r.Reason == "":
 		r.Reason = fmt.Sprintf("reached the cap of %d rounds", r.MaxRounds)
+	case r.Status == walkie.StatusClosed:
+		r.Reason = d.ClosedWhy() // a review thread: who closed it, with what
 	}
 	recs, err := engine.ReadTurnLog(dir)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"go.uber.org/zap"
@@ -86,7 +87,12 @@ func Once(ctx context.Context, o Options) ([]Result, error) {
 		if ctx.Err() != nil {
 			break
 		}
-		r := one(ctx, o, f)
+		r := Result{File: f, Action: Skipped, Detail: "not the open thread of its channel (walkie status " + filepath.Dir(f) + ")"}
+		// A channel's threads wait their turn: only the open one is acted
+		// on (docs/review-threads.md).
+		if walkie.ActsOn(f) {
+			r = one(ctx, o, f)
+		}
 		lvl := o.Log.Info
 		if r.Action == Waiting || r.Action == Skipped || r.Action == Ended {
 			lvl = o.Log.Debug

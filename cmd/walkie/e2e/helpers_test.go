@@ -109,7 +109,9 @@ func (d *debate) configure(s setup) {
 
 func (d *debate) path(name string) string { return filepath.Join(d.dir, name) }
 
-func (d *debate) stateDir() string { return filepath.Join(d.dir, ".walkie", d.id) }
+func (d *debate) stateDir() string {
+	return filepath.Join(d.dir, filepath.Dir(d.name), ".walkie", d.id)
+}
 
 func (d *debate) write(name, content string) {
 	d.t.Helper()
@@ -256,6 +258,7 @@ type turnRecord struct {
 	Bytes      int64  `json:"output_bytes"`
 	Signed     bool   `json:"signed"`
 	Kept       string `json:"kept"`
+	Branch     string `json:"branch"`
 	Usage      *usage `json:"usage"`
 	Transcript *struct {
 		Raw  string `json:"raw"`

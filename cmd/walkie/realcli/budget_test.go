@@ -27,8 +27,10 @@ func slowClose(d *debater, delay time.Duration) func(string) modelserver.Script 
 	}
 }
 
-// The closing message comes 4 s after the turn is on disk, eight times the
-// grace: each CLI is left to print its final event, so the turn's whole
+// The closing message comes 4 s after the turn is on disk, twice the
+// grace (a grace of 2 s, not the fixture's 500 ms: a CLI on a loaded
+// machine may take longer than that to exit after its final event, and
+// it is the wait for that event this test is about): each CLI is left to print its final event, so the turn's whole
 // cost is recorded, and it then exits by itself. Each attempt records what
 // produced it: the command (prompt replaced), the prompt's hash, the CLI's
 // version, the model and the effort.
@@ -42,7 +44,7 @@ func TestSlowClosingMessage(t *testing.T) {
 		t.Run(cli, func(t *testing.T) {
 			t.Parallel()
 			d := &debater{participants: []string{cli, partner(cli)}, text: proposal}
-			f := newFixture(t, slowClose(d, 4*time.Second), setup{participants: d.participants})
+			f := newFixture(t, slowClose(d, 4*time.Second), setup{participants: d.participants, defaults: map[string]string{"grace": "2s"}})
 			f.session(exitOK, "turn", "d.walkie.md", "--approve")
 			recs := f.turns()
 			f.wantOutcomes(recs, "accepted")

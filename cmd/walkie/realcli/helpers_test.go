@@ -5,6 +5,7 @@ package realcli
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -41,14 +42,15 @@ var slots = make(chan struct{}, 3)
 // fixture is one test's debate: a directory with the walkie file and its
 // config, a fake model server, and walkie's own HOME and TMPDIR.
 type fixture struct {
-	t      *testing.T
-	dir    string
-	file   string // dir/d.walkie.md
-	srv    *modelserver.Server
-	marker string
-	home   string // walkie's HOME
-	tmp    string // walkie's TMPDIR: the sessions' private HOMEs and TMPDIRs live under it
-	extra  []string
+	t        *testing.T
+	dir      string
+	file     string // dir/d.walkie.md, or setup.file
+	stateDir string // the debate's state directory
+	srv      *modelserver.Server
+	marker   string
+	home     string // walkie's HOME
+	tmp      string // walkie's TMPDIR: the sessions' private HOMEs and TMPDIRs live under it
+	extra    []string
 }
 
 // setup is what a test varies.
@@ -65,6 +67,11 @@ type setup struct {
 	people []string
 	// env is more of walkie's environment ("K=V").
 	env []string
+	// file and id name the walkie file (relative to the fixture's
+	// directory) and its debate, made by create instead of walkie init
+	// (a review thread); empty: d.walkie.md, made by init.
+	file, id string
+	create   func(f *fixture)
 }
 
 // newFixture makes the debate; script is called with its file's path
@@ -78,7 +85,8 @@ func newFixture(t *testing.T, script func(file string) modelserver.Script, s set
 	}
 	f := &fixture{t: t, dir: dir, home: t.TempDir(), tmp: t.TempDir(), extra: s.env,
 		marker: fmt.Sprintf("%d-%d-%s", os.Getpid(), runs.Add(1), t.Name())}
-	f.file = filepath.Join(f.dir, "d.walkie.md")
+	f.file = filepath.Join(f.dir, cmp.Or(s.file, "d.walkie.md"))
+	f.stateDir = filepath.Join(filepath.Dir(f.file), ".walkie", cmp.Or(s.id, "d"))
 	f.srv = modelserver.Start(t, script(f.file))
 	t.Cleanup(f.noneLeft)
 	if os.Getenv("REALCLI_KEEP") != "" {
@@ -111,6 +119,10 @@ func newFixture(t *testing.T, script func(file string) modelserver.Script, s set
 		fmt.Fprintf(&cfg, "  %s:\n%s", p, e)
 	}
 	f.write("walkie.yaml", cfg.String())
+	if s.create != nil {
+		s.create(f)
+		return f
+	}
 	f.write("brief.md", "Should the service's API return errors as RFC 9457 problem details?\n")
 	f.mustRun(0, "init", "d.walkie.md", "--agents", strings.Join(s.participants, ","), "--max-rounds", strconv.Itoa(s.maxRounds), "--briefing", "brief.md")
 	return f
@@ -418,7 +430,7 @@ func (r turnRecord) String() string {
 
 func (f *fixture) turns() []turnRecord {
 	f.t.Helper()
-	b, err := os.ReadFile(filepath.Join(f.dir, ".walkie", "d", "turns.jsonl"))
+	b, err := os.ReadFile(filepath.Join(f.stateDir, "turns.jsonl"))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -440,13 +452,13 @@ func (f *fixture) turns() []turnRecord {
 
 // state is the debate's state.json.
 func (f *fixture) state() string {
-	b, _ := os.ReadFile(filepath.Join(f.dir, ".walkie", "d", "state.json"))
+	b, _ := os.ReadFile(filepath.Join(f.stateDir, "state.json"))
 	return string(b)
 }
 
 // transcript is the plain text of an attempt's session.
 func (f *fixture) transcript(r turnRecord) string {
-	b, _ := os.ReadFile(filepath.Join(f.dir, ".walkie", "d", r.Transcript.Text))
+	b, _ := os.ReadFile(filepath.Join(f.stateDir, r.Transcript.Text))
 	return string(b)
 }
 

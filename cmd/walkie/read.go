@@ -1,0 +1,106 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/walkie-sh/walkie/walkie"
+)
+
+func readCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "read",
+		Usage:     "print the entries after a sequence number, for a live session",
+		ArgsUsage: "FILE",
+		Description: `Prints the recorded entries after --since SEQ (all of them without it), as
+they stand in the file: heading, text and marker, one blank line between
+them. --type keeps only entries of those types (repeat it, or separate with
+commas). A live session that answers the doorbell reads only what is new:
+the doorbell's seq (.walkie/ID/signal.json) is where the next read starts.
+The record is verified first; one that does not verify is refused (exit 4),
+so nobody acts on an edited record. Nothing new prints nothing (exit 0).
+
+EXAMPLES:
+   walkie read reviews/login.walkie.md --since 4
+   walkie read reviews/login.walkie.md --type verdict --json | jq -r '.[-1].verdict'`,
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "since", Usage: "print only entries with a higher sequence number"},
+			&cli.StringSliceFlag{Name: "type", Usage: "print only entries of these types"},
+			&cli.BoolFlag{Name: "json", Usage: "print a JSON list"},
+		},
+		Action: func(c *cli.Context) error {
+			file, err := recordArg(c)
+			if err != nil {
+				return err
+			}
+			types := splitNames(c.StringSlice("type"))
+			for _, t := range types {
+				if !slices.Contains(walkie.EntryTypes, t) {
+					return withCode(exitBadInput, fmt.Errorf("--type %s is not an entry type (types: %s)", t, strings.Join(walkie.EntryTypes, ", ")))
+				}
+			}
+			d, err := walkie.Load(file)
+			if err != nil {
+				return err
+			}
+			// An agent writing its turn now leaves a tail: what is recorded
+			// before it still reads.
+			var torn *walkie.TornTailError
+			if err := d.Verify(); err != nil && !errors.As(err, &torn) {
+				return withCode(exitUnverified, err)
+			}
+			var out []*walkie.Entry
+			for i := range d.Entries {
+				e := &d.Entries[i]
+				if e.Marker.Seq > c.Int("since") && (len(types) == 0 || slices.Contains(types, e.Marker.Tags.Type)) {
+					out = append(out, e)
+				}
+			}
+			if c.Bool("json") {
+				return printEntriesJSON(c.App.Writer, out)
+			}
+			for i, e := range out {
+				if i > 0 {
+					fmt.Fprintln(c.App.Writer)
+				}
+				fmt.Fprint(c.App.Writer, strings.TrimLeft(string(e.Raw), "\r\n"))
+			}
+			return nil
+		},
+	}
+}
+
+// entryJSON is one entry as walkie read --json prints it.
+type entryJSON struct {
+	Seq     int       `json:"seq"`
+	Turn    int       `json:"turn,omitempty"`
+	Agent   string    `json:"agent"`
+	At      time.Time `json:"at"`
+	Type    string    `json:"type,omitempty"`
+	Verdict string    `json:"verdict,omitempty"`
+	Refs    []string  `json:"refs,omitempty"`
+	Signed  bool      `json:"signed,omitempty"`
+	Text    string    `json:"text"`
+}
+
+func printEntriesJSON(w io.Writer, es []*walkie.Entry) error {
+	list := []entryJSON{}
+	for _, e := range es {
+		t := e.Marker.Tags
+		j := entryJSON{Seq: e.Marker.Seq, Turn: e.Turn, Agent: e.Agent, At: e.Marker.At, Type: t.Type, Verdict: t.Verdict, Signed: e.Signed(), Text: e.Text()}
+		if len(t.Refs) > 0 {
+			j.Refs = t.RefStrings()
+		}
+		list = append(list, j)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(list)
+}

@@ -1,0 +1,275 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/walkie-sh/walkie/gitrepo"
+	"github.com/walkie-sh/walkie/walkie"
+)
+
+// Review threads and channels (docs/review-threads.md): walkie thread new,
+// walkie status DIR, and what walkie post adds for typed entries.
+
+func threadCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "thread",
+		Usage: "review threads in a channel: a directory with one open thread at a time",
+		Subcommands: []*cli.Command{{
+			Name:      "new",
+			Usage:     "start a review thread in a channel, unless another is open",
+			ArgsUsage: "DIR SLUG",
+			Description: `Creates DIR/SLUG.walkie.md, a review thread (format 3: typed entries and
+refs) between the --agents, the first of them the builder. DIR becomes a
+channel: at most one of its threads is open at a time, so this is refused
+(exit 3), naming the open thread, until that one is closed (an entry of type
+close) or converged. The channel's doorbell, DIR/.walkie/channel.json, names
+the open thread; walkie watch --once DIR and walkie serve --dir DIR act only
+on it.
+
+Without --briefing the thread gets walkie's briefing of the review vocabulary
+(how a turn says its type and refs). --approve pins the briefing at once.
+--repo binds the thread to a git repository (refs must resolve there; a
+verdict must name its branch's head); --git-commit makes every entry a commit
+of the record; --worktree runs each agent's session in a git worktree of its
+own, starting at --base until the thread cites a commit.
+
+EXAMPLES:
+   walkie thread new reviews login-fix --agents claude,codex --repo .. --approve
+   walkie thread new reviews login-fix --agents claude,codex --repo .. --git-commit --worktree --base main`,
+			Flags: append([]cli.Flag{
+				&cli.StringSliceFlag{Name: "agents", Usage: "the builder, then the reviewer (and more), comma separated"},
+				&cli.IntFlag{Name: "max-rounds", Value: 6, Usage: "round cap; a round is one turn by each participant"},
+				&cli.StringFlag{Name: "briefing", Usage: "file whose text becomes the briefing, or - for standard input (default: walkie's review briefing)"},
+				&cli.BoolFlag{Name: "approve", Usage: "pin the briefing now (walkie brief approve)"},
+				copyInitFlag(),
+			}, threadFlags()...),
+			Action: threadNew,
+		}},
+	}
+}
+
+// threadFlags are the flags of a review thread's front matter, for
+// walkie init and walkie thread new.
+func threadFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "typed", Category: "review thread", Usage: "format 3: entries may carry types and refs (implied by the flags below)"},
+		&cli.StringFlag{Name: "repo", Category: "review thread", Usage: "bind the record to this git repository, relative to FILE's directory"},
+		&cli.BoolFlag{Name: "git-commit", Category: "review thread", Usage: "make every recorded entry a commit of the record (git: commit)"},
+		&cli.BoolFlag{Name: "worktree", Category: "review thread", Usage: "run each agent's session in a git worktree of its own (workspace: worktree)"},
+		&cli.StringFlag{Name: "base", Category: "review thread", Usage: "where worktrees start until the record cites a commit (a branch or a sha)"},
+	}
+}
+
+// threadOptions adds the review-thread flags to o.
+func threadOptions(c *cli.Context, o *walkie.InitOptions) error {
+	o.Typed, o.Repo, o.Base = c.Bool("typed"), c.String("repo"), c.String("base")
+	if c.Bool("git-commit") {
+		o.Git = walkie.GitCommit
+	}
+	if c.Bool("worktree") {
+		if o.Mode == walkie.ModeRoundtable {
+			return withCode(exitBadInput, fmt.Errorf("--worktree is for a debate's sessions: a round table's implementer works in its --workspace, which its reviewers judge a frozen copy of"))
+		}
+		o.Workspace = walkie.WorkspaceWorktree
+	}
+	return nil
+}
+
+func threadNew(c *cli.Context) error {
+	if c.NArg() != 2 {
+		return withCode(exitBadInput, fmt.Errorf("thread new needs DIR and SLUG (got %d arguments); see `walkie thread new --help`", c.NArg()))
+	}
+	dir, slug := c.Args().Get(0), c.Args().Get(1)
+	o, err := initOptions(c)
+	if err != nil {
+		return err
+	}
+	if err := threadOptions(c, &o); err != nil {
+		return err
+	}
+	o.Approve = c.Bool("approve")
+	if p := c.String("briefing"); p != "" {
+		if o.Briefing, err = readBriefing(c.App.Reader, p); err != nil {
+			return err
+		}
+	} else {
+		o.Briefing = []byte(threadBriefing(o))
+	}
+	file, err := walkie.NewThread(dir, slug, o)
+	if err != nil {
+		return err
+	}
+	if o.Git == walkie.GitCommit {
+		// The side files stay out of git from the first one on.
+		if err := gitrepo.WriteIgnore(file); err != nil {
+			return err
+		}
+	}
+	note := "approve the briefing with walkie brief approve " + file
+	if o.Approve {
+		note = "briefing approved"
+	}
+	fmt.Fprintf(c.App.Writer, "created thread %s (builder %s; %s); %s\n", file, o.Participants[0], strings.Join(o.Participants[1:], ", "), note)
+	return nil
+}
+
+// threadBriefing is walkie's briefing of a review thread: the vocabulary,
+// and what the thread's front matter makes of it.
+func threadBriefing(o walkie.InitOptions) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "This is a review thread: %s builds, %s reviews. One turn each, in that order.\n\n", o.Participants[0], strings.Join(o.Participants[1:], " and "))
+	b.WriteString(`End every turn with trailer lines saying what it is, in one block at the
+very end (right before a sign-off, if you sign):
+
+    Type: review-request
+    Refs: main@3f2a9c1
+
+Types: review-request (please review this commit), verdict (with a line
+Verdict: approve or Verdict: changes-requested), fix-report (the changes
+asked for are in this commit), question, info, close (ends the thread; its
+text is the outcome). Refs: BRANCH@SHA, SHA or a path, comma separated. A
+verdict and a fix-report must cite a ref.
+
+- The builder asks for a review citing the commit, e.g. main@3f2a9c1.
+- The reviewer checks out and tests that commit itself, never trusting what this thread says about the repository, and answers with a verdict citing the branch's head it tested and what it checked (e.g. 27 tests pass).
+- The builder answers changes requested with a fix-report citing the new commit; the reviewer reviews that one.
+- Either closes the thread once the work is merged or abandoned.
+`)
+	if o.Repo != "" {
+		b.WriteString("\nEvery ref must name something in the repository, and a verdict must name\nthe current head of its branch: a verdict on a commit the branch has moved\npast is refused.\n")
+	}
+	if o.Workspace == walkie.WorkspaceWorktree {
+		b.WriteString("\nEach turn runs in a git worktree of its own (its path is in WALKIE_WORKTREE),\non a branch named in WALKIE_BRANCH, started at the last commit this thread\ncites. Commit your work there and cite it as that branch @ the commit.\n")
+	}
+	return b.String()
+}
+
+// dirArg reports whether the one argument is a directory.
+func dirArg(c *cli.Context) (string, bool) {
+	if c.NArg() != 1 {
+		return "", false
+	}
+	fi, err := os.Stat(c.Args().First())
+	return c.Args().First(), err == nil && fi.IsDir()
+}
+
+// channelView is walkie status DIR --json.
+type channelView struct {
+	Dir     string        `json:"dir"`
+	Channel bool          `json:"channel"`
+	Open    string        `json:"open,omitempty"` // the open thread's file
+	Threads []*debateView `json:"threads"`
+}
+
+// statusDir lists the walkie files in a directory (a channel's threads).
+func statusDir(c *cli.Context, dir string) error {
+	files, err := walkie.Threads(dir)
+	if err != nil {
+		return withCode(exitBadInput, err)
+	}
+	v := channelView{Dir: dir, Channel: walkie.IsChannel(dir), Threads: []*debateView{}}
+	if v.Channel {
+		ch, err := walkie.LoadChannel(dir)
+		if err != nil {
+			return err
+		}
+		if ch.Open != nil {
+			v.Open = filepath.Join(dir, ch.Open.File)
+		}
+	}
+	for _, f := range files {
+		dv, err := loadView(f)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		v.Threads = append(v.Threads, dv)
+	}
+	if c.Bool("json") {
+		enc := json.NewEncoder(c.App.Writer)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	return printChannel(c.App.Writer, v)
+}
+
+func printChannel(w io.Writer, v channelView) error {
+	what := "directory"
+	if v.Channel {
+		what = "channel"
+	}
+	open := "no thread open"
+	if v.Open != "" {
+		open = "open: " + filepath.Base(v.Open)
+	}
+	fmt.Fprintf(w, "%s %s (%s, %s)\n", what, v.Dir, plural(len(v.Threads), "thread", "threads"), open)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, t := range v.Threads {
+		mark := " "
+		if v.Open != "" && filepath.Base(t.File) == filepath.Base(v.Open) {
+			mark = "*"
+		}
+		fmt.Fprintf(tw, "%s %s\t%s\t%s\n", mark, filepath.Base(t.File), t.Status, threadLine(t))
+	}
+	return tw.Flush()
+}
+
+// threadLine is one thread's state after its status: whose turn and the
+// last entry's type and refs, or why it ended.
+func threadLine(t *debateView) string {
+	var parts []string
+	if t.Whose != "" {
+		parts = append(parts, fmt.Sprintf("turn %d · %s", t.NextTurn, t.Whose))
+	} else if t.Reason != "" {
+		parts = append(parts, t.Reason)
+	}
+	if e := t.LastEntry; e != nil && e.Type != "" {
+		last := "last: " + strings.TrimSpace(e.Type+" "+e.Verdict)
+		if len(e.Refs) > 0 {
+			last += " " + strings.Join(e.Refs, ",")
+		}
+		parts = append(parts, last)
+	}
+	return strings.Join(parts, "   ")
+}
+
+// postTags reads walkie post's --type, --verdict and --refs, and opens the
+// bound repository to check them in unless --verify-refs=false.
+func postTags(c *cli.Context, file string, meta *walkie.Meta) (walkie.Tags, walkie.RefResolver, error) {
+	t := walkie.Tags{Type: c.String("type"), Verdict: c.String("verdict")}
+	if s := c.String("refs"); s != "" {
+		refs, err := walkie.ParseRefs(s)
+		if err != nil {
+			return t, nil, withCode(exitBadInput, fmt.Errorf("--refs %s: %w", s, err))
+		}
+		t.Refs = refs
+	}
+	if !meta.Bound() || !c.Bool("verify-refs") {
+		return t, nil, nil
+	}
+	repo, err := gitrepo.Open(c.Context, meta.RepoDir(file))
+	if err != nil {
+		return t, nil, withCode(exitBadInput, fmt.Errorf("%s is bound to repo: %s, which walkie cannot read (%w); fix repo: in its front matter, or post with --verify-refs=false", file, meta.Repo, err))
+	}
+	return t, repo.Resolver(c.Context), nil
+}
+
+// commitRecord makes the entries just recorded commits of the record
+// (git: commit). The entry is recorded whatever git says: a failure is
+// reported, and the next commit catches up.
+func commitRecord(ctx context.Context, file string, meta *walkie.Meta, stderr io.Writer) {
+	if !meta.CommitsEntries() {
+		return
+	}
+	if _, err := gitrepo.CommitEntries(ctx, file); err != nil {
+		fmt.Fprintf(stderr, "walkie: warning: git: commit: %v (the entry is recorded; the next commit catches up)\n", err)
+	}
+}

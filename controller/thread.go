@@ -1,0 +1,210 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/gitrepo"
+	"github.com/walkie-sh/walkie/walkie"
+)
+
+// Review threads (docs/review-threads.md): the repository a record is
+// bound to answers the judge about refs; every recorded entry becomes a
+// commit of the record (git: commit); unattended sessions run in git
+// worktrees of their own (workspace: worktree).
+
+// resolver is the bound repository as the judge asks it; nil for a record
+// bound to none.
+func (c *controller) resolver(ctx context.Context, m *walkie.Meta) (walkie.RefResolver, error) {
+	if !m.Bound() {
+		return nil, nil
+	}
+	r, err := gitrepo.Open(ctx, m.RepoDir(c.file))
+	if err != nil {
+		return nil, badInput(fmt.Errorf("%s is bound to repo: %s, which walkie cannot read: %w", c.file, m.Repo, err))
+	}
+	return r.Resolver(ctx), nil
+}
+
+// review is what the judge expects of t's turn in a review thread (the
+// repository to check its refs in), and the worktree its session runs in,
+// set on t.
+func (c *controller) review(ctx context.Context, t *plan) (walkie.Expect, error) {
+	want, err := c.expect(ctx, t)
+	if err != nil {
+		return want, err
+	}
+	d, _, err := c.load()
+	if err != nil {
+		return want, err
+	}
+	t.ws, err = c.worktreeFor(ctx, t, d)
+	return want, err
+}
+
+// expect is what the judge expects of t's turn: its number and author,
+// and the repository its refs are checked in.
+func (c *controller) expect(ctx context.Context, t *plan) (walkie.Expect, error) {
+	want := walkie.Expect{Turn: t.Turn, Agent: t.Participant}
+	var err error
+	want.Refs, err = c.resolver(ctx, &t.meta)
+	return want, err
+}
+
+// commitRecord makes the entries recorded since the last commit commits
+// of the record, when the debate asks for it. The entries are recorded
+// whatever git says; a failure is told, and the next call catches up.
+func (c *controller) commitRecord(ctx context.Context) {
+	meta, err := walkie.ReadMeta(c.file)
+	if err != nil || !meta.CommitsEntries() {
+		return
+	}
+	done, err := gitrepo.CommitEntries(context.WithoutCancel(ctx), c.file)
+	if err != nil {
+		c.log.Warn("git: commit: the record's new entries were not committed; the next entry's commit catches up", zap.Error(err))
+		c.emit(Event{Kind: EventNote, Line: "git: commit failed: " + err.Error()})
+		return
+	}
+	if len(done.Commits) > 0 {
+		c.log.Debug("entries committed", zap.Ints("seqs", done.Seqs))
+	}
+}
+
+// worktree is the git worktree one attempt's session runs in: made on a
+// branch of its own, named after the debate and the turn, at the commit
+// the record last cites (else the debate's base, else HEAD); removed when
+// the session is over, the branch kept only if the session committed.
+type worktree struct {
+	repo                *gitrepo.Repo
+	path, branch, start string
+	removed, moved      bool
+}
+
+// worktreeFor is where t's session runs when the debate (workspace:
+// worktree) or the agent's config asks for a worktree; nil otherwise. A
+// round table keeps its workspace: its reviewers judge a frozen copy of
+// it.
+func (c *controller) worktreeFor(ctx context.Context, t *plan, d *walkie.Doc) (*worktree, error) {
+	m := &t.meta
+	if m.IsRoundtable() || (!m.Worktrees() && t.Agent.Workspace != config.WorkspaceWorktree) {
+		return nil, nil
+	}
+	dir := m.RepoDir(c.file)
+	if dir == "" {
+		dir = filepath.Dir(c.file)
+	}
+	repo, err := gitrepo.Open(ctx, dir)
+	if err != nil {
+		return nil, badInput(fmt.Errorf("turn %d (%s) is to run in a git worktree, but %w: bind the record with repo: in its front matter", t.Turn, t.Participant, err))
+	}
+	from, what := "HEAD", "HEAD"
+	if r := d.LastCommitRef(); r != nil {
+		from, what = r.SHA, "the last commit the record cites, "+r.String()
+	} else if m.Base != "" {
+		from, what = m.Base, "the debate's base, "+m.Base
+	}
+	start, err := repo.Commit(ctx, from)
+	if err != nil {
+		return nil, err
+	}
+	if start == "" {
+		return nil, badInput(fmt.Errorf("turn %d's worktree would start at %s, which names no commit in %s", t.Turn, what, repo.Root))
+	}
+	return &worktree{repo: repo, start: start,
+		branch: fmt.Sprintf("walkie/%s/turn-%d", branchSafe(m.ID), t.Turn),
+		path:   filepath.Join(c.dir, "worktrees", fmt.Sprintf("%04d-%s-%d", t.Turn, t.Participant, t.attempt))}, nil
+}
+
+// branchSafe makes a debate id (letters, digits, . _ -) a part of a
+// branch name git takes.
+func branchSafe(id string) string {
+	id = strings.ReplaceAll(id, "..", "-")
+	if strings.HasSuffix(id, ".lock") || strings.HasSuffix(id, ".") {
+		id += "-"
+	}
+	return id
+}
+
+// create makes the worktree. What a crash left at its path goes first.
+func (w *worktree) create(ctx context.Context) error {
+	if err := w.repo.RemoveWorktree(ctx, w.path); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(w.path), 0o755); err != nil {
+		return err
+	}
+	return w.repo.AddWorktree(ctx, w.path, w.branch, w.start)
+}
+
+// env tells the session where it is.
+func (w *worktree) env() []string {
+	return []string{"WALKIE_WORKTREE=" + w.path, "WALKIE_BRANCH=" + w.branch, "WALKIE_BASE=" + w.start}
+}
+
+// finish removes the worktree and says where its commits came back: the
+// branch at its head, or nil when the session committed nothing. It is
+// safe on a nil worktree and when called twice.
+func (w *worktree) finish(ctx context.Context) (*walkie.Ref, error) {
+	if w == nil || w.removed {
+		return nil, nil
+	}
+	ctx = context.WithoutCancel(ctx) // an interrupted run still cleans up
+	head, herr := w.repo.Head(ctx, w.branch)
+	if err := w.repo.RemoveWorktree(ctx, w.path); err != nil {
+		return nil, err
+	}
+	w.removed = true
+	if herr != nil || head == "" || head == w.start {
+		return nil, herr
+	}
+	w.moved = true
+	return &walkie.Ref{Branch: w.branch, SHA: head[:min(len(head), 12)]}, nil
+}
+
+// prune deletes the branch of a session that committed nothing, once its
+// turn is settled, unless the recorded turn cites it (a ref must keep
+// resolving).
+func (w *worktree) prune(ctx context.Context, recorded *walkie.EntryBrief) error {
+	if w == nil || !w.removed || w.moved {
+		return nil
+	}
+	if recorded != nil {
+		for _, r := range recorded.Refs {
+			if strings.HasPrefix(r, w.branch+"@") {
+				return nil
+			}
+		}
+	}
+	return w.repo.DeleteBranch(context.WithoutCancel(ctx), w.branch)
+}
+
+func (w *worktree) pathOrEmpty() (path, repo string) {
+	if w == nil {
+		return "", ""
+	}
+	return w.path, w.repo.Root
+}
+
+// removeWorktree removes the worktree an interrupted attempt left, as the
+// session's processes are ended: a session-scoped resource.
+func removeWorktree(ctx context.Context, a *walkie.Attempt) error {
+	if a.Worktree == "" {
+		return nil
+	}
+	repo, err := gitrepo.Open(ctx, a.WorktreeRepo)
+	if err != nil {
+		// The repository is gone: so is anything git kept of the
+		// worktree, and its directory is ours to remove.
+		return os.RemoveAll(a.Worktree)
+	}
+	if err := repo.RemoveWorktree(ctx, a.Worktree); err != nil {
+		return fmt.Errorf("remove the interrupted attempt's worktree %s: %w", a.Worktree, err)
+	}
+	return nil
+}
