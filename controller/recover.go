@@ -102,3 +102,39 @@ func endSession(a *walkie.Attempt) error {
 	}
 	return nil
 }
+
+// Recover makes the debate in o.File whole after a controller that died
+// mid-attempt, as a Run does before its first step, and returns whether
+// there was such an attempt. It is for whoever watches a debate without
+// running it (the daemon, the cron tick): a dead controller's attempt
+// must be finished even when no turn follows it, when it ended the debate
+// or the next party is a person. It does nothing while a controller holds
+// the debate (that one recovers what needs it), and returns false.
+func Recover(o Options) (bool, error) {
+	// The cheap look first: this is called on every look at a debate.
+	m, err := walkie.ReadMeta(o.File)
+	if err != nil {
+		return false, err
+	}
+	st, err := walkie.LoadState(walkie.StateDir(o.File, m.ID))
+	if err != nil || st.Running == nil {
+		return false, err
+	}
+	c, err := newController(o)
+	if err != nil {
+		return false, err
+	}
+	defer c.close()
+	lock, err := walkie.TryRunLock(c.dir)
+	if err != nil {
+		if walkie.ControllerRunning(c.dir) {
+			return false, nil
+		}
+		return false, fmt.Errorf("recover %s: %w", c.file, err)
+	}
+	defer lock.Unlock()
+	if err := c.recover(); err != nil {
+		return false, err
+	}
+	return true, c.flush()
+}

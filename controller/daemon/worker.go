@@ -215,6 +215,11 @@ func (w *worker) check(lockDelay *time.Duration) (action, time.Duration) {
 	if err != nil {
 		return w.loadFailed(err)
 	}
+	if st.Running != nil && !walkie.ControllerRunning(dir) {
+		if doc, st, err = w.recoverLeft(doc, st); err != nil {
+			return w.loadFailed(err)
+		}
+	}
 	w.ioDelay = 0
 	dec := controller.Next(controller.Look{Doc: doc, State: st, Config: w.d.cfg.Load(), Now: time.Now(), Held: walkie.ControllerRunning(dir)})
 	var running *RunningView
@@ -283,6 +288,22 @@ func (w *worker) check(lockDelay *time.Duration) (action, time.Duration) {
 		w.setWaiting(dec.Why)
 	}
 	return actWait, 0
+}
+
+// recoverLeft finishes the attempt a dead controller left running, and
+// reads the debate again. Here, not only when the next turn runs: the
+// attempt may have ended the debate, or handed it to a person, and no
+// turn follows it.
+func (w *worker) recoverLeft(doc *walkie.Doc, st *walkie.State) (*walkie.Doc, *walkie.State, error) {
+	done, err := controller.Recover(controller.Options{File: w.file, Config: w.d.cfg.Load(), Log: w.d.log, Observe: w.observe})
+	if err != nil || !done {
+		return doc, st, err
+	}
+	if doc, err = walkie.Load(w.file); err != nil {
+		return nil, nil, err
+	}
+	st, err = walkie.LoadState(walkie.StateDir(w.file, doc.Meta.ID))
+	return doc, st, err
 }
 
 // copyNew sends the supervisor a copy of every turn recorded since the

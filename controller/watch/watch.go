@@ -107,6 +107,12 @@ func Once(ctx context.Context, o Options) ([]Result, error) {
 func one(ctx context.Context, o Options, file string) Result {
 	r := Result{File: file}
 	fail := func(err error) Result { r.Action, r.Detail = Error, err.Error(); return r }
+	// An attempt a dead controller left running is finished first, even
+	// when no turn follows it (it ended the debate, or the next party is a
+	// person).
+	if _, err := controller.Recover(controller.Options{File: file, Config: o.Config, Log: o.Log}); err != nil {
+		return fail(err)
+	}
 	d, err := walkie.Load(file)
 	if err != nil {
 		return fail(err)

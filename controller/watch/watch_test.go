@@ -14,6 +14,7 @@ import (
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/controller/notify"
+	"github.com/walkie-sh/walkie/controller/recovertest"
 	"github.com/walkie-sh/walkie/controller/watch"
 	"github.com/walkie-sh/walkie/walkie"
 )
@@ -433,5 +434,29 @@ func TestCopyWantedPerDebate(t *testing.T) {
 	tick(false)
 	if copies != 1 {
 		t.Fatalf("copies with the debate's switch on: %d, want 1", copies)
+	}
+}
+
+// A cron tick finishes the attempt a dead controller left running even
+// when the next party is a person, whom the tick never invokes: the turn
+// the controller stamped is logged once, and the debate waits for alice.
+func TestWatchOnceRecoversAnAttemptLeftRunning(t *testing.T) {
+	dir := t.TempDir()
+	file := approvedDebate(t, dir, "left", "fa", "alice")
+	recovertest.StampedNotLogged(t, file, "fa", "Over to you, alice.")
+	res, err := watch.Once(context.Background(), watch.Options{Path: dir, Config: watchConfig(t, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 || res[0].Action != watch.Waiting || !strings.Contains(res[0].Detail, "waiting for alice") {
+		t.Fatalf("the tick: %+v", res)
+	}
+	recs := turnLogOf(t, file)
+	if len(recs) != 1 || recs[0].Turn != 1 || recs[0].Outcome != walkie.OutcomeAccepted {
+		t.Fatalf("logged %+v, want turn 1 accepted once", recs)
+	}
+	st, err := walkie.LoadState(walkie.StateDir(file, "left"))
+	if err != nil || st.Running != nil {
+		t.Fatalf("state %+v (%v): the attempt is still running", st, err)
 	}
 }
