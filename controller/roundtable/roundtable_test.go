@@ -42,6 +42,7 @@ type rtFixture struct {
 	grader             string // YAML value of grader:
 	quorum, maxRounds  int
 	agentTimeout       string
+	stall              string
 	usage              bool
 	scripts            map[string]string
 	workspace          map[string]string
@@ -56,7 +57,7 @@ func newRT(t *testing.T) *rtFixture {
 	dir := t.TempDir()
 	return &rtFixture{t: t, dir: dir, file: filepath.Join(dir, "rt.walkie.md"), work: filepath.Join(dir, "work"),
 		implementer: "ada", reviewers: []string{"brook", "cy"}, briefing: "Build it.", grader: "[\"true\"]", maxRounds: 4,
-		agentTimeout: "30s", scripts: map[string]string{}, workspace: map[string]string{}}
+		agentTimeout: "30s", stall: "20s", scripts: map[string]string{}, workspace: map[string]string{}}
 }
 
 // fakeAgentBin builds cmd/fakeagent into the test's temp dir.
@@ -113,7 +114,7 @@ func (f *rtFixture) setup() {
 		usage = "claude-json"
 	}
 	var cfg strings.Builder
-	fmt.Fprintf(&cfg, "defaults:\n  timeout: %s\n  stall: 20s\n  grace: 200ms\n  kill_grace: 500ms\nagents:\n", f.agentTimeout)
+	fmt.Fprintf(&cfg, "defaults:\n  timeout: %s\n  stall: %s\n  grace: 200ms\n  kill_grace: 500ms\nagents:\n", f.agentTimeout, f.stall)
 	for _, name := range agents {
 		script := f.scripts[name]
 		switch {
@@ -678,6 +679,13 @@ func TestRoundtableReviewerFailuresAreNotRejections(t *testing.T) {
 	})
 }
 
+// started reports whether the agent's fake CLI has counted a run (its
+// --state file), which it does first thing.
+func (f *rtFixture) started(agent string) bool {
+	_, err := os.Stat(filepath.Join(f.dir, "state-"+agent))
+	return err == nil
+}
+
 func (f *rtFixture) exists(rel string) bool {
 	_, err := os.Stat(filepath.Join(f.stateDir(), rel))
 	return err == nil
@@ -691,7 +699,10 @@ func TestRoundtableInterruptedReviewResumes(t *testing.T) {
 	f := newRT(t)
 	f.maxRounds = 2
 	f.grader = fmt.Sprintf(`"echo graded >> %s/graded.log"`, f.dir)
-	f.scripts["brook"] = "behavior: verdict\nsteps:\n  - delay: 30s\n  - {}\n"
+	// brook's first review lasts until the run is cancelled, however long
+	// cy takes on a loaded machine: never its timeout or stall first.
+	f.agentTimeout, f.stall = "10m", "10m"
+	f.scripts["brook"] = "behavior: verdict\nsteps:\n  - delay: 10m\n  - {}\n"
 	f.scripts["cy"] = "behavior: verdict\n"
 	f.setup()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -706,6 +717,10 @@ func TestRoundtableInterruptedReviewResumes(t *testing.T) {
 		done <- out{sum, err}
 	}()
 	sessiontest.WaitFor(t, 30*time.Second, "cy's review saved", func() bool { return f.exists("roundtable/round-1/review-cy.json") })
+	// brook's process counted its first run (the running file is written
+	// before the session starts): cancelled earlier, its next run would
+	// be its first step again.
+	sessiontest.WaitFor(t, 30*time.Second, "brook's first review started", func() bool { return f.started("brook") })
 	cancel()
 	first := <-done
 	if first.err != nil || !first.sum.Interrupted || first.sum.Turns != 1 {
@@ -745,8 +760,9 @@ func TestRoundtableHaltDuringReview(t *testing.T) {
 	leakCheck(t)
 	f := newRT(t)
 	f.maxRounds = 1
-	f.scripts["brook"] = "behavior: verdict\nsteps:\n  - delay: 30s\n  - {}\n"
-	f.scripts["cy"] = "behavior: verdict\nsteps:\n  - delay: 30s\n  - {}\n"
+	f.agentTimeout, f.stall = "10m", "10m"
+	f.scripts["brook"] = "behavior: verdict\nsteps:\n  - delay: 10m\n  - {}\n"
+	f.scripts["cy"] = "behavior: verdict\nsteps:\n  - delay: 10m\n  - {}\n"
 	f.setup()
 	done := make(chan controller.Summary, 1)
 	go func() {
@@ -756,8 +772,10 @@ func TestRoundtableHaltDuringReview(t *testing.T) {
 		}
 		done <- sum
 	}()
+	// Running as processes, not only about to: halted before they count
+	// their first run, they would do their first step again after it.
 	sessiontest.WaitFor(t, 30*time.Second, "both reviewers running", func() bool {
-		return f.exists("roundtable/running/brook.json") && f.exists("roundtable/running/cy.json")
+		return f.exists("roundtable/running/brook.json") && f.exists("roundtable/running/cy.json") && f.started("brook") && f.started("cy")
 	})
 	start := time.Now()
 	if err := walkie.Halt(f.file, "a person looks"); err != nil {
