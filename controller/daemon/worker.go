@@ -215,7 +215,10 @@ func (w *worker) check(lockDelay *time.Duration) (action, time.Duration) {
 	if err != nil {
 		return w.loadFailed(err)
 	}
-	if st.Running != nil && !walkie.ControllerRunning(dir) {
+	// A Temporal home (o.Run set) leaves an attempt running while its
+	// turn runs on a worker, holding no lock: that attempt is the
+	// workflow's to settle, never a dead controller's to recover.
+	if st.Running != nil && w.d.o.Run == nil && !walkie.ControllerRunning(dir) {
 		if doc, st, err = w.recoverLeft(doc, st); err != nil {
 			return w.loadFailed(err)
 		}
