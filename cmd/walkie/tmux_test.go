@@ -109,24 +109,46 @@ func tmuxDebate(t *testing.T, files map[string]string, extraEnv ...string) (stri
 	bins := testBins(t)
 	dir := t.TempDir()
 	for name, text := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeFile(t, filepath.Join(dir, name), text)
 	}
 	env := append([]string{"PATH=" + bins + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + t.TempDir(),
 		"TMPDIR=" + os.TempDir(), "LANG=C.UTF-8", "TERM=xterm-256color", "EDITOR="}, extraEnv...)
 	return dir, env
 }
 
-const twoFakes = `defaults: {timeout: 1m, stall: 30s, grace: 300ms}
+func writeFile(t *testing.T, p, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// twoFakes configures ann and bob; each holds its turn open, after its
+// output, until the test releases it (gate), so what the screen shows
+// while a session runs never races the agent's clock.
+func twoFakes(dir string) string {
+	return `defaults: {timeout: 1m, stall: 50s, grace: 300ms}
 agents:
-  ann: {command: [fakeagent, --file, "{file}", --agent, "{agent}", --sign, --chatter, "3", --delay, 4s], usage: none}
-  bob: {command: [fakeagent, --file, "{file}", --agent, "{agent}", --sign, --delay, 4s], usage: none}
+  ann: {command: [fakeagent, --file, "{file}", --agent, "{agent}", --sign, --chatter, "3", --shell, ` + gate(dir, "ann") + `], usage: none}
+  bob: {command: [fakeagent, --file, "{file}", --agent, "{agent}", --sign, --shell, ` + gate(dir, "bob") + `], usage: none}
 `
+}
+
+// gate is a YAML-quoted shell line that waits for the file go-NAME in dir;
+// release creates it.
+func gate(dir, name string) string {
+	return strconv.Quote("while [ ! -e " + filepath.Join(dir, "go-"+name) + " ]; do sleep 0.05; done")
+}
+
+func release(t *testing.T, dir, name string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "go-"+name), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
 
 const tmuxBriefing = "## Question\nCursor or offset pagination?\n"
 
@@ -143,7 +165,9 @@ func TestTmuxLiveLine(t *testing.T) {
 			if noColor {
 				extra = append(extra, "NO_COLOR=1")
 			}
-			dir, env := tmuxDebate(t, map[string]string{"walkie.yaml": twoFakes, "brief.md": tmuxBriefing}, extra...)
+			dir, env := tmuxDebate(t, map[string]string{"brief.md": tmuxBriefing}, extra...)
+			writeFile(t, filepath.Join(dir, "walkie.yaml"), twoFakes(dir))
+			release(t, dir, "bob")
 			s := newScreen(t, dir, env)
 			s.typeLine("main", "walkie init d.walkie.md --agents ann,bob --briefing brief.md && walkie brief approve d.walkie.md --yes >/dev/null && clear && walkie auto d.walkie.md; echo EXIT=$?")
 
@@ -164,6 +188,7 @@ func TestTmuxLiveLine(t *testing.T) {
 			if strings.Count(later, "▶") != 1 {
 				t.Errorf("the redraw left a line behind:\n%s", later)
 			}
+			release(t, dir, "ann")
 
 			end := s.waitText("main", "EXIT=0")
 			for _, want := range []string{"✓ turn 1 · ann accepted in ", "✓ turn 2 · bob accepted in ", "debate converged",
@@ -204,11 +229,18 @@ func TestTmuxParallelReviewers(t *testing.T) {
 		"walkie.yaml": `defaults: {timeout: 1m, stall: 30s, grace: 300ms}
 agents:
   ada: {command: [fakeagent, --file, "{file}", --agent, "{agent}", --shell, "echo v1 > work/calc"], usage: none}
-  brook: {command: [fakeagent, --file, "{file}", --agent, "{agent}", --behavior, verdict, --verdict, '{"verdict": "approve"}', --chatter, "2", --delay, 3s], usage: none}
-  cy: {command: [fakeagent, --file, "{file}", --agent, "{agent}", --behavior, verdict, --verdict, '{"verdict": "approve"}', --delay, 3s], usage: none}
+  brook: {command: [fakeagent, --file, "{file}", --agent, "{agent}", --behavior, verdict, --verdict, '{"verdict": "approve"}', --chatter, "2", --shell, GATE-brook], usage: none}
+  cy: {command: [fakeagent, --file, "{file}", --agent, "{agent}", --behavior, verdict, --verdict, '{"verdict": "approve"}', --shell, GATE-cy], usage: none}
 `,
 		"rt.walkie.md": reviewTable, "work/.keep": "",
 	})
+	// The reviewers hold their sessions until both lines have been seen.
+	cfg := filepath.Join(dir, "walkie.yaml")
+	text, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, cfg, strings.NewReplacer("GATE-brook", gate(dir, "brook"), "GATE-cy", gate(dir, "cy")).Replace(string(text)))
 	s := newScreen(t, dir, env)
 	s.typeLine("main", "clear; walkie auto rt.walkie.md --approve; echo EXIT=$?")
 	both := s.waitFor("main", "two reviewer lines at once", func(screen string) bool {
@@ -218,6 +250,8 @@ agents:
 	if n := strings.Count(both, "▶"); n != 2 {
 		t.Errorf("%d live lines while two reviewers run:\n%s", n, both)
 	}
+	release(t, dir, "brook")
+	release(t, dir, "cy")
 	end := s.waitText("main", "EXIT=0")
 	for _, want := range []string{"· brook accepted in", "· cy accepted in", "rt.walkie.md: converged"} {
 		if !strings.Contains(end, want) {
@@ -233,24 +267,33 @@ agents:
 // another: it waits for the first turn, shows the running session with
 // the agent's output, each entry rendered as it lands, and the end.
 func TestTmuxFollow(t *testing.T) {
-	// Slower agents than the live-line test's: each session must stay on
-	// follow's screen long enough to be seen on a loaded machine, through
-	// two processes and the live view's half-second writes.
-	slow := strings.ReplaceAll(twoFakes, "4s]", "6s]")
-	dir, env := tmuxDebate(t, map[string]string{"walkie.yaml": slow, "brief.md": tmuxBriefing})
+	// Each session stays open until follow's screen has shown it: through
+	// two processes and the live view's half-second writes, a loaded
+	// machine can take seconds.
+	dir, env := tmuxDebate(t, map[string]string{"brief.md": tmuxBriefing})
+	writeFile(t, filepath.Join(dir, "walkie.yaml"), twoFakes(dir))
 	s := newScreen(t, dir, env)
 	s.typeLine("main", "walkie init d.walkie.md --agents ann,bob --briefing brief.md && walkie brief approve d.walkie.md --yes >/dev/null && clear && walkie follow d.walkie.md; echo EXIT=$?")
 	s.waitText("main", "… waiting for turn 1 · ann")
 	s.waitText("main", "Cursor or offset pagination?") // the briefing, rendered
 
+	t.Cleanup(func() {
+		if t.Failed() {
+			out, _ := os.ReadFile(filepath.Join(dir, "auto.out"))
+			turns, _ := os.ReadFile(filepath.Join(dir, ".walkie", "d", "turns.jsonl"))
+			t.Logf("auto.out:\n%s\nturns.jsonl:\n%s", out, turns)
+		}
+	})
 	s.window("run")
 	s.typeLine("run", "walkie auto d.walkie.md > auto.out 2>&1; echo EXIT=$?")
 	running := s.waitFor("main", "ann's session, followed", liveLineRe.MatchString)
 	if strings.Contains(running, "waiting for turn") {
 		t.Errorf("still waiting while ann runs:\n%s", running)
 	}
+	release(t, dir, "ann")
 	s.waitFor("main", "turn 1, rendered as it lands", regexp.MustCompile(`(?m)^── Turn 1 · ann · round 1 · .* · signed off ─+$`).MatchString)
 	s.waitFor("main", "bob's session", regexp.MustCompile(`(?m)^▶ turn 2 · bob \(round 1, attempt 1\) \d+s`).MatchString)
+	release(t, dir, "bob")
 	end := s.waitText("main", "EXIT=0")
 	for _, want := range []string{"── Turn 2 · bob · round 1", "d.walkie.md: converged after 2 turns in 1 round", "Agreed, signed off by ann and bob:"} {
 		if !strings.Contains(end, want) {

@@ -97,6 +97,10 @@ type Result struct {
 // the attempt is recorded as interrupted rather than lost. An error means
 // no session ran (bad input, wrapping ErrBadInput, when no retry can help).
 func (e *Engine) Run(ctx context.Context, j Job) (Result, error) {
+	gate := &startGate{out: j.Output}
+	if j.Output != nil {
+		j.Output = gate.line
+	}
 	spec, err := e.Spec(j)
 	if err != nil {
 		return Result{}, err
@@ -130,6 +134,9 @@ func (e *Engine) Run(ctx context.Context, j Job) (Result, error) {
 	}
 	if j.Started != nil {
 		j.Started(s)
+	}
+	if j.Output != nil {
+		gate.opened()
 	}
 	res, stop := e.supervise(ctx, s, j, sub, t)
 	u, model, why := e.readOutput(j.Agent, res.TextPath)

@@ -51,7 +51,8 @@ type Job struct {
 	// watches it: the moment to record its pid for crash recovery.
 	Started func(*session.Session)
 	// Output sees what the agent is doing (session/activity) when it
-	// changes.
+	// changes, never before Started has returned: what the agent did
+	// before then is told as soon as it has.
 	Output func(line string)
 }
 

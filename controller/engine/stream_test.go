@@ -5,7 +5,9 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -115,5 +117,44 @@ func TestTapLines(t *testing.T) {
 	}
 	if len(tp.line) != 0 || cap(tp.line) > 2*maxEventStart {
 		t.Errorf("the tap kept %d bytes of a line (cap %d)", len(tp.line), cap(tp.line))
+	}
+}
+
+// An agent that says what it does at once and then thinks: its line comes
+// while Started still records the session (a state write, fsync'd), and a
+// consumer that learns of the session from Started must still be told it.
+func TestOutputComesAfterStarted(t *testing.T) {
+	j, _ := shJob(t, config.UsageNone, `echo 'reading the record'; sleep 1; echo done >> "$1"; exec sleep 30`)
+	var mu sync.Mutex
+	var started bool
+	var lines []string
+	early := 0
+	j.Started = func(*session.Session) {
+		// Long enough for the line to be read meanwhile.
+		time.Sleep(500 * time.Millisecond)
+		mu.Lock()
+		started = true
+		mu.Unlock()
+	}
+	j.Output = func(line string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !started {
+			early++
+		}
+		lines = append(lines, line)
+	}
+	e := New(config.Default(), nil)
+	defer e.Close()
+	if _, err := e.Run(context.Background(), j); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if early > 0 {
+		t.Errorf("%d lines told before Started returned", early)
+	}
+	if !slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, "reading the record") }) {
+		t.Errorf("the line said before Started returned was never told; told %q", lines)
 	}
 }
