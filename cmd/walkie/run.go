@@ -223,14 +223,14 @@ func errorForStatus(sum controller.Summary) error {
 	case sum.Status == walkie.StatusConverged, sum.Status == walkie.StatusClosed:
 		return nil
 	case sum.Status == walkie.StatusOpen:
-		return fmt.Errorf("the debate is still open after %s", plural(sum.Turns, "turn", "turns"))
+		return fmt.Errorf("the debate is still open after %s", walkie.Count(sum.Turns, "turn", "turns"))
 	}
 	return errors.New(endLine(sum.Status, sum.Reason))
 }
 
 // endLine says how a debate or round table ended, in the words the live
-// display and the error use: "stopped: max-rounds (reached the cap of 6
-// rounds)". The status is the name status, report and the exit codes use.
+// display and the error use: "stopped: max-rounds (reached its round cap of
+// 6)". The status is the name status, report and the exit codes use.
 func endLine(status, reason string) string {
 	s := "stopped: " + status
 	if status == walkie.StatusConverged || status == walkie.StatusClosed {
@@ -372,7 +372,7 @@ func unknownCosts(n int, estimate, budget float64) string {
 	if n == 0 {
 		return ""
 	}
-	s := fmt.Sprintf("+ %d attempt(s) of unknown cost", n)
+	s := "+ " + walkie.Count(n, "attempt", "attempts") + " of unknown cost"
 	if budget > 0 {
 		s += fmt.Sprintf(", counted as %s against the %s budget", walkie.Money(estimate), walkie.Money(budget))
 	}

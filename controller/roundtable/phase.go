@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -157,17 +156,10 @@ func approvalBody(m *walkie.Meta, r *PhaseResult, by string) string {
 	what := map[string]string{walkie.PhaseResearch: "the research notes", walkie.PhasePlan: "the spec"}[r.Phase]
 	var b strings.Builder
 	fmt.Fprintf(&b, "walkie: the %s phase is approved. %s wrote %s in %s (%s, %s); approved by %s.\n\n",
-		r.Phase, r.Agent, what, attemptWord(len(r.Attempts)), time.Duration(r.DurationMS)*time.Millisecond, walkie.Money(r.CostUSD), by)
+		r.Phase, r.Agent, what, walkie.Count(len(r.Attempts), "attempt", "attempts"), time.Duration(r.DurationMS)*time.Millisecond, walkie.Money(r.CostUSD), by)
 	fmt.Fprintf(&b, "- file: .walkie/%s/phases/%s\n- sha256: %s\n- size: %d bytes\n\n", m.ID, PhaseFileName(r.Phase), r.SHA256, r.Bytes)
 	b.WriteString("Every later session reads it and walkie checks it against this sha256 before every step; a reviewer's objection may cite its sections as the rule.\n")
 	return b.String()
-}
-
-func attemptWord(n int) string {
-	if n == 1 {
-		return "1 attempt"
-	}
-	return strconv.Itoa(n) + " attempts"
 }
 
 // ApprovePhase pins a phase's written output into the record of file: a
@@ -402,9 +394,9 @@ func (rt *Table) Phases(ctx context.Context, t Turn, approve bool) (recs []engin
 				return recs, false, err // halted or interrupted when r is nil
 			}
 			if r.Outcome != walkie.OutcomeAccepted {
-				reason := fmt.Sprintf("the %s phase: %s: %s after %s (%s)", p.Kind, p.Agent, r.Outcome, attemptWord(len(r.Attempts)), r.Detail)
+				reason := fmt.Sprintf("the %s phase: %s: %s after %s (%s)", p.Kind, p.Agent, r.Outcome, walkie.Count(len(r.Attempts), "attempt", "attempts"), r.Detail)
 				if !r.Outcome.Retryable() {
-					reason = fmt.Sprintf("the %s phase: %s: %s (%s); never retried", p.Kind, p.Agent, r.Outcome, r.Detail)
+					reason = fmt.Sprintf("the %s phase: %s", p.Kind, walkie.Unretried(r.Outcome, p.Agent, r.Detail))
 				}
 				rt.Log.Warn("phase failed; the supervisor must look", zap.String("phase", p.Kind), zap.String("reason", reason))
 				return recs, false, rt.SetStatus(walkie.StatusFailed, reason)
