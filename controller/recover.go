@@ -137,6 +137,11 @@ func Recover(o Options) (bool, error) {
 		return false, fmt.Errorf("recover %s: %w", c.file, err)
 	}
 	defer lock.Unlock()
+	// A remote home's attempt is the home's to settle, not a dead
+	// controller's to recover.
+	if err := c.checkHome(); err != nil {
+		return false, err
+	}
 	if err := c.recover(); err != nil {
 		return false, err
 	}
