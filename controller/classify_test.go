@@ -97,6 +97,41 @@ func TestOutcomeApply(t *testing.T) {
 			t.Errorf("%+v", s)
 		}
 	})
+	// The reason a person reads says each thing once: "1 attempt", never
+	// "1 attempts"; a rule's detail that says "not logged in" (or opens
+	// with the agent's name) is not wrapped in the same words again.
+	t.Run("the reason reads once", func(t *testing.T) {
+		for _, c := range []struct {
+			name    string
+			retries int
+			rec     TurnRecord
+			want    string
+		}{
+			{"one attempt", 0, TurnRecord{Turn: 3, Agent: "b", Outcome: walkie.OutcomeTimeout, Detail: "why"},
+				"turn 3: b: timeout after 1 attempt (why)"},
+			{"preset auth detail", 5, TurnRecord{Turn: 3, Agent: "claude", Outcome: walkie.OutcomeAuth,
+				Detail: "claude is not logged in or its API key was refused: set ANTHROPIC_API_KEY"},
+				"turn 3: claude is not logged in or its API key was refused: set ANTHROPIC_API_KEY; auth is never retried"},
+			{"auth detail for another participant", 5, TurnRecord{Turn: 3, Agent: "cla", Outcome: walkie.OutcomeAuth, Detail: "the CLI is not logged in"},
+				"turn 3: cla: the CLI is not logged in; auth is never retried"},
+			{"auth detail that does not say it", 5, TurnRecord{Turn: 3, Agent: "cla", Outcome: walkie.OutcomeAuth, Detail: "bad key"},
+				"turn 3: cla: not logged in: bad key; auth is never retried"},
+			{"auth without a detail", 5, TurnRecord{Turn: 3, Agent: "b", Outcome: walkie.OutcomeAuth},
+				"turn 3: b is not logged in; auth is never retried"},
+			{"blocked on a matched prompt", 5, TurnRecord{Turn: 3, Agent: "b", Outcome: walkie.OutcomeBlockedPrompt, Detail: "blocked on: Do you trust this folder?"},
+				"turn 3: b: blocked on: Do you trust this folder?; a blocking prompt is never retried"},
+			{"blocked, the preset's words", 5, TurnRecord{Turn: 3, Agent: "codex", Outcome: walkie.OutcomeBlockedPrompt, Detail: "codex hit its usage limit: wait for the reset"},
+				"turn 3: codex hit its usage limit: wait for the reset; a blocking prompt is never retried"},
+			{"a name that only starts the same", 5, TurnRecord{Turn: 3, Agent: "codex", Outcome: walkie.OutcomeBlockedPrompt, Detail: "codex-mini hit a limit"},
+				"turn 3: codex: blocked: codex-mini hit a limit; a blocking prompt is never retried"},
+		} {
+			s := &walkie.State{}
+			(&outcome{retries: c.retries, rec: c.rec}).applyTo(s)
+			if s.Status != walkie.StatusFailed || s.Reason != c.want {
+				t.Errorf("%s: %s %q\n want %q", c.name, s.Status, s.Reason, c.want)
+			}
+		}
+	})
 	t.Run("a blocking prompt is never retried", func(t *testing.T) {
 		s := &walkie.State{}
 		(&outcome{retries: 5, rec: rec(walkie.OutcomeBlockedPrompt, 0)}).applyTo(s)

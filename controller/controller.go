@@ -63,6 +63,10 @@ type Options struct {
 	// walkie serve's fleet page shows it. By names who runs it there
 	// ("walkie auto").
 	Registry, By string
+	// TakeOver takes the debate back from a remote engine's home that is
+	// gone for good (walkie auto --take-over): without it, a debate such
+	// a home marked (HomeFile) is refused with a *HomedError.
+	TakeOver bool
 }
 
 // Summary is how a run ended.
@@ -100,6 +104,9 @@ func Run(ctx context.Context, o Options) (sum Summary, err error) {
 		return Summary{}, fmt.Errorf("run %s: %w", c.file, err)
 	}
 	defer lock.Unlock()
+	if err := c.checkHome(); err != nil {
+		return Summary{}, err
+	}
 	// Last, after the last outcome is flushed: entries the run recorded
 	// without a turn of its own (a round table's reviews, queued notes)
 	// become commits too (git: commit).

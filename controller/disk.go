@@ -3,6 +3,7 @@ package controller
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -97,15 +98,83 @@ func writeUnsynced(path string, data []byte) error {
 // while the controller was gone was acknowledged, and stays), without the
 // unstamped tail the agent left. When the record itself does not hold
 // such a chain (the agent changed it above its turn), the snapshot does.
-func restoreTarget(file string, a *walkie.Attempt, st *walkie.State) ([]byte, error) {
-	cur, err := os.ReadFile(file)
-	if err != nil {
-		return nil, err
-	}
+// cur is the record as readRecovering read it.
+func restoreTarget(file string, cur []byte, a *walkie.Attempt, st *walkie.State) ([]byte, error) {
 	if d, err := walkie.Parse(file, cur); err == nil && d.Verify() == nil && a.Hash != "" && continues(d, a.Seq, a.Hash) {
 		return cur[:d.TailOffset], nil
 	}
 	return readSnapshot(file, cur, a, st)
+}
+
+// MaxRecoverGrowth bounds what recovery reads of a record beyond the size
+// it had when the interrupted attempt began: the agent's turn (at most
+// max_turn_bytes) and whatever people posted while no controller ran fit
+// in it many times over. An agent that left more is not read at all.
+const MaxRecoverGrowth = 64 << 20
+
+// readRecovering reads the record a controller died under, at most
+// MaxRecoverGrowth bytes beyond the size it had when attempt a began. A
+// bigger record is refused whole, touching nothing: what the agent left
+// is the person's to look at, not walkie's to cut.
+func readRecovering(file string, a *walkie.Attempt) ([]byte, error) {
+	// ReadMeta refuses a link or a pipe, as walkie.Load does, and reads
+	// only the front matter.
+	if _, err := walkie.ReadMeta(file); err != nil {
+		return nil, err
+	}
+	limit := max(a.Size, 0) + MaxRecoverGrowth
+	b, size, err := readBounded(file, limit)
+	if err != nil {
+		return nil, err
+	}
+	if size > limit {
+		return nil, &walkie.InputError{File: file,
+			Msg: fmt.Sprintf("is %d bytes or more: it grew by more than %d bytes (the most recovery reads) during turn %d by %s, which a controller did not live to finish; walkie read none of it and changed nothing",
+				size, MaxRecoverGrowth, a.Turn, a.Agent),
+			Fix: fmt.Sprintf("keep a copy (cp %s %s.agent), cut it back to the %d bytes it held when the turn began (truncate -s %d %s) or restore it from git, check it with walkie verify, and run again",
+				file, file, a.Size, a.Size, file)}
+	}
+	return b, nil
+}
+
+// readBounded reads path when it holds at most limit bytes, and says how
+// big it is: more than limit when it was not read (or was cut: the file
+// may grow while it is read; the bound holds anyway).
+func readBounded(path string, limit int64) ([]byte, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, 0, fmt.Errorf("stat %s: %w", path, err)
+	}
+	if fi.Size() > limit {
+		return nil, fi.Size(), nil
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, 0, fmt.Errorf("read %s: %w", path, err)
+	}
+	if size := int64(len(b)); size > limit {
+		return b[:limit], size, nil
+	}
+	return b, int64(len(b)), nil
+}
+
+// readHead reads the first n bytes of path, or all of it when shorter.
+func readHead(path string, n int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, n))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return b, nil
 }
 
 // continues reports whether d's chain has hash after entry seq.
@@ -142,7 +211,9 @@ func readSnapshot(file string, cur []byte, a *walkie.Attempt, st *walkie.State) 
 		// Recorded by an older walkie, without the chain hash.
 		return p.Seq == a.Seq && (st.LastHash == "" || p.Hash == st.LastHash)
 	}
-	if b, err := os.ReadFile(a.Snapshot); err == nil && matches(b) {
+	// The snapshot is walkie's, but it sits in a directory the agent can
+	// write: read no more of it than it must hold.
+	if b, size, err := readBounded(a.Snapshot, max(a.Size, 0)); err == nil && size == a.Size && matches(b) {
 		return b, nil
 	}
 	if int64(len(cur)) >= a.Size && matches(cur[:a.Size]) {

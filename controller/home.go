@@ -218,7 +218,9 @@ func (h *Home) Abandon(r TurnRef) error {
 
 // snapshot is the record as it stood when the running attempt began.
 func (h *Home) snapshot(st *walkie.State) ([]byte, error) {
-	cur, err := os.ReadFile(h.c.file)
+	// Only the first Size bytes matter: an agent that left a huge file is
+	// not read past them.
+	cur, err := readHead(h.c.file, max(st.Running.Size, 0))
 	if err != nil {
 		return nil, err
 	}

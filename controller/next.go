@@ -86,7 +86,7 @@ func Next(l Look) Decision {
 			d.Action, d.Status, d.Record = ActEnd, walkie.StatusOverBudget, true
 			d.Why = fmt.Sprintf("spent %s of a %s budget", walkie.Money(st.CostUSD), walkie.Money(budget))
 			if st.UnknownCosts > 0 {
-				d.Why += fmt.Sprintf(", counting %s of unknown cost as %s each", plural(st.UnknownCosts, "attempt"), walkie.Money(each))
+				d.Why += fmt.Sprintf(", counting %s of unknown cost as %s each", walkie.Count(st.UnknownCosts, "attempt", "attempts"), walkie.Money(each))
 			}
 			return d
 		}
@@ -96,7 +96,7 @@ func Next(l Look) Decision {
 	case d.Status == walkie.StatusMaxRounds:
 		// The rounds it held: an extension ends with the debate, so the
 		// cap it reached may be more than the cap it has now.
-		d.Action, d.Why = ActEnd, fmt.Sprintf("reached the cap of %d rounds", walkie.CapHeld(&m, p, st))
+		d.Action, d.Why = ActEnd, fmt.Sprintf("reached its round cap of %d", walkie.CapHeld(&m, p, st))
 		return d
 	case d.Status == walkie.StatusClosed:
 		d.Action, d.Why = ActEnd, l.Doc.ClosedWhy()
@@ -145,13 +145,6 @@ func UnknownEstimate(st *walkie.State, budget float64) (each, all float64) {
 	}
 	each = max(st.MaxCostUSD, budget*UnknownShare)
 	return each, each * float64(st.UnknownCosts)
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // BudgetOf is the debate's budget: its own, else the config's; 0 = none.

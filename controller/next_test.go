@@ -67,3 +67,22 @@ func TestNextWaitsForAParty(t *testing.T) {
 		t.Errorf("%+v", d)
 	}
 }
+
+// The end of a one-round debate reads "its round cap of 1", never "the cap
+// of 1 rounds".
+func TestNextRoundCapWording(t *testing.T) {
+	file, cfg := testDebate(t, 1, map[string]string{"a": "[a]", "b": "[b]"}, "a", "b")
+	for _, who := range []string{"a", "b"} {
+		if _, err := walkie.Append(file, walkie.Post{From: who, Body: []byte("A turn.\n")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	doc, err := walkie.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := Next(Look{Doc: doc, State: loadState(t, file), Config: cfg})
+	if d.Action != ActEnd || d.Status != walkie.StatusMaxRounds || d.Why != "reached its round cap of 1" {
+		t.Errorf("%+v", d)
+	}
+}

@@ -186,7 +186,7 @@ func TestRunClosingNoteAtTheCap(t *testing.T) {
 			notes = append(notes, string(e.Body))
 		}
 	}
-	if len(notes) != 1 || !strings.Contains(notes[0], "ended at its cap of 1 rounds, after 2 turns") ||
+	if len(notes) != 1 || !strings.Contains(notes[0], "ended at its round cap of 1, after 2 turns") ||
 		!strings.Contains(notes[0], "Signed off on the proposal as it stands: b.") || !strings.Contains(notes[0], "walkie extend t.walkie.md --rounds N") {
 		t.Fatalf("closing notes: %q", notes)
 	}
@@ -199,7 +199,7 @@ func TestRunClosingNoteAtTheCap(t *testing.T) {
 		t.Fatalf("after extend: %+v, %v", sum, err)
 	}
 	d, _ = walkie.Load(file)
-	if n := len(d.Entries); n != 6 || d.Entries[n-1].Kind == walkie.KindTurn || !strings.Contains(string(d.Entries[n-1].Body), "cap of 2 rounds, after 4 turns") {
+	if n := len(d.Entries); n != 6 || d.Entries[n-1].Kind == walkie.KindTurn || !strings.Contains(string(d.Entries[n-1].Body), "round cap of 2, after 4 turns") {
 		t.Errorf("entries after the second ending: %d, last %q", n, d.Entries[n-1].Body)
 	}
 	if st := loadState(t, file); st.ExtraRounds != 0 {

@@ -47,12 +47,10 @@ func (o *outcome) applyTo(s *walkie.State) {
 		}
 		s.Attempts[key]++
 		switch {
-		case rec.Outcome == walkie.OutcomeAuth:
-			s.Status, s.Reason = walkie.StatusFailed, fmt.Sprintf("turn %d: %s is not logged in (%s); auth is never retried", rec.Turn, rec.Agent, rec.Detail)
 		case !rec.Outcome.Retryable():
-			s.Status, s.Reason = walkie.StatusFailed, fmt.Sprintf("turn %d: %s is blocked (%s); a blocking prompt is never retried", rec.Turn, rec.Agent, rec.Detail)
+			s.Status, s.Reason = walkie.StatusFailed, fmt.Sprintf("turn %d: %s", rec.Turn, walkie.Unretried(rec.Outcome, rec.Agent, rec.Detail))
 		case s.Attempts[key] > o.retries:
-			s.Status, s.Reason = walkie.StatusFailed, fmt.Sprintf("turn %d: %s: %s after %d attempts (%s)", rec.Turn, rec.Agent, rec.Outcome, s.Attempts[key], rec.Detail)
+			s.Status, s.Reason = walkie.StatusFailed, fmt.Sprintf("turn %d: %s: %s after %s (%s)", rec.Turn, rec.Agent, rec.Outcome, walkie.Count(s.Attempts[key], "attempt", "attempts"), rec.Detail)
 		}
 	}
 }

@@ -53,7 +53,11 @@ func (c *controller) recoverInterrupted() error {
 			rec.Usage = c.eng.Usage(agent, base+".txt")
 		}
 	}
-	d, err := walkie.Load(c.file)
+	cur, err := readRecovering(c.file, a)
+	if err != nil {
+		return err
+	}
+	d, err := walkie.Parse(c.file, cur)
 	if err != nil {
 		return err
 	}
@@ -65,7 +69,7 @@ func (c *controller) recoverInterrupted() error {
 		// The turn was stamped before the controller died.
 		rec.Outcome, rec.Detail, rec.Seq = walkie.OutcomeAccepted, "recorded before the controller stopped; found on restart", p.Seq
 	} else {
-		snapshot, err := restoreTarget(c.file, a, st)
+		snapshot, err := restoreTarget(c.file, cur, a, st)
 		if err != nil {
 			return err
 		}
@@ -133,6 +137,11 @@ func Recover(o Options) (bool, error) {
 		return false, fmt.Errorf("recover %s: %w", c.file, err)
 	}
 	defer lock.Unlock()
+	// A remote home's attempt is the home's to settle, not a dead
+	// controller's to recover.
+	if err := c.checkHome(); err != nil {
+		return false, err
+	}
 	if err := c.recover(); err != nil {
 		return false, err
 	}

@@ -109,7 +109,7 @@ func (c *controller) closingNote(t *plan) error {
 	var b strings.Builder
 	switch t.Status {
 	case walkie.StatusMaxRounds:
-		fmt.Fprintf(&b, "walkie: the debate ended at its cap of %d rounds, after %d turns, without every participant signing off.", walkie.CapHeld(&d.Meta, p, st), p.Turns)
+		fmt.Fprintf(&b, "walkie: the debate ended at its round cap of %d, after %s, without every participant signing off.", walkie.CapHeld(&d.Meta, p, st), walkie.Count(p.Turns, "turn", "turns"))
 		if len(p.Signed) > 0 {
 			fmt.Fprintf(&b, " Signed off on the proposal as it stands: %s.", strings.Join(p.Signed, ", "))
 		}

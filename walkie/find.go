@@ -13,7 +13,11 @@ const FileSuffix = ".walkie.md"
 
 // Find returns the walkie files at path: path itself if it is a file, else
 // every *.walkie.md under it, skipping .git, node_modules and walkie's own
-// .walkie state directories. The result is sorted and absolute.
+// .walkie state directories. The result is sorted and absolute. A
+// directory named by a link is followed (the files are then named under
+// the directory it leads to); links under it are not: only regular files
+// are walkie files, and walkie serve applies the same rule to the files
+// that appear later.
 func Find(path string) ([]string, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -25,6 +29,11 @@ func Find(path string) ([]string, error) {
 	}
 	if !fi.IsDir() {
 		return []string{abs}, nil
+	}
+	// WalkDir does not follow even its root: a linked directory would
+	// look empty.
+	if abs, err = filepath.EvalSymlinks(abs); err != nil {
+		return nil, err
 	}
 	var out []string
 	err = filepath.WalkDir(abs, func(p string, d fs.DirEntry, err error) error {

@@ -49,7 +49,7 @@ EXAMPLES:
 // before anything is asked of the person or an agent.
 func notStarted(d *walkie.Doc) error {
 	if len(d.Entries) > 0 {
-		return withCode(exitRefused, fmt.Errorf("%s has %s: the briefing is fixed once the first entry is written (start a new debate to change it)", d.File, plural(len(d.Entries), "entry", "entries")))
+		return withCode(exitRefused, fmt.Errorf("%s has %s: the briefing is fixed once the first entry is written (start a new debate to change it)", d.File, walkie.Count(len(d.Entries), "entry", "entries")))
 	}
 	return nil
 }

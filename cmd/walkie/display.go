@@ -119,7 +119,7 @@ func endedLine(e controller.Event, pal palette) string {
 		}
 		return s
 	}
-	// "stopped: max-rounds (reached the cap of 6 rounds)", as the error
+	// "stopped: max-rounds (reached its round cap of 6)", as the error
 	// says it, never "debate max-rounds".
 	return strings.Replace(endLine(e.Status, e.Line), e.Status, pal.status(e.Status), 1)
 }

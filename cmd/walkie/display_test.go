@@ -26,12 +26,12 @@ func TestDisplay(t *testing.T) {
 	d.observe(controller.Event{Kind: controller.EventTurnRecorded, Agent: "gemini",
 		Record: &controller.TurnRecord{Agent: "gemini", Role: "research", Outcome: walkie.OutcomeAccepted, DurationMS: 2000, Detail: "file written"}})
 	d.observe(controller.Event{Kind: controller.EventDebateEnded, Status: "converged"})
-	d.observe(controller.Event{Kind: controller.EventDebateEnded, Status: "max-rounds", Line: "reached the cap of 6 rounds"})
+	d.observe(controller.Event{Kind: controller.EventDebateEnded, Status: "max-rounds", Line: "reached its round cap of 6"})
 	d.stop()
 	out := buf.String()
 	for _, want := range []string{"▶ turn 3 · codex (round 2, attempt 1)", "reading api.go",
 		"✓ turn 3 · codex accepted in 1.5s · signed · $0.0042 · turn recorded\n", "▶ research phase · gemini (attempt 1)",
-		"✓ research · gemini accepted in 2s · file written\n", "debate converged\n", "stopped: max-rounds (reached the cap of 6 rounds)\n"} {
+		"✓ research · gemini accepted in 2s · file written\n", "debate converged\n", "stopped: max-rounds (reached its round cap of 6)\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the display lacks %q:\n%q", want, out)
 		}

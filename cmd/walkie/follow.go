@@ -87,7 +87,7 @@ func runFollow(c *cli.Context) error {
 	f.print(r.header(v, d))
 	if n := c.Int("last"); n >= 0 && n < len(d.Entries) {
 		f.shown = d.Entries[len(d.Entries)-n-1].Marker.Seq
-		f.print(r.pal.dim(fmt.Sprintf("(%s before these: walkie show %s)", plural(len(d.Entries)-n, "entry", "entries"), file)))
+		f.print(r.pal.dim(fmt.Sprintf("(%s before these: walkie show %s)", walkie.Count(len(d.Entries)-n, "entry", "entries"), file)))
 	} else {
 		f.print("\n" + r.briefing(d))
 	}

@@ -157,9 +157,9 @@ func totalCost(recs []controller.TurnRecord) string {
 	case known == 0 && unknown == 0:
 		return ""
 	case known == 0:
-		return fmt.Sprintf("total cost unknown: none of the %s told its cost", plural(unknown, "attempt", "attempts"))
+		return fmt.Sprintf("total cost unknown: none of the %s told its cost", walkie.Count(unknown, "attempt", "attempts"))
 	case unknown > 0:
-		return fmt.Sprintf("total cost %s, not counting %s whose cost is unknown", money(total, estimated), plural(unknown, "attempt", "attempts"))
+		return fmt.Sprintf("total cost %s, not counting %s whose cost is unknown", money(total, estimated), walkie.Count(unknown, "attempt", "attempts"))
 	}
 	return "total cost " + money(total, estimated)
 }

@@ -556,7 +556,7 @@ EXAMPLES:
 			if err := d.CheckState(st); err != nil {
 				return withCode(exitUnverified, err)
 			}
-			fmt.Fprintf(c.App.Writer, "%s: ok, %s, chain %s\n", file, plural(len(d.Entries), "entry", "entries"), d.LastHash())
+			fmt.Fprintf(c.App.Writer, "%s: ok, %s, chain %s\n", file, walkie.Count(len(d.Entries), "entry", "entries"), d.LastHash())
 			return nil
 		},
 	}

@@ -80,7 +80,7 @@ func (r *renderer) header(v *debateView, d *walkie.Doc) string {
 		parties = fmt.Sprintf("implementer %s, reviewers %s", d.Meta.Implementer, strings.Join(d.Meta.Reviewers, ", "))
 	}
 	fmt.Fprintf(&b, "%s · %s · %s\n", r.pal.bold(v.ID), r.pal.status(v.Status), parties)
-	facts := []string{fmt.Sprintf("%s, %s of %d", plural(v.Turns, "turn", "turns"), roundWord(v), v.RoundCap)}
+	facts := []string{fmt.Sprintf("%s, %s of %d", walkie.Count(v.Turns, "turn", "turns"), roundWord(v), v.RoundCap)}
 	if v.Approved {
 		facts = append(facts, "briefing approved (sha256 "+d.Meta.BriefingSHA256[:12]+")")
 	} else {

@@ -208,7 +208,7 @@ func writeReport(w io.Writer, r *roundtable.Report, ex reportExtras) {
 	if r.Reason != "" {
 		fmt.Fprintf(w, " (%s)", r.Reason)
 	}
-	fmt.Fprintf(w, "\n- rounds: %d of at most %d, %s\n", r.Rounds, r.MaxRounds, plural(r.Turns, "turn", "turns"))
+	fmt.Fprintf(w, "\n- rounds: %d of at most %d, %s\n", r.Rounds, r.MaxRounds, walkie.Count(r.Turns, "turn", "turns"))
 	if r.Mode == "roundtable" {
 		fmt.Fprintf(w, "- implementer: %s; reviewers: %s; quorum %d of %d\n", r.Implementer, strings.Join(r.Reviewers, ", "), r.Quorum, len(r.Reviewers))
 	}

@@ -245,7 +245,7 @@ func reviewExitCode(res *review.Result, disagreementOK bool) int {
 // printReview is the plain summary on stdout: one line per document.
 func printReview(w io.Writer, res *review.Result) {
 	for _, d := range res.Docs {
-		fmt.Fprintf(w, "%s: %s after %d round(s), %s: %s\n", d.Doc, d.Verdict, d.Rounds, walkie.Money(d.CostUSD), d.Reason)
+		fmt.Fprintf(w, "%s: %s after %s, %s: %s\n", d.Doc, d.Verdict, walkie.Count(d.Rounds, "round", "rounds"), walkie.Money(d.CostUSD), d.Reason)
 		for _, o := range d.Objections {
 			where := ""
 			if o.Line > 0 {

@@ -33,6 +33,13 @@ func runFlags() []cli.Flag {
 	}, notifyFlags()...)
 }
 
+// takeOverFlag takes a debate back from a walkie serve --engine temporal
+// home that is gone for good (docs/scale-out.md).
+func takeOverFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "take-over", Usage: "run a debate a walkie serve --engine temporal home ran, once that home is gone for good and its workflow terminated: " +
+		"its mark (.walkie/ID/" + controller.HomeFile + ") is removed and a turn it left running is recovered as interrupted"}
+}
+
 func autoCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "auto",
@@ -67,12 +74,17 @@ walkie follow FILE shows the same from another terminal. Ctrl-C ends the
 running turn cleanly and records it; a second Ctrl-C exits at once. Started
 again after a crash, auto cleans up the interrupted attempt and continues.
 
+A debate walkie serve --engine temporal runs is refused (exit 3): its turns
+run on remote workers, and one may be out with no lock held here. Halt it
+with walkie halt, or let the home run it; --take-over takes it back once
+that home is gone for good (docs/scale-out.md).
+
 EXAMPLES:
    walkie auto api.walkie.md
    walkie auto api.walkie.md --agents claude,codex --max-rounds 4
    walkie auto design.walkie.md --approve --log-format json   # in CI
 `,
-		Flags:  runFlags(),
+		Flags:  append(runFlags(), takeOverFlag()),
 		Action: func(c *cli.Context) error { return runController(c, false) },
 	}
 }
@@ -90,7 +102,7 @@ status's code.
 
 EXAMPLES:
    walkie turn api.walkie.md && walkie status api.walkie.md`,
-		Flags:  runFlags(),
+		Flags:  append(runFlags(), takeOverFlag()),
 		Action: func(c *cli.Context) error { return runController(c, true) },
 	}
 }
@@ -127,7 +139,7 @@ func runDebate(c *cli.Context, file string, cfg *config.Config, cast map[string]
 	ctx, stop := interruptible(c.Context, c.App.ErrWriter)
 	defer stop()
 	opts := controller.Options{File: file, Config: cfg, Cast: cast, Once: once, Log: out.log,
-		Registry: registryDir(out.log), By: "walkie " + c.Command.Name, Wait: true, CheckPricing: true}
+		Registry: registryDir(out.log), By: "walkie " + c.Command.Name, Wait: true, CheckPricing: true, TakeOver: c.Bool("take-over")}
 	if c.Command.Name != "new" { // new's --max-rounds made the file; its briefing is approved
 		opts.MaxRounds, opts.Approve = c.Int("max-rounds"), c.Bool("approve")
 	}
@@ -207,6 +219,8 @@ func runErrorCode(err error) int {
 	switch {
 	case errors.As(err, &che), errors.As(err, &te):
 		return exitUnverified
+	case errors.As(err, new(*controller.HomedError)):
+		return exitRefused // a remote home runs it: not the caller's input
 	case errors.Is(err, walkie.ErrLocked):
 		return exitRefused // another controller runs it: not the caller's input
 	case errors.Is(err, controller.ErrBadInput):
@@ -223,14 +237,14 @@ func errorForStatus(sum controller.Summary) error {
 	case sum.Status == walkie.StatusConverged, sum.Status == walkie.StatusClosed:
 		return nil
 	case sum.Status == walkie.StatusOpen:
-		return fmt.Errorf("the debate is still open after %s", plural(sum.Turns, "turn", "turns"))
+		return fmt.Errorf("the debate is still open after %s", walkie.Count(sum.Turns, "turn", "turns"))
 	}
 	return errors.New(endLine(sum.Status, sum.Reason))
 }
 
 // endLine says how a debate or round table ended, in the words the live
-// display and the error use: "stopped: max-rounds (reached the cap of 6
-// rounds)". The status is the name status, report and the exit codes use.
+// display and the error use: "stopped: max-rounds (reached its round cap of
+// 6)". The status is the name status, report and the exit codes use.
 func endLine(status, reason string) string {
 	s := "stopped: " + status
 	if status == walkie.StatusConverged || status == walkie.StatusClosed {
@@ -372,7 +386,7 @@ func unknownCosts(n int, estimate, budget float64) string {
 	if n == 0 {
 		return ""
 	}
-	s := fmt.Sprintf("+ %d attempt(s) of unknown cost", n)
+	s := "+ " + walkie.Count(n, "attempt", "attempts") + " of unknown cost"
 	if budget > 0 {
 		s += fmt.Sprintf(", counted as %s against the %s budget", walkie.Money(estimate), walkie.Money(budget))
 	}

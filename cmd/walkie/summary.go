@@ -56,9 +56,9 @@ func agreedTurns(d *walkie.Doc) []*walkie.Entry {
 
 // headline is "orders.walkie.md: converged after 6 turns in 3 rounds, $0.0080".
 func headline(file string, d *walkie.Doc, sum controller.Summary, pal palette) string {
-	s := fmt.Sprintf("%s: %s after %s", file, pal.status(sum.Status), plural(sum.Turns, "turn", "turns"))
+	s := fmt.Sprintf("%s: %s after %s", file, pal.status(sum.Status), walkie.Count(sum.Turns, "turn", "turns"))
 	if d != nil && sum.Turns > 0 {
-		s += " in " + plural(d.Meta.RoundOf(sum.Turns), "round", "rounds")
+		s += " in " + walkie.Count(d.Meta.RoundOf(sum.Turns), "round", "rounds")
 	}
 	if sum.Reason != "" {
 		s += ": " + sum.Reason

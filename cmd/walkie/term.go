@@ -132,11 +132,3 @@ func formatDuration(d time.Duration) string {
 	}
 	return s + "s"
 }
-
-// plural is "1 turn", "2 turns".
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}

@@ -210,7 +210,7 @@ func printChannel(w io.Writer, v channelView) error {
 	if v.Open != "" {
 		open = "open: " + filepath.Base(v.Open)
 	}
-	fmt.Fprintf(w, "%s %s (%s, %s)\n", what, v.Dir, plural(len(v.Threads), "thread", "threads"), open)
+	fmt.Fprintf(w, "%s %s (%s, %s)\n", what, v.Dir, walkie.Count(len(v.Threads), "thread", "threads"), open)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, t := range v.Threads {
 		mark := " "

@@ -28,6 +28,9 @@ once per sequence number. Participants without a command (a person, a live
 session) answer with walkie post and are never invoked. The tick remembers
 what it did in .walkie/ID/state.json, never in the walkie file. A debate
 another controller is running is left alone, so overlapping ticks are safe.
+A debate walkie serve --engine temporal runs is refused (exit 3 when
+nothing else failed); --take-over takes it back once that home is gone for
+good (docs/scale-out.md).
 
 EXAMPLES:
    # crontab: every minute
@@ -38,6 +41,7 @@ EXAMPLES:
 			&cli.StringFlag{Name: "config", Usage: "config file (default: ./walkie.yaml, then the user config dir)"},
 			&cli.DurationFlag{Name: "retry-after", Usage: "wait this long after an invocation before the retry, and after the retry before escalating (default: the agent's debounce)"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object per debate"},
+			takeOverFlag(),
 			&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "auto (human on a terminal, JSON otherwise), console or json"},
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "debug logging"},
 		}, notifyFlags()...),
@@ -72,11 +76,14 @@ func runWatch(c *cli.Context) error {
 	ctx, stop := interruptible(c.Context, stderr)
 	defer stop()
 	results, err := watch.Once(ctx, watch.Options{Path: c.Args().First(), Config: cfg, Log: log,
-		Observe: notify.Observer(n), CopyEntries: n.CopySupervisor(), RetryAfter: c.Duration("retry-after"), Registry: registryDir(log)})
-	failed := 0
+		Observe: notify.Observer(n), CopyEntries: n.CopySupervisor(), RetryAfter: c.Duration("retry-after"), Registry: registryDir(log), TakeOver: c.Bool("take-over")})
+	failed, refused := 0, 0
 	for _, r := range results {
-		if r.Action == watch.Error {
+		switch r.Action {
+		case watch.Error:
 			failed++
+		case watch.Refused:
+			refused++
 		}
 		if c.Bool("json") {
 			b, _ := json.Marshal(r)
@@ -92,6 +99,8 @@ func runWatch(c *cli.Context) error {
 		return withCode(exitBadInput, err)
 	case failed > 0:
 		return withCode(exitError, fmt.Errorf("%d of %d debates could not be looked at", failed, len(results)))
+	case refused > 0:
+		return withCode(exitRefused, fmt.Errorf("%d of %d debates are run by a walkie serve --engine temporal home and were left to it", refused, len(results)))
 	}
 	return nil
 }

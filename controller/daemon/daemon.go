@@ -134,6 +134,7 @@ type Daemon struct {
 	byDir     map[string]*worker   // by state directory
 	externals map[string]*external // registered debates outside dir, by file
 	seeded    map[string]bool      // state directories whose turn logs the limiter has seen
+	links     map[string]bool      // symbolic links not served, already logged
 	draining  chan struct{}        // closed when Run's context ends: no new turns
 
 	wg      sync.WaitGroup     // workers
@@ -159,6 +160,12 @@ func New(o Options) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The directory named is followed once, as walkie.Find does: the
+	// watch and the scan then work on real paths, and links below it
+	// are the only ones not served.
+	if dir, err = filepath.EvalSymlinks(dir); err != nil {
+		return nil, err
+	}
 	if fi, err := os.Stat(dir); err != nil {
 		return nil, err
 	} else if !fi.IsDir() {
@@ -175,7 +182,8 @@ func New(o Options) (*Daemon, error) {
 	o.HTTPIdleTimeout = cmp.Or(o.HTTPIdleTimeout, DefaultIdleTimeout)
 	o.HTTPMaxConns = cmp.Or(o.HTTPMaxConns, defaultMaxConns())
 	d := &Daemon{o: o, dir: dir, log: o.Log, started: time.Now(), csrf: rand.Text(), session: rand.Text(), crossOrigin: http.NewCrossOriginProtection(),
-		workers: map[string]*worker{}, byDir: map[string]*worker{}, externals: map[string]*external{}, seeded: map[string]bool{}, draining: make(chan struct{})}
+		workers: map[string]*worker{}, byDir: map[string]*worker{}, externals: map[string]*external{}, seeded: map[string]bool{}, links: map[string]bool{},
+		draining: make(chan struct{})}
 	d.page = fleet.New(fleet.Options{Debates: d.Debates, Summary: d.summary, CSRF: d.csrf, TokenSet: o.Token != "",
 		MaxStreams: o.MaxStreams, Log: o.Log.Named("page")})
 	// A hostile page can send requests as fast as it likes: log the first
@@ -394,12 +402,13 @@ func (d *Daemon) ensureWorker(file string) {
 	d.wg.Go(w.loop)
 }
 
-// retire removes a worker whose file is gone. It re-checks under the lock,
-// so a file that came back in the meantime keeps its worker.
+// retire removes a worker whose file is gone or is no longer a regular
+// file. It re-checks under the lock, so a file that came back in the
+// meantime keeps its worker.
 func (d *Daemon) retire(w *worker) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if _, err := os.Stat(w.file); !errors.Is(err, fs.ErrNotExist) {
+	if served(w.file) {
 		return false
 	}
 	if d.workers[w.file] == w {
@@ -507,11 +516,27 @@ func (d *Daemon) route(ev fsnotify.Event) {
 			if w, ok := d.workers[name]; ok {
 				w.wake()
 			}
+			delete(d.links, name) // a link put back is logged again
 			d.mu.Unlock()
 			return
 		}
-		if fi, err := os.Stat(name); err == nil && fi.Mode().IsRegular() {
+		fi, err := os.Lstat(name)
+		switch {
+		case err != nil:
+		case fi.Mode().IsRegular():
 			d.ensureWorker(name)
+		case fi.Mode()&fs.ModeSymlink != 0:
+			// A served record replaced by a link: its worker looks, logs
+			// and retires, unless the link is an agent's tampering that
+			// the running turn puts right before the worker looks.
+			d.mu.Lock()
+			w, ok := d.workers[name]
+			d.mu.Unlock()
+			if ok {
+				w.wake()
+			} else {
+				d.skipLink(name)
+			}
 		}
 	case pageFile(base):
 		d.mu.Lock()
@@ -519,13 +544,56 @@ func (d *Daemon) route(ev fsnotify.Event) {
 			w.wake()
 		}
 		d.mu.Unlock()
+	case ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename):
+		d.mu.Lock()
+		delete(d.links, name) // a link to a directory put back is logged again
+		d.mu.Unlock()
 	case ev.Has(fsnotify.Create):
-		if fi, err := os.Lstat(name); err == nil && fi.IsDir() && d.shouldWatch(name) {
+		fi, err := os.Lstat(name)
+		switch {
+		case err != nil || !d.shouldWatch(name):
+		case fi.IsDir():
 			for _, f := range d.watchTree(name) {
 				d.ensureWorker(f)
 			}
+		case fi.Mode()&fs.ModeSymlink != 0 && !d.inStateDir(name) && linksToDir(name):
+			d.skipLink(name)
 		}
 	}
+}
+
+// skipLink logs, once per path, a symbolic link the daemon does not
+// serve: a walkie file that is a link, or a link to a directory. The
+// daemon serves only the regular files under its directory, as its scan
+// (filepath.WalkDir, which follows no link) finds them, so a link dropped
+// in later is treated as one that was there at start. Acting through a
+// link would undo a rejected turn by replacing the link, not the record
+// (docs/format.md, "Links, directories and other files").
+func (d *Daemon) skipLink(p string) {
+	d.mu.Lock()
+	seen := d.links[p]
+	d.links[p] = true
+	d.mu.Unlock()
+	if seen {
+		return
+	}
+	target, _ := os.Readlink(p)
+	d.log.Warn("not serving a symbolic link: walkie serve runs only the regular walkie files under its directory",
+		zap.String("path", p), zap.String("target", target),
+		zap.String("fix", "move the record (or the directory) here, or serve the directory it is in"))
+}
+
+// served reports whether file is a regular file: the only kind the
+// daemon serves.
+func served(file string) bool {
+	fi, err := os.Lstat(file)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// linksToDir reports whether the link p leads to a directory.
+func linksToDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }
 
 // pageFile is a file of a debate's state directory whose change the
@@ -567,7 +635,11 @@ func (d *Daemon) watchTree(root string) []string {
 			}
 			return nil
 		}
-		if strings.HasSuffix(e.Name(), walkie.FileSuffix) && e.Type().IsRegular() && !d.inStateDir(p) {
+		switch {
+		case d.inStateDir(p):
+		case e.Type()&fs.ModeSymlink != 0 && (strings.HasSuffix(e.Name(), walkie.FileSuffix) || linksToDir(p) && d.shouldWatch(p)):
+			d.skipLink(p)
+		case strings.HasSuffix(e.Name(), walkie.FileSuffix) && e.Type().IsRegular():
 			files = append(files, p)
 		}
 		return nil

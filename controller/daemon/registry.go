@@ -102,9 +102,20 @@ func (d *Daemon) externalFor(dir string) (string, bool) {
 	return "", false
 }
 
-// under reports whether file is in the daemon's directory.
+// under reports whether file is in the daemon's directory. The daemon's
+// directory is the one its --dir leads to, so a controller that
+// registered the debate by a path through a link is resolved first.
 func (d *Daemon) under(file string) bool {
-	rel, err := filepath.Rel(d.dir, file)
+	if inside(d.dir, file) {
+		return true
+	}
+	real, err := filepath.EvalSymlinks(filepath.Dir(file))
+	return err == nil && inside(d.dir, filepath.Join(real, filepath.Base(file)))
+}
+
+// inside reports whether file is dir or below it, by its name.
+func inside(dir, file string) bool {
+	rel, err := filepath.Rel(dir, file)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 

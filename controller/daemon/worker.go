@@ -202,7 +202,10 @@ func (w *worker) sleep(pause, recheck time.Duration) bool {
 // check reads the record and the state and says what to do: what
 // controller.Next decides, with the daemon's own bookkeeping around it.
 func (w *worker) check(lockDelay *time.Duration) (action, time.Duration) {
-	if _, err := os.Stat(w.file); errors.Is(err, fs.ErrNotExist) {
+	if fi, err := os.Lstat(w.file); errors.Is(err, fs.ErrNotExist) {
+		return actGone, 0
+	} else if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		w.d.skipLink(w.file)
 		return actGone, 0
 	}
 	doc, err := walkie.Load(w.file)

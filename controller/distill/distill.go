@@ -178,7 +178,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	if text == nil {
 		last := res.Attempts[len(res.Attempts)-1]
-		return res, fmt.Errorf("distill: %s wrote no briefing in %d attempts (last: %s, %s); transcripts in %s", name, len(res.Attempts), last.Ending, last.Detail, dir)
+		return res, fmt.Errorf("distill: %s wrote no briefing in %s (last: %s, %s); transcripts in %s", name, walkie.Count(len(res.Attempts), "attempt", "attempts"), last.Ending, last.Detail, dir)
 	}
 	if res.Warning = res.Report.Reason(); res.Warning != "" {
 		log.Warn("the distilled briefing still has problems; kept for a person to fix", zap.String("reason", res.Warning))

@@ -211,9 +211,9 @@ func (p *plan) judge(dr *DocResult, rep *roundtable.Report, sum controller.Summa
 	case dr.Status == walkie.StatusConverged && dr.Revision != "":
 		set(VerdictDisagreed, "", fmt.Sprintf("the reviewers accept only %s's revision of the document (below), not the document as written", p.agents[0]))
 	case dr.Status == walkie.StatusConverged:
-		set(VerdictAgreed, "", fmt.Sprintf("every reviewer accepted it as written after %d round(s)", dr.Rounds))
+		set(VerdictAgreed, "", "every reviewer accepted it as written after "+walkie.Count(dr.Rounds, "round", "rounds"))
 	case dr.Status == walkie.StatusMaxRounds, dr.Status == walkie.StatusDeadlocked:
-		set(VerdictDisagreed, "", fmt.Sprintf("not accepted: no agreement within %d round(s); %s", dr.MaxRounds, unsigned(dr)))
+		set(VerdictDisagreed, "", fmt.Sprintf("not accepted: no agreement within %s; %s", walkie.Count(dr.MaxRounds, "round", "rounds"), unsigned(dr)))
 		if dr.Status == walkie.StatusDeadlocked {
 			dr.Reason = "not accepted: the reviewers are deadlocked (" + reason + ")"
 		}

@@ -60,8 +60,8 @@ func renderMarkdown(r *Result, posLimit int) string {
 		p("The review stopped before the reviewers could finish, so it says nothing about the design: fix the cause below and run the job again.\n\n")
 	}
 	if len(r.Docs) > 0 {
-		p("Reviewed by %s (%s, at most %d rounds) at commit `%s` against %s, merge base `%s`; %d round(s), %s.\n\n",
-			andList(r.Agents), r.Mode, r.Docs[0].MaxRounds, short(r.Head), baseLabel(r), short(r.MergeBase), r.Rounds, walkie.Money(r.CostUSD))
+		p("Reviewed by %s (%s, at most %s) at commit `%s` against %s, merge base `%s`; %s, %s.\n\n",
+			andList(r.Agents), r.Mode, walkie.Count(r.Docs[0].MaxRounds, "round", "rounds"), short(r.Head), baseLabel(r), short(r.MergeBase), walkie.Count(r.Rounds, "round", "rounds"), walkie.Money(r.CostUSD))
 	}
 	for _, w := range r.Warnings {
 		p("> [!WARNING]\n> %s\n\n", oneLine(w)) // walkie's own words

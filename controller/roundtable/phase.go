@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -157,17 +156,10 @@ func approvalBody(m *walkie.Meta, r *PhaseResult, by string) string {
 	what := map[string]string{walkie.PhaseResearch: "the research notes", walkie.PhasePlan: "the spec"}[r.Phase]
 	var b strings.Builder
 	fmt.Fprintf(&b, "walkie: the %s phase is approved. %s wrote %s in %s (%s, %s); approved by %s.\n\n",
-		r.Phase, r.Agent, what, attemptWord(len(r.Attempts)), time.Duration(r.DurationMS)*time.Millisecond, walkie.Money(r.CostUSD), by)
+		r.Phase, r.Agent, what, walkie.Count(len(r.Attempts), "attempt", "attempts"), time.Duration(r.DurationMS)*time.Millisecond, walkie.Money(r.CostUSD), by)
 	fmt.Fprintf(&b, "- file: .walkie/%s/phases/%s\n- sha256: %s\n- size: %d bytes\n\n", m.ID, PhaseFileName(r.Phase), r.SHA256, r.Bytes)
 	b.WriteString("Every later session reads it and walkie checks it against this sha256 before every step; a reviewer's objection may cite its sections as the rule.\n")
 	return b.String()
-}
-
-func attemptWord(n int) string {
-	if n == 1 {
-		return "1 attempt"
-	}
-	return strconv.Itoa(n) + " attempts"
 }
 
 // ApprovePhase pins a phase's written output into the record of file: a
@@ -402,9 +394,9 @@ func (rt *Table) Phases(ctx context.Context, t Turn, approve bool) (recs []engin
 				return recs, false, err // halted or interrupted when r is nil
 			}
 			if r.Outcome != walkie.OutcomeAccepted {
-				reason := fmt.Sprintf("the %s phase: %s: %s after %s (%s)", p.Kind, p.Agent, r.Outcome, attemptWord(len(r.Attempts)), r.Detail)
+				reason := fmt.Sprintf("the %s phase: %s: %s after %s (%s)", p.Kind, p.Agent, r.Outcome, walkie.Count(len(r.Attempts), "attempt", "attempts"), r.Detail)
 				if !r.Outcome.Retryable() {
-					reason = fmt.Sprintf("the %s phase: %s: %s (%s); never retried", p.Kind, p.Agent, r.Outcome, r.Detail)
+					reason = fmt.Sprintf("the %s phase: %s", p.Kind, walkie.Unretried(r.Outcome, p.Agent, r.Detail))
 				}
 				rt.Log.Warn("phase failed; the supervisor must look", zap.String("phase", p.Kind), zap.String("reason", reason))
 				return recs, false, rt.SetStatus(walkie.StatusFailed, reason)
@@ -541,8 +533,8 @@ func (rt *Table) phaseAttempt(ctx context.Context, m *walkie.Meta, p walkie.Phas
 		Transcript: filepath.Join(phaseDir(rt.Dir), fmt.Sprintf("%s-%s-%d", p.Kind, p.Agent, attempt)),
 		Result:     output,
 		Ready: func() bool {
-			b, err := os.ReadFile(output)
-			return err == nil && checkPhaseText(b) == nil
+			f, err := readAgentFile(output, maxPhaseBytes)
+			return err == nil && !f.over() && checkPhaseText(f.data) == nil
 		},
 		Done:    "the " + p.Kind + " phase's file is written",
 		Control: filepath.Join(rt.Dir, "state.json"),
@@ -565,13 +557,17 @@ func (rt *Table) phaseAttempt(ctx context.Context, m *walkie.Meta, p walkie.Phas
 		return rec, nil, "", err
 	}
 	res.Fill(&rec, rt.Dir)
-	b, readErr := os.ReadFile(output)
+	file, readErr := readAgentFile(output, maxPhaseBytes)
 	var bad error
 	switch {
 	case readErr == nil:
-		bad = checkPhaseText(b)
+		if file.over() {
+			bad = file.tooBig("the file", maxPhaseBytes)
+		} else {
+			bad = checkPhaseText(file.data)
+		}
 		keep := filepath.Join(phaseDir(rt.Dir), fmt.Sprintf("%s-%d.md", p.Kind, attempt))
-		if err := walkie.WriteFileAtomic(keep, b, 0o644); err != nil {
+		if err := walkie.WriteFileAtomic(keep, file.kept(), 0o644); err != nil {
 			return rec, nil, "", err
 		}
 		rec.Kept = engine.Rel(rt.Dir, keep)
@@ -594,7 +590,7 @@ func (rt *Table) phaseAttempt(ctx context.Context, m *walkie.Meta, p walkie.Phas
 		zap.String("outcome", string(rec.Outcome)), zap.String("detail", rec.Detail), zap.Int64("duration_ms", rec.DurationMS))
 	rt.Emit(engine.Event{Kind: engine.EventTurnRecorded, Agent: p.Agent, Attempt: attempt, Record: &rec, Status: walkie.StatusOpen})
 	if rec.Outcome == walkie.OutcomeAccepted {
-		text = b
+		text = file.data
 	}
 	return rec, text, res.Stop, nil
 }

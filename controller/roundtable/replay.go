@@ -128,7 +128,7 @@ func replay(r *Report, u rule) Replay {
 		}
 		if rr.Round >= r.MaxRounds {
 			rp.Decision, rp.Known = DecisionMaxRounds, true
-			rp.Note = fmt.Sprintf("it would have reached the cap of %d rounds", r.MaxRounds)
+			rp.Note = fmt.Sprintf("it would have reached its round cap of %d", r.MaxRounds)
 			break
 		}
 		if rr.Round == last {

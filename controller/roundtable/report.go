@@ -122,7 +122,7 @@ func LoadReport(file string) (*Report, error) {
 		Turns: p.Turns, MaxRounds: walkie.CapHeld(&m, p, st), CostUSD: st.CostUSD, Agents: []AgentCost{}}
 	switch {
 	case r.Status == walkie.StatusMaxRounds && r.Reason == "":
-		r.Reason = fmt.Sprintf("reached the cap of %d rounds", r.MaxRounds)
+		r.Reason = fmt.Sprintf("reached its round cap of %d", r.MaxRounds)
 	case r.Status == walkie.StatusClosed:
 		r.Reason = d.ClosedWhy() // a review thread: who closed it, with what
 	}

@@ -222,14 +222,18 @@ func (rt *Table) reviewAttempt(ctx context.Context, job *reviewJob, a config.Age
 		return rec, nil, nil, "", err
 	}
 	res.Fill(&rec, rt.Dir)
-	data, readErr := os.ReadFile(verdictPath)
+	file, readErr := readAgentFile(verdictPath, maxVerdictBytes)
 	var v ReviewVerdict
 	var parseErr error
 	if readErr == nil {
-		v, parseErr = parseVerdict(data)
+		if file.over() {
+			parseErr = fmt.Errorf("%w: %w", errVerdict, file.tooBig("verdict.json", maxVerdictBytes))
+		} else {
+			v, parseErr = parseVerdict(file.data)
+		}
 		// Keep what the reviewer wrote, valid or not, for inspection.
 		keep := filepath.Join(rt.roundDir(t.Round), fmt.Sprintf("verdict-%s-%d.json", name, attempt))
-		if err := walkie.WriteFileAtomic(keep, data, 0o644); err != nil {
+		if err := walkie.WriteFileAtomic(keep, file.kept(), 0o644); err != nil {
 			return rec, nil, nil, "", err
 		}
 		rec.Kept = engine.Rel(rt.Dir, keep)
@@ -310,11 +314,11 @@ func (rt *Table) reviewerJob(job *reviewJob, a config.Agent, name string, turn, 
 		Transcript: engine.TranscriptBase(rt.Dir, turn, name, attempt),
 		Result:     verdictPath,
 		Ready: func() bool {
-			b, err := os.ReadFile(verdictPath)
-			if err != nil {
+			f, err := readAgentFile(verdictPath, maxVerdictBytes)
+			if err != nil || f.over() {
 				return false
 			}
-			_, err = parseVerdict(b)
+			_, err = parseVerdict(f.data)
 			return err == nil
 		},
 		Done:    "the verdict is in",

@@ -47,6 +47,8 @@ type rtFixture struct {
 	scripts            map[string]string
 	workspace          map[string]string
 	extraAgentSettings string
+	// commands, by agent: a shell command run instead of the fake agent.
+	commands map[string]string
 	// phases, as KIND: AGENT pairs in order; the file is then format 2 and
 	// each phase's agent gets a fake of its own.
 	phases [][2]string
@@ -127,6 +129,10 @@ func (f *rtFixture) setup() {
 			script = "behavior: write\nbody: \"notes of {agent}\"\n" // a phase's file
 		}
 		f.write(filepath.Join("scripts", name+".yaml"), script)
+		if c, ok := f.commands[name]; ok {
+			fmt.Fprintf(&cfg, "  %s:\n    command: [sh, -c, %q]\n    usage: none\n%s", name, c, f.extraAgentSettings)
+			continue
+		}
 		fmt.Fprintf(&cfg, "  %s:\n    command: [sh, -c, 'printf \"%%s\\n=====\\n\" \"$0\" >> %s/prompts/{agent}-{turn}.txt; exec %s --file \"$1\" --agent {agent} --turn {turn} --round {round} --script %s/scripts/{agent}.yaml --state %s/state-{agent}', \"{prompt}\", \"{file}\"]\n    usage: %s\n%s",
 			name, f.dir, bin, f.dir, f.dir, usage, f.extraAgentSettings)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -49,6 +50,9 @@ func (h *Home) Run(ctx context.Context, o controller.Options) (controller.Summar
 	if o.Config != nil {
 		h.cfg.Store(o.Config)
 	}
+	if err := h.markHome(dir); err != nil {
+		return controller.Summary{}, err
+	}
 	signal := h.attach(file, meta.ID, st, o.Observe)
 	defer h.detach(file)
 	if a := st.Running; a != nil {
@@ -85,6 +89,31 @@ func (h *Home) Run(ctx context.Context, o controller.Options) (controller.Summar
 	}
 	return sum, workflowError(meta.ID, err)
 }
+
+// markHome marks the debate as this home's before its workflow starts,
+// so that walkie auto, turn and watch refuse it from then on, also while
+// this home is down: a turn of its may be running on a worker with no
+// lock held (controller.HomeFile). The mark stays when the workflow ends:
+// the home runs the debate again after walkie extend or resume. Only a
+// person takes it back (walkie auto --take-over).
+func (h *Home) markHome(dir string) error {
+	m, err := controller.ReadHomeMark(dir)
+	if err != nil {
+		return err
+	}
+	host, _ := os.Hostname()
+	want := controller.HomeMark{Engine: EngineName, Queue: h.o.Queue, Host: host, PID: os.Getpid(), Since: time.Now().UTC()}
+	if m != nil && m.Engine == want.Engine && m.Queue == want.Queue {
+		if m.Host == want.Host && m.PID == want.PID {
+			return nil
+		}
+		want.Since = m.Since // the same home, restarted
+	}
+	return controller.MarkHome(dir, want)
+}
+
+// EngineName is the engine a Temporal home marks its debates with.
+const EngineName = "temporal"
 
 // attach points the debate's events at the daemon's observer, hands it
 // what came before, and says which signal wakes the workflow.

@@ -143,13 +143,14 @@ func (w *Worker) Turn(ctx context.Context, in TurnInput) (TurnResult, error) {
 // transcripts, cut to size.
 func (w *Worker) result(file, dir string, res engine.Result, delivery int32) (TurnResult, error) {
 	r := TurnResult{Session: res, Worker: w.identity, Delivery: delivery, Kept: dir}
-	after, err := os.ReadFile(file)
+	// The agent may have left a gibibyte: read no more than can travel.
+	after, size, err := readCapped(file, MaxRecordBytes)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
 		return r, err
-	case len(after) > MaxRecordBytes:
-		return r, tooLarge("the agent's version of the record", len(after))
+	case size > MaxRecordBytes:
+		return r, tooLarge("the agent's version of the record", int(size))
 	default:
 		r.After = after
 	}
@@ -183,7 +184,9 @@ func readCapped(path string, limit int) ([]byte, int64, error) {
 	}
 	size := fi.Size()
 	if size <= int64(limit) {
-		b, err := io.ReadAll(f)
+		// Something the agent left running may still write: the bound
+		// holds anyway.
+		b, err := io.ReadAll(io.LimitReader(f, int64(limit)))
 		return b, size, err
 	}
 	half := int64(limit / 2)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -286,5 +287,29 @@ func TestConnectionTLS(t *testing.T) {
 	}
 	if _, err := (Connection{CA: ca}).tlsConfig(); err == nil || !strings.Contains(err.Error(), "no PEM certificate") {
 		t.Fatalf("a CA file without a certificate: %v", err)
+	}
+}
+
+// An agent that left a gibibyte as its version of the record (sparse: no
+// disk): the worker refuses it as too large without reading it.
+func TestTurnResultDoesNotReadAHugeRecord(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "d.walkie.md")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(file, 1<<30); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err := (&Worker{}).result(file, t.TempDir(), engine.Result{}, 1)
+	runtime.ReadMemStats(&after)
+	var app *temporalsdk.ApplicationError
+	if !errors.As(err, &app) || app.Type() != ErrTypeTooLarge || !strings.Contains(app.Message(), "1073741824 bytes") {
+		t.Fatalf("err = %v, want too large, naming the size", err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 16<<20 {
+		t.Errorf("allocated %d MiB to refuse it", n>>20)
 	}
 }

@@ -43,6 +43,10 @@ type Options struct {
 	// Registry is the machine's registry of debates the runs are noted in
 	// (controller.Options.Registry); "" notes nothing.
 	Registry string
+	// TakeOver takes debates back from a remote engine's home that is
+	// gone for good (controller.TakeOver); without it such a debate is
+	// Refused.
+	TakeOver bool
 }
 
 // Result is what one tick did to one debate.
@@ -50,7 +54,7 @@ type Result struct {
 	File   string `json:"file"`
 	Debate string `json:"debate,omitempty"`
 	// Action is one of invoked, retried, escalated, waiting, skipped,
-	// ended or error.
+	// ended, refused (a remote engine's home runs it) or error.
 	Action string `json:"action"`
 	Detail string `json:"detail"`
 	Status string `json:"status,omitempty"` // the debate's status after the tick
@@ -64,6 +68,7 @@ const (
 	Waiting   = "waiting"
 	Skipped   = "skipped"
 	Ended     = "ended"
+	Refused   = "refused"
 	Error     = "error"
 )
 
@@ -106,7 +111,28 @@ func Once(ctx context.Context, o Options) ([]Result, error) {
 // one is the tick for one debate: look, then at most one action.
 func one(ctx context.Context, o Options, file string) Result {
 	r := Result{File: file}
-	fail := func(err error) Result { r.Action, r.Detail = Error, err.Error(); return r }
+	fail := func(err error) Result {
+		r.Action, r.Detail = Error, err.Error()
+		if he := (*controller.HomedError)(nil); errors.As(err, &he) {
+			r.Action = Refused // marked by a home since the look below
+		}
+		return r
+	}
+	// A debate a remote engine's home runs is the home's: its running
+	// attempt is out on a worker, not a dead controller's.
+	homed := controller.Homed(file)
+	var he *controller.HomedError
+	switch {
+	case errors.As(homed, &he) && !o.TakeOver:
+		r.Debate, r.Action, r.Detail = he.ID, Refused, homed.Error()
+		return r
+	case he != nil:
+		if err := controller.TakeOver(controller.Options{File: file, Config: o.Config, Log: o.Log}); err != nil {
+			return fail(err)
+		}
+	case homed != nil:
+		return fail(homed)
+	}
 	// An attempt a dead controller left running is finished first, even
 	// when no turn follows it (it ended the debate, or the next party is a
 	// person).

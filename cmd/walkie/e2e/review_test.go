@@ -493,7 +493,7 @@ func TestReviewDisagreement(t *testing.T) {
 		t.Fatalf("%d comments", len(comments))
 	}
 	body := comments[0].Body
-	for _, want := range []string{"## walkie review: ❌ not accepted", "**Verdict: disagreed.**", "no agreement within 2 round(s); codex did not sign off",
+	for _, want := range []string{"## walkie review: ❌ not accepted", "**Verdict: disagreed.**", "no agreement within 2 rounds; codex did not sign off",
 		"[`docs/design/cache.md:9`](https://github.com/acme/shop/blob/" + f.repo.Head + "/docs/design/cache.md#L9)", "**Open objections**"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the comment lacks %q:\n%s", want, body)

@@ -185,6 +185,13 @@ func TestKilledHomeRestartsWithNothingLostOrRepeated(t *testing.T) {
 	if st := c.state(); st.Running == nil || st.Running.Turn != 2 {
 		t.Fatalf("with the home down, the running attempt is %+v, want turn 2 waiting to be settled", st.Running)
 	}
+	// With the home down and no lock held, a local controller must not
+	// take the remote turn for a dead controller's and run it again.
+	for _, args := range [][]string{{"auto", c.name}, {"watch", "--once", "."}} {
+		if r := c.mustRun(3, args...); !strings.Contains(r.stdout+r.stderr, "walkie auto --take-over") {
+			t.Errorf("walkie %s refused without the fix:\n%s%s", args[0], r.stdout, r.stderr)
+		}
+	}
 	c.startHome()
 	c.waitStatus(walkie.StatusConverged, 60*time.Second)
 	c.verify(3)
