@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -153,12 +154,13 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		if err != nil {
 			return res, err
 		}
-		if out != nil {
+		switch {
+		case out != nil:
 			text = out
 			rep := briefing.Check(out)
 			a.Words, a.Reason = rep.Words, rep.Reason()
 			res.Report = rep
-		} else {
+		case a.Reason == "":
 			a.Reason = "the agent did not write " + a.Output
 		}
 		res.Attempts = append(res.Attempts, a)
@@ -228,14 +230,40 @@ func distillOnce(ctx context.Context, eng *engine.Engine, o Options, a config.Ag
 	}
 	att.Ending, att.EndedBy, att.ExitCode, att.Detail, att.Duration = r.Ending, r.EndedBy, r.ExitCode, r.Detail, r.Duration
 	att.Usage = r.Usage
-	text, err := os.ReadFile(out)
+	text, err := readDistilled(out)
 	if errors.Is(err, os.ErrNotExist) || (err == nil && len(bytes.TrimSpace(text)) == 0) {
 		return att, nil, nil
 	}
+	if errors.Is(err, errTooLong) {
+		// Sent back with the reason, like any briefing that fails its
+		// checks; nothing of it is kept in the record.
+		att.Reason = err.Error()
+		return att, nil, nil
+	}
 	if err != nil {
-		return att, nil, fmt.Errorf("read %s: %w", out, err)
+		return att, nil, err
 	}
 	return att, cleanDistilled(text), nil
+}
+
+var errTooLong = fmt.Errorf("the briefing written is over the limit of %d bytes", walkie.MaxBriefingBytes)
+
+// readDistilled reads what the agent wrote, no further than a briefing
+// may hold: an agent can leave a gibibyte there.
+func readDistilled(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, walkie.MaxBriefingBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if len(b) > walkie.MaxBriefingBytes {
+		return nil, fmt.Errorf("%s: %w", path, errTooLong)
+	}
+	return b, nil
 }
 
 // leadingTitle is a `# Briefing` (or any level-1) title an agent put on

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -341,5 +342,32 @@ func TestTurnCannotOpenTheChat(t *testing.T) {
 	}
 	if _, err := os.Stat(res.Dir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the distillation's folder is left after approval: %v", err)
+	}
+}
+
+// An agent that leaves a gibibyte where the briefing goes (sparse: no
+// disk) is sent back with the reason, and walkie reads no further than a
+// briefing may hold.
+func TestDistillRefusesAHugeBriefingUnread(t *testing.T) {
+	file, cfg := distillSetup(t, "behavior: none\n", `truncate -s 1G "$1";`)
+	before, _ := os.ReadFile(file)
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	res, err := Run(distillCtx(t), Options{File: file, Chat: writeChat(t, filepath.Dir(file)), Agent: "distiller", Config: cfg})
+	runtime.ReadMemStats(&m1)
+	if err == nil || !strings.Contains(err.Error(), "wrote no briefing in 2 attempts") {
+		t.Fatalf("err %v", err)
+	}
+	for _, a := range res.Attempts {
+		if !strings.Contains(a.Reason, "over the limit of 262144 bytes") {
+			t.Errorf("attempt %d: reason %q, want the limit", a.Number, a.Reason)
+		}
+	}
+	if n := m1.TotalAlloc - m0.TotalAlloc; n > 64<<20 {
+		t.Errorf("allocated %d MiB to refuse it", n>>20)
+	}
+	if after, _ := os.ReadFile(file); string(after) != string(before) {
+		t.Fatal("the record changed")
 	}
 }
