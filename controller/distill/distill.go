@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -230,40 +229,19 @@ func distillOnce(ctx context.Context, eng *engine.Engine, o Options, a config.Ag
 	}
 	att.Ending, att.EndedBy, att.ExitCode, att.Detail, att.Duration = r.Ending, r.EndedBy, r.ExitCode, r.Detail, r.Duration
 	att.Usage = r.Usage
-	text, err := readDistilled(out)
-	if errors.Is(err, os.ErrNotExist) || (err == nil && len(bytes.TrimSpace(text)) == 0) {
+	f, err := engine.ReadAgentFile(out, walkie.MaxBriefingBytes)
+	switch {
+	case errors.Is(err, os.ErrNotExist), err == nil && len(bytes.TrimSpace(f.Data)) == 0:
 		return att, nil, nil
-	}
-	if errors.Is(err, errTooLong) {
+	case err != nil:
+		return att, nil, err
+	case f.Over():
 		// Sent back with the reason, like any briefing that fails its
 		// checks; nothing of it is kept in the record.
-		att.Reason = err.Error()
+		att.Reason = f.TooBig("the briefing written", walkie.MaxBriefingBytes).Error()
 		return att, nil, nil
 	}
-	if err != nil {
-		return att, nil, err
-	}
-	return att, cleanDistilled(text), nil
-}
-
-var errTooLong = fmt.Errorf("the briefing written is over the limit of %d bytes", walkie.MaxBriefingBytes)
-
-// readDistilled reads what the agent wrote, no further than a briefing
-// may hold: an agent can leave a gibibyte there.
-func readDistilled(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, walkie.MaxBriefingBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	if len(b) > walkie.MaxBriefingBytes {
-		return nil, fmt.Errorf("%s: %w", path, errTooLong)
-	}
-	return b, nil
+	return att, cleanDistilled(f.Data), nil
 }
 
 // leadingTitle is a `# Briefing` (or any level-1) title an agent put on

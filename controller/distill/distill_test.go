@@ -360,7 +360,7 @@ func TestDistillRefusesAHugeBriefingUnread(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 	for _, a := range res.Attempts {
-		if !strings.Contains(a.Reason, "over the limit of 262144 bytes") {
+		if !strings.Contains(a.Reason, "over the limit of 262144; walkie read no further") {
 			t.Errorf("attempt %d: reason %q, want the limit", a.Number, a.Reason)
 		}
 	}

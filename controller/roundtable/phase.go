@@ -533,8 +533,8 @@ func (rt *Table) phaseAttempt(ctx context.Context, m *walkie.Meta, p walkie.Phas
 		Transcript: filepath.Join(phaseDir(rt.Dir), fmt.Sprintf("%s-%s-%d", p.Kind, p.Agent, attempt)),
 		Result:     output,
 		Ready: func() bool {
-			f, err := readAgentFile(output, maxPhaseBytes)
-			return err == nil && !f.over() && checkPhaseText(f.data) == nil
+			f, err := engine.ReadAgentFile(output, maxPhaseBytes)
+			return err == nil && !f.Over() && checkPhaseText(f.Data) == nil
 		},
 		Done:    "the " + p.Kind + " phase's file is written",
 		Control: filepath.Join(rt.Dir, "state.json"),
@@ -557,17 +557,17 @@ func (rt *Table) phaseAttempt(ctx context.Context, m *walkie.Meta, p walkie.Phas
 		return rec, nil, "", err
 	}
 	res.Fill(&rec, rt.Dir)
-	file, readErr := readAgentFile(output, maxPhaseBytes)
+	file, readErr := engine.ReadAgentFile(output, maxPhaseBytes)
 	var bad error
 	switch {
 	case readErr == nil:
-		if file.over() {
-			bad = file.tooBig("the file", maxPhaseBytes)
+		if file.Over() {
+			bad = file.TooBig("the file", maxPhaseBytes)
 		} else {
-			bad = checkPhaseText(file.data)
+			bad = checkPhaseText(file.Data)
 		}
 		keep := filepath.Join(phaseDir(rt.Dir), fmt.Sprintf("%s-%d.md", p.Kind, attempt))
-		if err := walkie.WriteFileAtomic(keep, file.kept(), 0o644); err != nil {
+		if err := walkie.WriteFileAtomic(keep, file.Kept(), 0o644); err != nil {
 			return rec, nil, "", err
 		}
 		rec.Kept = engine.Rel(rt.Dir, keep)
@@ -590,7 +590,7 @@ func (rt *Table) phaseAttempt(ctx context.Context, m *walkie.Meta, p walkie.Phas
 		zap.String("outcome", string(rec.Outcome)), zap.String("detail", rec.Detail), zap.Int64("duration_ms", rec.DurationMS))
 	rt.Emit(engine.Event{Kind: engine.EventTurnRecorded, Agent: p.Agent, Attempt: attempt, Record: &rec, Status: walkie.StatusOpen})
 	if rec.Outcome == walkie.OutcomeAccepted {
-		text = file.data
+		text = file.Data
 	}
 	return rec, text, res.Stop, nil
 }

@@ -222,18 +222,18 @@ func (rt *Table) reviewAttempt(ctx context.Context, job *reviewJob, a config.Age
 		return rec, nil, nil, "", err
 	}
 	res.Fill(&rec, rt.Dir)
-	file, readErr := readAgentFile(verdictPath, maxVerdictBytes)
+	file, readErr := engine.ReadAgentFile(verdictPath, maxVerdictBytes)
 	var v ReviewVerdict
 	var parseErr error
 	if readErr == nil {
-		if file.over() {
-			parseErr = fmt.Errorf("%w: %w", errVerdict, file.tooBig("verdict.json", maxVerdictBytes))
+		if file.Over() {
+			parseErr = fmt.Errorf("%w: %w", errVerdict, file.TooBig("verdict.json", maxVerdictBytes))
 		} else {
-			v, parseErr = parseVerdict(file.data)
+			v, parseErr = parseVerdict(file.Data)
 		}
 		// Keep what the reviewer wrote, valid or not, for inspection.
 		keep := filepath.Join(rt.roundDir(t.Round), fmt.Sprintf("verdict-%s-%d.json", name, attempt))
-		if err := walkie.WriteFileAtomic(keep, file.kept(), 0o644); err != nil {
+		if err := walkie.WriteFileAtomic(keep, file.Kept(), 0o644); err != nil {
 			return rec, nil, nil, "", err
 		}
 		rec.Kept = engine.Rel(rt.Dir, keep)
@@ -314,11 +314,11 @@ func (rt *Table) reviewerJob(job *reviewJob, a config.Agent, name string, turn, 
 		Transcript: engine.TranscriptBase(rt.Dir, turn, name, attempt),
 		Result:     verdictPath,
 		Ready: func() bool {
-			f, err := readAgentFile(verdictPath, maxVerdictBytes)
-			if err != nil || f.over() {
+			f, err := engine.ReadAgentFile(verdictPath, maxVerdictBytes)
+			if err != nil || f.Over() {
 				return false
 			}
-			_, err = parseVerdict(f.data)
+			_, err = parseVerdict(f.Data)
 			return err == nil
 		},
 		Done:    "the verdict is in",
