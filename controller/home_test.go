@@ -46,12 +46,12 @@ func beginRemote(t *testing.T, file string, cfg *config.Config) (TurnRef, []byte
 		t.Fatalf("the prompt data names a file (%s); only the machine that runs the agent knows where its copy is", s.Prompt.File)
 	}
 	r := TurnRef{Turn: s.Turn, Round: s.Round, Participant: s.Participant, Attempt: s.Attempt}
-	snapshot, started, err := h.Begin(r)
+	b, err := h.Begin(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.Started = started
-	return r, snapshot
+	r.Started = b.Started
+	return r, b.Snapshot
 }
 
 // remoteTurn is the agent's version of the file after it wrote turn r,
@@ -69,7 +69,7 @@ func TestHomeSettlesARemoteTurnAsTheLoopDoes(t *testing.T) {
 		t.Fatalf("running attempt %+v, want turn 1 with no local session", st.Running)
 	}
 	after, res := remoteTurn(r, snapshot, "From afar.\nSigned-off-by: a")
-	rec, err := openHome(t, file, cfg).Settle(r, after, res)
+	rec, err := openHome(t, file, cfg).Settle(r, after, res, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestHomeSettlesARemoteTurnAsTheLoopDoes(t *testing.T) {
 	}
 	// Settled again (the home died before Temporal heard of it): nothing
 	// more is recorded.
-	again, err := openHome(t, file, cfg).Settle(r, after, res)
+	again, err := openHome(t, file, cfg).Settle(r, after, res, nil)
 	if err != nil || again.Seq != 1 {
 		t.Fatalf("second settle: %+v, %v", again, err)
 	}
@@ -119,7 +119,7 @@ func TestHomeSettleFinishesAHalfDoneSettle(t *testing.T) {
 			stateBefore := readFile(t, filepath.Join(dir, "state.json"))
 			after, res := remoteTurn(r, snapshot, "Costly.")
 			res.Usage = &Usage{CostUSD: 0.25, CostSource: "reported"}
-			if _, err := openHome(t, file, cfg).Settle(r, after, res); err != nil {
+			if _, err := openHome(t, file, cfg).Settle(r, after, res, nil); err != nil {
 				t.Fatal(err)
 			}
 			// Undo what the crash would not have done.
@@ -131,7 +131,7 @@ func TestHomeSettleFinishesAHalfDoneSettle(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			rec, err := openHome(t, file, cfg).Settle(r, after, res)
+			rec, err := openHome(t, file, cfg).Settle(r, after, res, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -165,7 +165,7 @@ func TestHomeSettleRefusesAStaleAttempt(t *testing.T) {
 		t.Fatalf("recovery logged %v", got)
 	}
 	after, res := remoteTurn(r, snapshot, "Too late.")
-	if _, err := openHome(t, file, cfg).Settle(r, after, res); !errors.Is(err, ErrStale) {
+	if _, err := openHome(t, file, cfg).Settle(r, after, res, nil); !errors.Is(err, ErrStale) {
 		t.Fatalf("settle of a recovered attempt: %v, want ErrStale", err)
 	}
 	if !bytes.Equal(readFile(t, file), snapshot) {
@@ -181,7 +181,7 @@ func TestHomeSettleVoidsAHaltedAttemptAndKeepsWhatItWrote(t *testing.T) {
 	r, snapshot := beginRemote(t, file, cfg)
 	after, res := remoteTurn(r, snapshot, "Halfway")
 	res.Stop = walkie.OutcomeHalted
-	rec, err := openHome(t, file, cfg).Settle(r, after, res)
+	rec, err := openHome(t, file, cfg).Settle(r, after, res, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func TestHomeSettleKeepsAHandEditMadeDuringTheRemoteTurn(t *testing.T) {
 	appendText(t, file, "\nscribbled by hand\n")
 	edited := readFile(t, file)
 	after, res := remoteTurn(r, snapshot, "Mine.")
-	rec, err := openHome(t, file, cfg).Settle(r, after, res)
+	rec, err := openHome(t, file, cfg).Settle(r, after, res, nil)
 	if err != nil || rec.Outcome != walkie.OutcomeAccepted {
 		t.Fatalf("settle: %+v, %v", rec, err)
 	}
@@ -240,7 +240,7 @@ func TestHomeAppliesRetriesToRemoteFailures(t *testing.T) {
 	r, snapshot := beginRemote(t, file, cfg)
 	res := engine.Result{Result: session.Result{Started: r.Started, Ended: r.Started.Add(time.Second), Ending: session.EndBlocked,
 		RuleOutcome: string(walkie.OutcomeAuth), Detail: "not logged in"}}
-	rec, err := openHome(t, file, cfg).Settle(r, snapshot, res)
+	rec, err := openHome(t, file, cfg).Settle(r, snapshot, res, nil)
 	if err != nil || rec.Outcome != walkie.OutcomeAuth {
 		t.Fatalf("settle: %+v, %v", rec, err)
 	}
