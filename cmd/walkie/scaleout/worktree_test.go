@@ -2,6 +2,7 @@ package scaleout
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/walkie-sh/walkie/gitrepo/gittest"
+	"github.com/walkie-sh/walkie/session/sessiontest"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -79,5 +81,71 @@ func TestWorktreeTurnOnARemoteWorker(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(c.stateDir(), "worktrees")); err == nil {
 		t.Error("the home made worktrees of its own")
+	}
+}
+
+// A worker SIGKILLed while its agent works in a worktree leaves the
+// worktree (and the agent) behind; its next start, on the same --dir,
+// ends the agent and removes the worktree and its branch before it takes
+// a turn, then runs the turn again in a fresh worktree, recorded once.
+func TestKilledWorkersWorktreeIsRemovedOnItsNextStart(t *testing.T) {
+	gittest.Isolate(t)
+	commit := `shell: 'echo "fixed in turn {turn}" > fix.go && git add fix.go && git commit -qm "alice: the fix of turn {turn}"'`
+	scripts := agentScripts{"alice": commit + "\nbody: \"Fixed it on my branch.\"\nsign_from: 2", "bob": converging["bob"]}
+	c := newCluster(t, "killtree", 3, scripts)
+	gittest.Git(t, c.dir, "init", "--quiet", "--initial-branch=main")
+	start := gittest.Commit(t, c.dir, "README.md", "the project\n", "first")
+	clone := filepath.Join(t.TempDir(), "clone")
+	gittest.Git(t, c.dir, "clone", "--quiet", c.dir, clone)
+	c.writeConfig(c.path("walkie.yaml"), c.dir, scripts, map[string]map[string]string{"alice": {"workspace": "worktree"}})
+	gitEnv := map[string]map[string]string{"alice": {"env_allow": `["GIT_*"]`}}
+
+	first, firstDir := c.startWorker("w-first", agentScripts{"alice": commit + "\nbehavior: hang"}, gitEnv, "--repo", clone)
+	c.startWorker("w-bob", agentScripts{"bob": scripts["bob"]}, nil)
+	c.startHome()
+	branch := "walkie/" + c.id + "/turn-1"
+	sessiontest.WaitFor(t, 30*time.Second, "alice's commit in her worktree on the first worker", func() bool {
+		out, err := exec.Command("git", "-C", clone, "rev-parse", "--verify", "--quiet", branch).Output()
+		return err == nil && strings.TrimSpace(string(out)) != start
+	})
+	attempts := filepath.Join(firstDir, "attempts")
+	left, _ := filepath.Glob(filepath.Join(attempts, "*", "*", "tree"))
+	if len(left) != 1 {
+		t.Fatalf("worktrees of the running turn on the worker: %v", left)
+	}
+	first.kill()
+	if _, err := os.Stat(left[0]); err != nil {
+		t.Fatalf("the killed worker's worktree is gone already (%v): the test checks nothing", err)
+	}
+
+	// Started again on the same directory, with an agent that finishes.
+	again := t.TempDir()
+	cfg := filepath.Join(again, "walkie.yaml")
+	c.writeConfig(cfg, again, agentScripts{"alice": scripts["alice"]}, gitEnv)
+	p := c.start(append([]string{"worker", "--temporal", server, "--agents", "alice", "--config", cfg, "--dir", attempts,
+		"--identity", "w-again", "--grace", "2s", "--log-format", "json", "--repo", clone}, c.queues...)...)
+	c.waitPolling(p, 1)
+	// Polling begins only after the clean-up.
+	if _, err := os.Stat(left[0]); err == nil {
+		t.Fatalf("the killed worker's worktree %s is still there after its next start", left[0])
+	}
+	if !strings.Contains(p.output(), "removed a worktree left by an earlier worker") {
+		t.Errorf("the restarted worker did not say it removed the worktree:\n%s", p.output())
+	}
+	c.waitStatus(walkie.StatusConverged, 90*time.Second)
+	c.verify(3)
+	recs := c.turns()
+	c.onceEach(recs, 3)
+	if recs[0].Worker != "w-again" || !strings.HasPrefix(recs[0].Branch, branch+"@") {
+		t.Fatalf("turn 1 should be one attempt by w-again on %s:\n%s", branch, dump(recs))
+	}
+	if list := gittest.Git(t, clone, "worktree", "list", "--porcelain"); strings.Count(list, "worktree ") != 1 {
+		t.Errorf("worktrees left in the worker's clone:\n%s", list)
+	}
+	if b := gittest.Git(t, clone, "branch", "--list", "walkie/*"); b != "" {
+		t.Errorf("turn branches left in the worker's clone: %s", b)
+	}
+	if left, _ := filepath.Glob(filepath.Join(attempts, "*", "*", "tree")); len(left) != 0 {
+		t.Errorf("left on the worker: %v", left)
 	}
 }
