@@ -92,23 +92,71 @@ func (h *Home) Decide() (Step, error) {
 	return Step{Decision: t.Decision, Attempt: t.attempt, Prompt: promptData(t, "")}, nil
 }
 
+// Began is a begun attempt: the snapshot (the bytes the agent starts
+// from), the attempt's start, and the worktree its session runs in when
+// the turn asks for one.
+type Began struct {
+	Snapshot []byte
+	Started  time.Time
+	Worktree *Worktree
+}
+
+// Worktree is the git worktree a remote turn's session runs in
+// (workspace: worktree): the home resolves where it starts, as the loop
+// does, and the worker makes it in its own clone of the repository.
+type Worktree struct {
+	// Branch is the turn's branch (walkie/ID/turn-N); Start the full sha
+	// it starts at.
+	Branch, Start string
+	// Roots are the first commits of Start's history: every clone of the
+	// repository has them, so they tell a worker which clone is this
+	// repository's.
+	Roots []string
+	// Origin is the home repository's origin URL, "" without one: for
+	// messages only.
+	Origin string
+}
+
+// Commits is what a remote worktree session committed: its branch's head
+// and the commits since Start as a git bundle (nil when Head is Start).
+type Commits struct {
+	Branch, Start, Head string
+	Bundle              []byte
+}
+
 // Begin snapshots the record and marks the attempt as running, as the
-// loop's begin does; it returns the snapshot (the bytes the agent starts
-// from) and the attempt's start. Called again for the same attempt, it
-// begins it again: nothing of it has been recorded yet.
-func (h *Home) Begin(r TurnRef) ([]byte, time.Time, error) {
+// loop's begin does, and resolves the turn's worktree if it runs in one.
+// Called again for the same attempt, it begins it again: nothing of it
+// has been recorded yet.
+func (h *Home) Begin(r TurnRef) (Began, error) {
 	t, err := h.plan(r)
 	if err != nil {
-		return nil, time.Time{}, err
+		return Began{}, err
 	}
-	// A worktree is made in the home's repository, which a worker
-	// elsewhere cannot reach.
-	if t.meta.Worktrees() || t.Agent.Workspace == config.WorkspaceWorktree {
-		return nil, time.Time{}, badInput(fmt.Errorf("turn %d (%s) is to run in a git worktree, which only the local engine makes (walkie serve without --engine temporal, or walkie auto)", t.Turn, t.Participant))
+	ctx := context.Background() // git, briefly: resolving the start
+	d, _, err := h.c.load()
+	if err != nil {
+		return Began{}, err
 	}
-	// No session of this machine's: the worker's session carries its own
-	// id, and the worker ends what a dead one of its own left behind.
-	return h.c.begin(t, "")
+	// Resolved before the attempt is marked running: a turn that cannot
+	// have its worktree is bad input, with nothing to undo.
+	ws, err := h.c.worktreeFor(ctx, t, d)
+	if err != nil {
+		return Began{}, err
+	}
+	var wt *Worktree
+	if ws != nil {
+		roots, err := ws.repo.Roots(ctx, ws.start)
+		if err != nil {
+			return Began{}, err
+		}
+		wt = &Worktree{Branch: ws.branch, Start: ws.start, Roots: roots, Origin: ws.repo.Origin(ctx)}
+	}
+	// No session of this machine's, and no worktree: the worker's
+	// session carries its own id and runs in the worker's clone, and the
+	// worker ends and removes what a dead one of its own left behind.
+	snapshot, started, err := h.c.begin(t, "")
+	return Began{Snapshot: snapshot, Started: started, Worktree: wt}, err
 }
 
 // Settle records the result of the running attempt r: after is the file
@@ -120,7 +168,13 @@ func (h *Home) Begin(r TurnRef) ([]byte, time.Time, error) {
 // logged or stamped is finished, never recorded twice; the result must
 // be the same each time (res.Ended tells them apart). An attempt no
 // longer running, and not settled with this result, gives ErrStale.
-func (h *Home) Settle(r TurnRef, after []byte, res engine.Result) (TurnRecord, error) {
+//
+// commits, for a turn that ran in a worktree, is what its session
+// committed there: it becomes the turn's branch in the home's repository
+// before the turn is judged, and the turn is settled as the loop settles
+// a worktree turn (the branch in the turn record, the ref added to the
+// turn).
+func (h *Home) Settle(r TurnRef, after []byte, res engine.Result, commits *Commits) (TurnRecord, error) {
 	c := h.c
 	st, err := walkie.LoadState(c.dir)
 	if err != nil {
@@ -161,6 +215,9 @@ func (h *Home) Settle(r TurnRef, after []byte, res engine.Result) (TurnRecord, e
 	// Settle has no caller's context: what it starts (git, for refs and
 	// the record's commits) is short, and must finish once begun.
 	ctx := context.Background()
+	if t.ws, err = h.land(ctx, t, commits); err != nil {
+		return TurnRecord{}, err
+	}
 	want, err := c.expect(ctx, t)
 	if err != nil {
 		return TurnRecord{}, err
@@ -170,6 +227,44 @@ func (h *Home) Settle(r TurnRef, after []byte, res engine.Result) (TurnRecord, e
 		return rec, err
 	}
 	return rec, c.applyOutcome(t.Agent.Retries, rec)
+}
+
+// land makes what a remote worktree session committed the turn's branch
+// in the home's repository: the bundle's branch, or the start when it
+// committed nothing (the loop's branch then, deleted once the turn is
+// recorded unless the turn cites it). It returns the worktree as settle
+// knows one whose session is over. Run again after a crash, it puts the
+// branch where it put it before.
+func (h *Home) land(ctx context.Context, t *plan, cm *Commits) (*worktree, error) {
+	if cm == nil {
+		return nil, nil
+	}
+	repo, err := h.c.worktreeRepo(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	refuse := func(err error) error {
+		return badInput(fmt.Errorf("turn %d's commits, sent back by the worker, cannot become %s in %s: %w", t.Turn, cm.Branch, repo.Root, err))
+	}
+	if want := turnBranch(&t.meta, t.Turn); cm.Branch != want {
+		return nil, refuse(fmt.Errorf("they are on %s, not the turn's branch %s", cm.Branch, want))
+	}
+	ws := &worktree{repo: repo, branch: cm.Branch, start: cm.Start, removed: true}
+	if len(cm.Bundle) == 0 {
+		if err := repo.SetBranch(ctx, cm.Branch, cm.Start); err != nil {
+			return nil, refuse(err)
+		}
+		return ws, nil
+	}
+	head, err := repo.Unbundle(ctx, cm.Bundle, cm.Branch)
+	if err != nil {
+		return nil, refuse(err)
+	}
+	if head != cm.Head {
+		return nil, refuse(fmt.Errorf("the bundle's branch is at %s, the worker said %s", head, cm.Head))
+	}
+	ws.came = branchRef(cm.Branch, head)
+	return ws, nil
 }
 
 // putAgentVersion puts the agent's version of the file where the agent

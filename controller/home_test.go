@@ -13,6 +13,8 @@ import (
 
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller/engine"
+	"github.com/walkie-sh/walkie/gitrepo"
+	"github.com/walkie-sh/walkie/gitrepo/gittest"
 	"github.com/walkie-sh/walkie/session"
 	"github.com/walkie-sh/walkie/walkie"
 )
@@ -46,12 +48,12 @@ func beginRemote(t *testing.T, file string, cfg *config.Config) (TurnRef, []byte
 		t.Fatalf("the prompt data names a file (%s); only the machine that runs the agent knows where its copy is", s.Prompt.File)
 	}
 	r := TurnRef{Turn: s.Turn, Round: s.Round, Participant: s.Participant, Attempt: s.Attempt}
-	snapshot, started, err := h.Begin(r)
+	b, err := h.Begin(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.Started = started
-	return r, snapshot
+	r.Started = b.Started
+	return r, b.Snapshot
 }
 
 // remoteTurn is the agent's version of the file after it wrote turn r,
@@ -69,7 +71,7 @@ func TestHomeSettlesARemoteTurnAsTheLoopDoes(t *testing.T) {
 		t.Fatalf("running attempt %+v, want turn 1 with no local session", st.Running)
 	}
 	after, res := remoteTurn(r, snapshot, "From afar.\nSigned-off-by: a")
-	rec, err := openHome(t, file, cfg).Settle(r, after, res)
+	rec, err := openHome(t, file, cfg).Settle(r, after, res, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +90,7 @@ func TestHomeSettlesARemoteTurnAsTheLoopDoes(t *testing.T) {
 	}
 	// Settled again (the home died before Temporal heard of it): nothing
 	// more is recorded.
-	again, err := openHome(t, file, cfg).Settle(r, after, res)
+	again, err := openHome(t, file, cfg).Settle(r, after, res, nil)
 	if err != nil || again.Seq != 1 {
 		t.Fatalf("second settle: %+v, %v", again, err)
 	}
@@ -119,7 +121,7 @@ func TestHomeSettleFinishesAHalfDoneSettle(t *testing.T) {
 			stateBefore := readFile(t, filepath.Join(dir, "state.json"))
 			after, res := remoteTurn(r, snapshot, "Costly.")
 			res.Usage = &Usage{CostUSD: 0.25, CostSource: "reported"}
-			if _, err := openHome(t, file, cfg).Settle(r, after, res); err != nil {
+			if _, err := openHome(t, file, cfg).Settle(r, after, res, nil); err != nil {
 				t.Fatal(err)
 			}
 			// Undo what the crash would not have done.
@@ -131,7 +133,7 @@ func TestHomeSettleFinishesAHalfDoneSettle(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			rec, err := openHome(t, file, cfg).Settle(r, after, res)
+			rec, err := openHome(t, file, cfg).Settle(r, after, res, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -165,7 +167,7 @@ func TestHomeSettleRefusesAStaleAttempt(t *testing.T) {
 		t.Fatalf("recovery logged %v", got)
 	}
 	after, res := remoteTurn(r, snapshot, "Too late.")
-	if _, err := openHome(t, file, cfg).Settle(r, after, res); !errors.Is(err, ErrStale) {
+	if _, err := openHome(t, file, cfg).Settle(r, after, res, nil); !errors.Is(err, ErrStale) {
 		t.Fatalf("settle of a recovered attempt: %v, want ErrStale", err)
 	}
 	if !bytes.Equal(readFile(t, file), snapshot) {
@@ -181,7 +183,7 @@ func TestHomeSettleVoidsAHaltedAttemptAndKeepsWhatItWrote(t *testing.T) {
 	r, snapshot := beginRemote(t, file, cfg)
 	after, res := remoteTurn(r, snapshot, "Halfway")
 	res.Stop = walkie.OutcomeHalted
-	rec, err := openHome(t, file, cfg).Settle(r, after, res)
+	rec, err := openHome(t, file, cfg).Settle(r, after, res, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +206,7 @@ func TestHomeSettleKeepsAHandEditMadeDuringTheRemoteTurn(t *testing.T) {
 	appendText(t, file, "\nscribbled by hand\n")
 	edited := readFile(t, file)
 	after, res := remoteTurn(r, snapshot, "Mine.")
-	rec, err := openHome(t, file, cfg).Settle(r, after, res)
+	rec, err := openHome(t, file, cfg).Settle(r, after, res, nil)
 	if err != nil || rec.Outcome != walkie.OutcomeAccepted {
 		t.Fatalf("settle: %+v, %v", rec, err)
 	}
@@ -240,7 +242,7 @@ func TestHomeAppliesRetriesToRemoteFailures(t *testing.T) {
 	r, snapshot := beginRemote(t, file, cfg)
 	res := engine.Result{Result: session.Result{Started: r.Started, Ended: r.Started.Add(time.Second), Ending: session.EndBlocked,
 		RuleOutcome: string(walkie.OutcomeAuth), Detail: "not logged in"}}
-	rec, err := openHome(t, file, cfg).Settle(r, snapshot, res)
+	rec, err := openHome(t, file, cfg).Settle(r, snapshot, res, nil)
 	if err != nil || rec.Outcome != walkie.OutcomeAuth {
 		t.Fatalf("settle: %+v, %v", rec, err)
 	}
@@ -263,5 +265,138 @@ func TestOpenHomeRefusesARoundTable(t *testing.T) {
 	_, err := OpenHome(Options{File: file, Config: config.Default()})
 	if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "round table") {
 		t.Fatalf("OpenHome on a round table: %v, want bad input naming the round table", err)
+	}
+}
+
+// remoteWorktreeDebate is a debate in a git repository whose agents run
+// in worktrees, and a clone of the repository, as a worker has.
+func remoteWorktreeDebate(t *testing.T) (file string, cfg *config.Config, clone *gitrepo.Repo) {
+	t.Helper()
+	gittest.Isolate(t)
+	dir := gittest.Init(t)
+	file = filepath.Join(dir, "t.walkie.md")
+	// A review thread bound to the repository: the judge resolves the
+	// turn's refs there, so the branch must be in before the turn is.
+	must(t, walkie.Init(file, walkie.InitOptions{Participants: []string{"a", "b"}, MaxRounds: 2, Briefing: []byte("Fix it.\n"), Typed: true, Repo: "."}))
+	if _, err := walkie.Approve(file); err != nil {
+		t.Fatal(err)
+	}
+	y := "defaults:\n  home: inherit\n  retries: 1\nagents:\n  a:\n    command: " + shAgent("") + "\n    workspace: worktree\n  b:\n    command: " + shAgent("") + "\n    workspace: worktree\n"
+	cfg, err := config.Parse(filepath.Join(t.TempDir(), "walkie.yaml"), []byte(y))
+	must(t, err)
+	to := filepath.Join(t.TempDir(), "clone")
+	gittest.Git(t, dir, "clone", "--quiet", dir, to)
+	clone, err = gitrepo.Open(t.Context(), to)
+	must(t, err)
+	return file, cfg, clone
+}
+
+// workRemotely does what a worker does with a worktree turn: the session
+// commits content (when there is any) on the turn's branch in the clone,
+// and the commits come back bundled.
+func workRemotely(t *testing.T, clone *gitrepo.Repo, wt *Worktree, content string) *Commits {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "tree")
+	must(t, clone.AddWorktree(t.Context(), path, wt.Branch, wt.Start))
+	if content != "" {
+		gittest.Commit(t, path, "fix.go", content, "the fix")
+	}
+	head, err := clone.Head(t.Context(), wt.Branch)
+	must(t, err)
+	must(t, clone.RemoveWorktree(t.Context(), path))
+	c := &Commits{Branch: wt.Branch, Start: wt.Start, Head: head}
+	if head != wt.Start {
+		c.Bundle, err = clone.Bundle(t.Context(), wt.Branch, wt.Start, 1<<20)
+		must(t, err)
+	}
+	return c
+}
+
+// A worktree turn run remotely is settled as the loop settles one: the
+// home resolves where it starts (and makes nothing of it itself), the
+// worker's commits become the turn's branch in the home's repository, the
+// turn record names it and the turn cites it. A home killed after the
+// branch came in and before the turn was recorded settles it once.
+func TestHomeLandsARemoteWorktreesCommits(t *testing.T) {
+	file, cfg, clone := remoteWorktreeDebate(t)
+	home := filepath.Dir(file)
+	h := openHome(t, file, cfg)
+	s, err := h.Decide()
+	must(t, err)
+	r := TurnRef{Turn: s.Turn, Round: s.Round, Participant: s.Participant, Attempt: s.Attempt}
+	b, err := h.Begin(r)
+	must(t, err)
+	r.Started = b.Started
+	wt := b.Worktree
+	if wt == nil || wt.Branch != "walkie/t/turn-1" || wt.Start != gittest.Git(t, home, "rev-parse", "HEAD") ||
+		!slices.Equal(wt.Roots, []string{gittest.Git(t, home, "rev-list", "--max-parents=0", "HEAD")}) {
+		t.Fatalf("worktree %+v, want turn 1's branch at the home's HEAD", wt)
+	}
+	if st := loadState(t, file); st.Running == nil || st.Running.Worktree != "" {
+		t.Fatalf("running attempt %+v, want no worktree of the home's", st.Running)
+	}
+	if list := gittest.Git(t, home, "worktree", "list", "--porcelain"); strings.Count(list, "worktree ") != 1 {
+		t.Fatalf("the home made a worktree:\n%s", list)
+	}
+	commits := workRemotely(t, clone, wt, "package fix\n")
+	after, res := remoteTurn(r, b.Snapshot, "Fixed.\n\nType: review-request")
+	// The killed home had brought the branch in already.
+	repo, err := gitrepo.Open(t.Context(), home)
+	must(t, err)
+	if _, err := repo.Unbundle(t.Context(), commits.Bundle, commits.Branch); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := openHome(t, file, cfg).Settle(r, after, res, commits)
+	must(t, err)
+	ref := "walkie/t/turn-1@" + commits.Head[:12]
+	if rec.Outcome != walkie.OutcomeAccepted || rec.Branch != ref {
+		t.Fatalf("recorded %+v, want turn 1 accepted on %s", rec, ref)
+	}
+	if got := gittest.Git(t, home, "rev-parse", "walkie/t/turn-1"); got != commits.Head {
+		t.Fatalf("the home's branch at %s, want %s", got, commits.Head)
+	}
+	d, err := walkie.Load(file)
+	must(t, err)
+	if refs := d.Entries[0].Marker.Tags.RefStrings(); !slices.Equal(refs, []string{ref}) {
+		t.Fatalf("turn 1 cites %v, want %s", refs, ref)
+	}
+	again, err := openHome(t, file, cfg).Settle(r, after, res, commits)
+	if err != nil || again.Seq != rec.Seq || len(turnLog(t, file)) != 1 {
+		t.Fatalf("settled again: %+v, %v, %d attempts logged; want the one record", again, err, len(turnLog(t, file)))
+	}
+
+	// Turn 2 committed nothing: its branch is the loop's, deleted once the
+	// turn is recorded.
+	r2, snapshot := beginRemote(t, file, cfg)
+	wt2 := &Worktree{Branch: "walkie/t/turn-2", Start: commits.Head}
+	after2, res2 := remoteTurn(r2, snapshot, "Looks right.\n\nType: info")
+	rec2, err := openHome(t, file, cfg).Settle(r2, after2, res2, workRemotely(t, clone, wt2, ""))
+	must(t, err)
+	if rec2.Outcome != walkie.OutcomeAccepted || rec2.Branch != "" {
+		t.Fatalf("turn 2 recorded %+v, want accepted with no branch", rec2)
+	}
+	if out := gittest.Git(t, home, "branch", "--list", "walkie/t/turn-2"); out != "" {
+		t.Fatalf("turn 2's empty branch stays: %s", out)
+	}
+}
+
+// Commits on another branch than the turn's are refused: a worker may
+// not move the home's branches.
+func TestHomeRefusesCommitsOnAnotherBranch(t *testing.T) {
+	file, cfg, _ := remoteWorktreeDebate(t)
+	h := openHome(t, file, cfg)
+	s, err := h.Decide()
+	must(t, err)
+	r := TurnRef{Turn: s.Turn, Round: s.Round, Participant: s.Participant, Attempt: s.Attempt}
+	b, err := h.Begin(r)
+	must(t, err)
+	r.Started = b.Started
+	after, res := remoteTurn(r, b.Snapshot, "Moved main.")
+	_, err = openHome(t, file, cfg).Settle(r, after, res, &Commits{Branch: "main", Start: b.Worktree.Start, Head: b.Worktree.Start})
+	if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "not the turn's branch walkie/t/turn-1") {
+		t.Fatalf("error %v, want bad input naming the turn's branch", err)
+	}
+	if got := gittest.Git(t, filepath.Dir(file), "rev-parse", "main"); got != b.Worktree.Start {
+		t.Fatal("main moved")
 	}
 }

@@ -83,7 +83,10 @@ func (c *controller) commitRecord(ctx context.Context) {
 type worktree struct {
 	repo                *gitrepo.Repo
 	path, branch, start string
-	removed, moved      bool
+	removed             bool
+	// came is where the session's commits came back, once removed: nil
+	// when it committed nothing.
+	came *walkie.Ref
 }
 
 // worktreeFor is where t's session runs when the debate (workspace:
@@ -95,13 +98,9 @@ func (c *controller) worktreeFor(ctx context.Context, t *plan, d *walkie.Doc) (*
 	if m.IsRoundtable() || (!m.Worktrees() && t.Agent.Workspace != config.WorkspaceWorktree) {
 		return nil, nil
 	}
-	dir := m.RepoDir(c.file)
-	if dir == "" {
-		dir = filepath.Dir(c.file)
-	}
-	repo, err := gitrepo.Open(ctx, dir)
+	repo, err := c.worktreeRepo(ctx, t)
 	if err != nil {
-		return nil, badInput(fmt.Errorf("turn %d (%s) is to run in a git worktree, but %w: bind the record with repo: in its front matter", t.Turn, t.Participant, err))
+		return nil, err
 	}
 	from, what := "HEAD", "HEAD"
 	if r := d.LastCommitRef(); r != nil {
@@ -116,9 +115,27 @@ func (c *controller) worktreeFor(ctx context.Context, t *plan, d *walkie.Doc) (*
 	if start == "" {
 		return nil, badInput(fmt.Errorf("turn %d's worktree would start at %s, which names no commit in %s", t.Turn, what, repo.Root))
 	}
-	return &worktree{repo: repo, start: start,
-		branch: fmt.Sprintf("walkie/%s/turn-%d", branchSafe(m.ID), t.Turn),
-		path:   filepath.Join(c.dir, "worktrees", fmt.Sprintf("%04d-%s-%d", t.Turn, t.Participant, t.attempt))}, nil
+	return &worktree{repo: repo, start: start, branch: turnBranch(m, t.Turn),
+		path: filepath.Join(c.dir, "worktrees", fmt.Sprintf("%04d-%s-%d", t.Turn, t.Participant, t.attempt))}, nil
+}
+
+// worktreeRepo is the repository t's worktree is made in: the one the
+// record is bound to, else the one it lies in.
+func (c *controller) worktreeRepo(ctx context.Context, t *plan) (*gitrepo.Repo, error) {
+	dir := t.meta.RepoDir(c.file)
+	if dir == "" {
+		dir = filepath.Dir(c.file)
+	}
+	repo, err := gitrepo.Open(ctx, dir)
+	if err != nil {
+		return nil, badInput(fmt.Errorf("turn %d (%s) is to run in a git worktree, but %w: bind the record with repo: in its front matter", t.Turn, t.Participant, err))
+	}
+	return repo, nil
+}
+
+// turnBranch is the branch a worktree session of turn n runs on.
+func turnBranch(m *walkie.Meta, n int) string {
+	return fmt.Sprintf("walkie/%s/turn-%d", branchSafe(m.ID), n)
 }
 
 // branchSafe makes a debate id (letters, digits, . _ -) a part of a
@@ -143,16 +160,23 @@ func (w *worktree) create(ctx context.Context) error {
 }
 
 // env tells the session where it is.
-func (w *worktree) env() []string {
-	return []string{"WALKIE_WORKTREE=" + w.path, "WALKIE_BRANCH=" + w.branch, "WALKIE_BASE=" + w.start}
+func (w *worktree) env() []string { return WorktreeEnv(w.path, w.branch, w.start) }
+
+// WorktreeEnv tells a session in a worktree where it is: the worktree,
+// its branch and the full sha it started at.
+func WorktreeEnv(path, branch, start string) []string {
+	return []string{"WALKIE_WORKTREE=" + path, "WALKIE_BRANCH=" + branch, "WALKIE_BASE=" + start}
 }
 
 // finish removes the worktree and says where its commits came back: the
 // branch at its head, or nil when the session committed nothing. It is
 // safe on a nil worktree and when called twice.
 func (w *worktree) finish(ctx context.Context) (*walkie.Ref, error) {
-	if w == nil || w.removed {
+	if w == nil {
 		return nil, nil
+	}
+	if w.removed {
+		return w.came, nil
 	}
 	ctx = context.WithoutCancel(ctx) // an interrupted run still cleans up
 	head, herr := w.repo.Head(ctx, w.branch)
@@ -163,15 +187,20 @@ func (w *worktree) finish(ctx context.Context) (*walkie.Ref, error) {
 	if herr != nil || head == "" || head == w.start {
 		return nil, herr
 	}
-	w.moved = true
-	return &walkie.Ref{Branch: w.branch, SHA: head[:min(len(head), 12)]}, nil
+	w.came = branchRef(w.branch, head)
+	return w.came, nil
+}
+
+// branchRef cites a branch at a commit, as a turn's refs do.
+func branchRef(branch, sha string) *walkie.Ref {
+	return &walkie.Ref{Branch: branch, SHA: sha[:min(len(sha), 12)]}
 }
 
 // prune deletes the branch of a session that committed nothing, once its
 // turn is settled, unless the recorded turn cites it (a ref must keep
 // resolving).
 func (w *worktree) prune(ctx context.Context, recorded *walkie.EntryBrief) error {
-	if w == nil || !w.removed || w.moved {
+	if w == nil || !w.removed || w.came != nil {
 		return nil
 	}
 	if recorded != nil {

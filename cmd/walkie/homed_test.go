@@ -57,7 +57,7 @@ func TestHomedDebateIsRefusedUntilTakenOver(t *testing.T) {
 	if err != nil || step.Action != controller.ActRun {
 		t.Fatalf("the home decided %+v, %v; want a turn to run", step, err)
 	}
-	if _, _, err := hm.Begin(controller.TurnRef{Turn: step.Turn, Round: step.Round, Participant: step.Participant, Attempt: step.Attempt}); err != nil {
+	if _, err := hm.Begin(controller.TurnRef{Turn: step.Turn, Round: step.Round, Participant: step.Participant, Attempt: step.Attempt}); err != nil {
 		t.Fatal(err)
 	}
 	hm.Close()

@@ -51,6 +51,14 @@ another worker. The agent's version of the file, the session's result and
 the transcript (first and last 128 KiB; the whole of it stays in --dir) go
 back to the home, which judges and records the turn.
 
+Debates that run in git worktrees (workspace: worktree): give the worker a
+clone of each repository with --repo PATH (repeatable). The home sends the
+commit the turn starts at and its branch (walkie/ID/turn-N); the worker
+fetches the commit from the clone's origin if the clone lacks it, makes the
+worktree under --dir, runs the agent there, removes it afterwards, and sends
+what the agent committed home as a git bundle (at most 1 MiB), where it
+becomes the turn's branch.
+
 Limits from the config: per_agent_sessions (else max_sessions) is how many
 sessions of an agent this worker runs at once; per_agent_turns_per_hour is
 the rate of the agent's task queue across all its workers.
@@ -63,11 +71,13 @@ and the next start ends the agents it left running. See docs/scale-out.md.
 EXAMPLES:
    walkie worker --agents claude,codex
    walkie worker --temporal temporal.internal:7233 --namespace walkie --agents codex
-   walkie worker --agents codex --queue codex=walkie-codex-gpu --dir /var/lib/walkie-worker`,
+   walkie worker --agents codex --queue codex=walkie-codex-gpu --dir /var/lib/walkie-worker
+   walkie worker --agents claude --repo ~/src/project`,
 		Flags: append(temporalFlags(),
 			&cli.StringSliceFlag{Name: "agents", Usage: "configured agents this machine runs, comma separated (required)"},
 			&cli.StringFlag{Name: "config", Usage: "config file (default: ./walkie.yaml, then the user config dir): how each agent runs here"},
 			&cli.StringFlag{Name: "dir", Usage: "where attempts' copies and transcripts are kept (default $XDG_STATE_HOME/walkie/worker)"},
+			&cli.StringSliceFlag{Name: "repo", Usage: "a clone of a repository whose debates run in git worktrees (workspace: worktree); repeatable"},
 			&cli.StringFlag{Name: "identity", Usage: "the worker's name in Temporal and the turn log (default walkie-worker@HOST:PID)"},
 			&cli.DurationFlag{Name: "grace", Value: temporal.DefaultWorkerGrace, Usage: "after SIGTERM, how long running turns may finish before they are interrupted"},
 			&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "auto (human on a terminal, JSON otherwise), console or json"},
@@ -111,7 +121,7 @@ func runWorker(c *cli.Context) error {
 		dir = temporal.DefaultWorkerDir()
 	}
 	w, err := temporal.NewWorker(temporal.WorkerOptions{Client: client, Agents: agents, Queues: queues,
-		Config: cfg, Dir: dir, Identity: c.String("identity"), Grace: c.Duration("grace"), Log: log})
+		Config: cfg, Dir: dir, Repos: c.StringSlice("repo"), Identity: c.String("identity"), Grace: c.Duration("grace"), Log: log})
 	if err != nil {
 		return withCode(exitBadInput, err)
 	}

@@ -18,7 +18,10 @@
 //   - The worker (Worker), `walkie worker`: it polls one task queue per
 //     agent it can run and runs each turn with engine.RunTurn on a copy of
 //     the record, heartbeating progress, and sends the agent's version of
-//     the file, the session's result and the transcript back.
+//     the file, the session's result and the transcript back. A turn that
+//     runs in a git worktree runs in one of the worker's clone (--repo),
+//     and its commits go back as a git bundle the home makes the turn's
+//     branch.
 //
 // How walkie's policy maps onto Temporal's is written in docs/scale-out.md.
 package temporal

@@ -243,10 +243,12 @@ func (h *Home) Begin(ctx context.Context, in BeginInput) (Began, error) {
 		h.unlock(hm.Dir())
 		return Began{Stale: true}, nil
 	}
-	snapshot, started, err := hm.Begin(in.Ref)
+	b, err := hm.Begin(in.Ref)
 	if err != nil {
-		return Began{}, err
+		h.unlock(hm.Dir())
+		return Began{}, activityError(err)
 	}
+	snapshot, started := b.Snapshot, b.Started
 	if len(snapshot) > MaxRecordBytes {
 		_ = hm.Abandon(controller.TurnRef{Turn: in.Ref.Turn, Round: in.Ref.Round, Participant: in.Ref.Participant, Attempt: in.Ref.Attempt, Started: started})
 		h.unlock(hm.Dir())
@@ -258,7 +260,7 @@ func (h *Home) Begin(ctx context.Context, in BeginInput) (Began, error) {
 	h.emit(hm.File(), controller.Event{Kind: controller.EventTurnStarted, Turn: ref.Turn, Round: ref.Round, Agent: ref.Participant, Attempt: ref.Attempt, Started: started})
 	h.log.Info("turn sent", zap.String("debate", filepath.Base(hm.Dir())), zap.Int("turn", ref.Turn), zap.String("agent", ref.Participant),
 		zap.Int("attempt", ref.Attempt))
-	return Began{Started: started, Record: snapshot}, nil
+	return Began{Started: started, Record: snapshot, Worktree: b.Worktree}, nil
 }
 
 // Settle is the home activity that records the attempt: the worker's
@@ -278,14 +280,15 @@ func (h *Home) Settle(ctx context.Context, in SettleInput) (Settled, error) {
 	}
 	defer h.unlock(hm.Dir())
 	var after []byte
+	var commits *controller.Commits
 	res := lostResult(in)
 	if r := in.Result; r != nil {
-		after = r.After
+		after, commits = r.After, r.Commits
 		if res, err = homeResult(hm.Dir(), in.Ref, r); err != nil {
 			return Settled{}, err
 		}
 	}
-	rec, err := hm.Settle(in.Ref, after, res)
+	rec, err := hm.Settle(in.Ref, after, res, commits)
 	h.settled(hm.Dir(), hm.File(), in.Ref, rec, err == nil)
 	if errors.Is(err, controller.ErrStale) {
 		h.log.Warn("a remote turn's result came for an attempt no longer running; not recorded", zap.String("file", hm.File()),

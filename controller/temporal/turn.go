@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/controller/engine"
 	"github.com/walkie-sh/walkie/session"
 )
@@ -108,13 +110,28 @@ func (w *Worker) Turn(ctx context.Context, in TurnInput) (TurnResult, error) {
 			return Progress{Worker: w.identity, Bytes: n, Line: line.Load().(string)}
 		})
 	}()
+	// No heartbeat may race the activity's return: the SDK cancels its
+	// context then, and the heartbeat would fail.
+	stop := sync.OnceFunc(func() {
+		close(stopBeating)
+		<-beating
+	})
+	defer stop()
+	// Heartbeating already: fetching the start commit may take a while.
+	// The record stays outside the worktree, as at home: the agent
+	// appends to the file its prompt names.
+	tr, err := w.makeTree(ctx, dir, in)
+	if err != nil {
+		return TurnResult{}, err
+	}
+	defer w.drop(ctx, tr, dir) // on every way out without a result
+	if tr != nil {
+		at.Dir, at.Env = tr.Path, controller.WorktreeEnv(tr.Path, tr.Branch, tr.start)
+	}
 	w.log.Info("turn started", zap.String("debate", in.Debate), zap.Int("turn", in.Turn), zap.String("agent", in.Participant),
 		zap.Int("attempt", in.Attempt), zap.Int32("delivery", info.Attempt))
 	res, err := w.eng.RunTurn(runCtx, at)
-	// No heartbeat may race the activity's return: the SDK cancels its
-	// context then, and the heartbeat would fail.
-	close(stopBeating)
-	<-beating
+	stop()
 	_ = os.Remove(filepath.Join(dir, sessionFile))
 	if err != nil {
 		if errors.Is(err, engine.ErrBadInput) {
@@ -124,6 +141,9 @@ func (w *Worker) Turn(ctx context.Context, in TurnInput) (TurnResult, error) {
 	}
 	res.Worker = w.identity
 	r, err := w.result(file, dir, res, info.Attempt)
+	if err == nil {
+		r.Commits, err = w.finish(ctx, tr, dir, MaxRecordBytes-len(r.After))
+	}
 	if err != nil {
 		return TurnResult{}, err
 	}

@@ -116,6 +116,8 @@ type Began struct {
 	Started time.Time
 	Record  []byte
 	Stale   bool
+	// Worktree, for a turn that runs in one, is where it starts.
+	Worktree *controller.Worktree
 }
 
 // TurnInput is everything a worker needs to run one attempt at a turn.
@@ -124,7 +126,11 @@ type TurnInput struct {
 	// FileName is the record's base name; the worker's copy keeps it.
 	FileName string
 	// Record is the record as it stood when the attempt began.
-	Record               []byte
+	Record []byte
+	// Worktree, for a debate with workspace: worktree (or an agent with
+	// it), is the worktree the session runs in, which the worker makes in
+	// its clone of the repository (its --repo).
+	Worktree             *controller.Worktree
 	Turn, Round, Attempt int
 	Participant          string
 	// Agent is the configured agent that plays the turn, looked up in the
@@ -144,6 +150,9 @@ type TurnInput struct {
 type TurnResult struct {
 	// After is the file as the agent left it; nil when it was gone.
 	After []byte
+	// Commits, for a turn in a worktree, is what the session committed
+	// there: its branch's head and the bundle of its commits.
+	Commits *controller.Commits
 	// Session is the engine's result; its transcript paths are the
 	// worker's.
 	Session engine.Result

@@ -19,6 +19,7 @@ import (
 
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller/engine"
+	"github.com/walkie-sh/walkie/gitrepo"
 	"github.com/walkie-sh/walkie/session"
 )
 
@@ -37,6 +38,10 @@ type WorkerOptions struct {
 	// Dir keeps each attempt's copy of the record while it runs and its
 	// transcripts afterwards.
 	Dir string
+	// Repos are the worker's clones of the repositories of debates that
+	// run in worktrees (--repo): a turn's worktree is made in the one
+	// that shares its repository's first commit.
+	Repos []string
 	// Identity names the worker in Temporal and in the turn log.
 	Identity string
 	// Grace is how long running turns may go on after Run's context ends;
@@ -53,6 +58,7 @@ type Worker struct {
 	o        WorkerOptions
 	log      *zap.Logger
 	eng      *engine.Engine
+	repos    []*gitrepo.Repo
 	identity string
 	// stopping ends when Run's context does: a turn cancelled after that
 	// was interrupted by the worker stopping, not halted.
@@ -81,7 +87,11 @@ func NewWorker(o WorkerOptions) (*Worker, error) {
 		o.Identity = fmt.Sprintf("walkie-worker@%s:%d", cmp.Or(host, "localhost"), os.Getpid())
 	}
 	o.Grace = cmp.Or(o.Grace, DefaultWorkerGrace)
-	return &Worker{o: o, log: o.Log.Named("worker"), eng: engine.New(o.Config, o.Log), identity: o.Identity}, nil
+	repos, err := openRepos(context.Background(), o.Repos)
+	if err != nil {
+		return nil, engine.BadInput(err)
+	}
+	return &Worker{o: o, log: o.Log.Named("worker"), eng: engine.New(o.Config, o.Log), repos: repos, identity: o.Identity}, nil
 }
 
 // CheckAgents refuses a worker's --agents unless each is configured:
@@ -171,8 +181,9 @@ func (w *Worker) slots(agent string) int {
 }
 
 // cleanStale ends the sessions a worker that died left running (their
-// process groups outlive it) and removes their copies of the record: the
-// turns themselves were given to other workers by then.
+// process groups outlive it) and removes their copies of the record and
+// their worktrees: the turns themselves were given to other workers by
+// then.
 func (w *Worker) cleanStale() {
 	matches, _ := filepath.Glob(filepath.Join(w.o.Dir, "*", "*", sessionFile))
 	for _, m := range matches {
@@ -187,6 +198,8 @@ func (w *Worker) cleanStale() {
 		_ = os.Remove(m)
 		_ = os.RemoveAll(filepath.Join(filepath.Dir(m), "work"))
 	}
+	// Once their sessions are ended: nothing writes in them any more.
+	w.cleanTrees(context.Background())
 }
 
 // DefaultWorkerDir is where a worker keeps attempts when --dir is not

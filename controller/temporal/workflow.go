@@ -76,7 +76,7 @@ func Debate(ctx workflow.Context, in DebateInput) (Ended, error) {
 			continue
 		}
 		p.Ref.Started = b.Started
-		settle, err := runTurn(ctx, p, b.Record, halts)
+		settle, err := runTurn(ctx, p, b, halts)
 		if err != nil {
 			// No session ran and none can until something changes: the
 			// attempt is undone, and the error ends the run for the home
@@ -116,7 +116,7 @@ func Debate(ctx workflow.Context, in DebateInput) (Ended, error) {
 // cancels the activity, and the worker answers with the halted attempt.
 // It returns nil, nil when the halt came before any worker took the turn,
 // and an error when the turn cannot run until something changes.
-func runTurn(ctx workflow.Context, p Plan, record []byte, halts workflow.ReceiveChannel) (*SettleInput, error) {
+func runTurn(ctx workflow.Context, p Plan, b Began, halts workflow.ReceiveChannel) (*SettleInput, error) {
 	tctx, cancel := workflow.WithCancel(ctx)
 	defer cancel()
 	tctx = workflow.WithActivityOptions(tctx, workflow.ActivityOptions{
@@ -131,7 +131,7 @@ func runTurn(ctx workflow.Context, p Plan, record []byte, halts workflow.Receive
 		Summary: fmt.Sprintf("turn %d · %s, attempt %d", p.Ref.Turn, p.Ref.Participant, p.Ref.Attempt),
 	})
 	in := p.Turn
-	in.Record = record
+	in.Record, in.Worktree = b.Record, b.Worktree
 	f := workflow.ExecuteActivity(tctx, ActTurn, in)
 	done := false
 	sel := workflow.NewSelector(ctx)

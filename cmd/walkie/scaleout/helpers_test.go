@@ -186,8 +186,8 @@ func (c *cluster) startHome() *proc {
 }
 
 // startWorker starts a walkie worker for agents, with its own directory
-// and its own config (the agents' scripts kept there).
-func (c *cluster) startWorker(name string, scripts agentScripts, extra map[string]map[string]string) (*proc, string) {
+// and its own config (the agents' scripts kept there), and more flags.
+func (c *cluster) startWorker(name string, scripts agentScripts, extra map[string]map[string]string, more ...string) (*proc, string) {
 	c.t.Helper()
 	dir := filepath.Join(c.t.TempDir(), name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -197,7 +197,7 @@ func (c *cluster) startWorker(name string, scripts agentScripts, extra map[strin
 	c.writeConfig(cfg, dir, scripts, extra)
 	agents := strings.Join(slices.Sorted(maps.Keys(scripts)), ",")
 	args := append([]string{"worker", "--temporal", server, "--agents", agents, "--config", cfg, "--dir", filepath.Join(dir, "attempts"),
-		"--identity", name, "--grace", "2s", "--log-format", "json"}, c.queues...)
+		"--identity", name, "--grace", "2s", "--log-format", "json"}, append(c.queues, more...)...)
 	p := c.start(args...)
 	c.waitPolling(p, strings.Count(agents, ",")+1)
 	return p, dir
