@@ -205,7 +205,9 @@ func (c *controller) noteSession(s *session.Session) {
 		return
 	}
 	// Only the running attempt changes: no need to read the record or
-	// ring the doorbell.
+	// ring the doorbell. Nor to make it durable (NoteState): a process
+	// identity means nothing after a reboot, and a controller killed
+	// meanwhile leaves the page cache, so the next one reads it.
 	err = func() error {
 		lock, err := walkie.LockRecord(c.dir)
 		if err != nil {
@@ -217,7 +219,7 @@ func (c *controller) noteSession(s *session.Session) {
 			return err
 		}
 		st.Running.SessionPID, st.Running.SessionStart = id.Pid, id.StartTicks
-		return walkie.SaveState(c.dir, st)
+		return walkie.NoteState(c.dir, st)
 	}()
 	if err != nil {
 		c.log.Warn("cannot record the session's process", zap.Error(err))

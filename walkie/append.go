@@ -334,11 +334,13 @@ func (d *Doc) CheckState(st *State) error {
 }
 
 // recordAppended updates state.json and rings the doorbell after an entry
-// is on disk; before is the debate's status before it.
+// is synced in the record; before is the debate's status before it.
+// Neither waits for its rename to be durable (NoteState): the record is,
+// and Reconcile brings both back in line with it after a machine crash.
 func recordAppended(dir string, meta *Meta, st *State, prog Progress, brief *EntryBrief, before string) error {
 	st.LastSeq, st.LastHash = prog.Seq, prog.Hash
 	st.Settle(meta, prog, before)
-	if err := SaveState(dir, st); err != nil {
+	if err := NoteState(dir, st); err != nil {
 		return fmt.Errorf("entry %d is recorded but state.json was not updated: %w", prog.Seq, err)
 	}
 	if err := Ring(dir, meta, prog, st, brief); err != nil {
