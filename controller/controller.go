@@ -290,7 +290,7 @@ func (c *controller) decide() (*plan, error) {
 	if err != nil {
 		return nil, badInput(err)
 	}
-	if err := d.Verify(); err != nil {
+	if err := c.verify(d); err != nil {
 		return nil, badInput(err)
 	}
 	st, err := walkie.LoadState(c.dir)
@@ -359,6 +359,8 @@ type controller struct {
 	// parsed is the record as last parsed from parsedRaw (see load).
 	parsed    *walkie.Doc
 	parsedRaw []byte
+	// verified is the parse that last passed Verify (see verify).
+	verified *walkie.Doc
 	// activity keeps activity.json for pages in other processes.
 	activity *activity
 	// waitingFor is the turn the run last said it waits for.

@@ -72,6 +72,21 @@ func (c *controller) load() (*walkie.Doc, []byte, error) {
 	return d, raw, nil
 }
 
+// verify is d.Verify, asked once per parse: load hands back the same
+// parse only for the same bytes, and Verify depends on nothing else, so
+// a record that did not change between two looks is not hashed again. A
+// record that changed by a single byte is parsed and verified whole.
+func (c *controller) verify(d *walkie.Doc) error {
+	if d == c.verified {
+		return nil
+	}
+	if err := d.Verify(); err != nil {
+		return err
+	}
+	c.verified = d
+	return nil
+}
+
 // writeUnsynced replaces path with data through a rename, without fsync:
 // a process that dies leaves the old file or the new one, both whole. Only
 // a machine crash can lose it, which is what readSnapshot checks for.

@@ -89,6 +89,9 @@ func (c *controller) settle(ctx context.Context, t *plan, started time.Time, sna
 	if err != nil {
 		return rec, fmt.Errorf("settle: %w", err)
 	}
+	// The next look at the record reads these bytes: no need to parse
+	// them again (load compares them byte for byte).
+	c.parsed, c.parsedRaw, c.verified = settled.Doc, settled.Raw, nil
 	if err := t.ws.prune(ctx, settled.Entry); err != nil {
 		c.log.Warn("the branch of a worktree that got no commits was not deleted", zap.Error(err))
 	}

@@ -20,6 +20,10 @@ type Settled struct {
 	Progress Progress
 	Status   string
 	Kept     string // where the agent's version was kept, when it was rejected
+	// Raw and Doc are the record as Settle left it, and its parse: a
+	// caller that reads the same bytes next need not parse them again.
+	Raw []byte
+	Doc *Doc
 }
 
 // Settle judges the file against the snapshot taken before the turn and
@@ -76,11 +80,15 @@ func Settle(file string, snapshot []byte, want Expect, keep string) (Settled, er
 	if v.Outcome != VerdictAccepted {
 		return restore(file, dir, snapshot, av, keep, v, st)
 	}
+	raw := av.data // posted with walkie post: the file as the judge read it
 	if !v.Stamped {
 		if err := stampTail(file, d, v.Tags); err != nil {
 			return Settled{}, err
 		}
-		if d, err = Load(file); err != nil {
+		if raw, err = readRecord(file); err != nil {
+			return Settled{}, err
+		}
+		if d, err = Parse(file, raw); err != nil {
 			return Settled{}, err
 		}
 	}
@@ -89,7 +97,7 @@ func Settle(file string, snapshot []byte, want Expect, keep string) (Settled, er
 	if err := recordAppended(dir, &d.Meta, st, prog, e.Brief(), DebateStatus(&d.Meta, before, st)); err != nil {
 		return Settled{}, err
 	}
-	return Settled{Verdict: v, Entry: e.Brief(), Progress: prog, Status: DebateStatus(&d.Meta, prog, st)}, nil
+	return Settled{Verdict: v, Entry: e.Brief(), Progress: prog, Status: DebateStatus(&d.Meta, prog, st), Raw: raw, Doc: d}, nil
 }
 
 // checkTurnRefs asks the repository about an accepted turn's refs: a
@@ -252,6 +260,7 @@ func restore(file, dir string, snapshot []byte, av agentVersion, keep string, v 
 	if err != nil {
 		return out, err
 	}
+	out.Raw, out.Doc = snapshot, d
 	out.Progress = d.Progress()
 	out.Status = DebateStatus(&d.Meta, out.Progress, st)
 	if st.LastSeq != out.Progress.Seq || (st.LastHash != "" && st.LastHash != out.Progress.Hash) {
