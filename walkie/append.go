@@ -747,11 +747,27 @@ func appendNote(file, dir string, meta *Meta, body []byte, at time.Time) error {
 	return err
 }
 
+// doorbellAgrees reports whether signal.json says what Ring would: the
+// record's last entry and the debate's status. None before the first
+// entry agrees too.
+func doorbellAgrees(dir string, m *Meta, p Progress, st *State) bool {
+	sig, err := LoadSignal(dir)
+	if err != nil {
+		return false
+	}
+	if sig == nil {
+		return p.Seq == 0
+	}
+	return sig.Seq == p.Seq && sig.Status == DebateStatus(m, p, st)
+}
+
 // Reconcile makes state.json and the doorbell agree with a record that is
 // ahead of them: an entry stamped by a process that died before it could
 // write the state (its append is synced first, so this is the one way the
-// two part). Nothing changes when they agree or the record does not
-// verify. It reports whether it wrote.
+// two part), or a machine crash that lost the rename of either (neither
+// waits for it to be durable: NoteState). A doorbell behind the record or
+// unreadable is rung again. Nothing changes when they agree or the record
+// does not verify. It reports whether it wrote.
 func Reconcile(file string) (bool, error) {
 	meta, err := ReadMeta(file)
 	if err != nil {
@@ -772,12 +788,15 @@ func Reconcile(file string) (bool, error) {
 		return false, err
 	}
 	prog := d.Progress()
-	if prog.Seq <= st.LastSeq {
-		return false, nil
-	}
 	var last *EntryBrief
 	if n := len(d.Entries); n > 0 {
 		last = d.Entries[n-1].Brief()
+	}
+	if prog.Seq <= st.LastSeq {
+		if doorbellAgrees(dir, &d.Meta, prog, st) {
+			return false, nil
+		}
+		return true, Ring(dir, &d.Meta, prog, st, last)
 	}
 	// Its status before the lost write is unknown; as it stands now, an
 	// ended debate's extension is already cleared by the entry's settle.
