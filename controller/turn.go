@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -78,6 +79,9 @@ func (c *controller) settle(ctx context.Context, t *plan, started time.Time, sna
 	}
 	if want.Extra != nil {
 		rec.Branch = want.Extra.String()
+	}
+	if c.parsed != nil && bytes.Equal(c.parsedRaw, snapshot) {
+		want.Before = c.parsed // begin parsed these very bytes
 	}
 	keep := walkie.KeepPath(c.dir, t.Turn, t.Participant, t.attempt)
 	var settled walkie.Settled

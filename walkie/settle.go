@@ -33,7 +33,10 @@ type Settled struct {
 func Settle(file string, snapshot []byte, want Expect, keep string) (Settled, error) {
 	// The snapshot, not what the agent left, says which debate this is
 	// and how big a turn may be: an agent could edit the front matter.
-	bd, perr := Parse(file, snapshot)
+	bd, perr := want.Before, error(nil)
+	if bd == nil {
+		bd, perr = Parse(file, snapshot)
+	}
 	var meta Meta
 	var err error
 	if perr == nil {
@@ -63,7 +66,7 @@ func Settle(file string, snapshot []byte, want Expect, keep string) (Settled, er
 	if err != nil {
 		return Settled{}, err
 	}
-	v, d := judgeVersion(file, snapshot, av, want)
+	v, d := judgeVersion(file, bd, snapshot, av, want)
 	if v.Stamped {
 		// walkie post records every entry it appends in state.json; one
 		// it never recorded was stamped by the agent, with a valid hash.
@@ -213,15 +216,22 @@ func readAgentVersion(file string, limit int64) (agentVersion, error) {
 	return av, nil
 }
 
-// judgeVersion is Judge for what readAgentVersion found.
-func judgeVersion(file string, snapshot []byte, av agentVersion, want Expect) (Verdict, *Doc) {
+// judgeVersion is Judge for what readAgentVersion found; bd is the
+// snapshot's parse, nil when it did not parse.
+func judgeVersion(file string, bd *Doc, snapshot []byte, av agentVersion, want Expect) (Verdict, *Doc) {
+	judge := func(after []byte) (Verdict, *Doc) {
+		if bd == nil {
+			return Judge(file, snapshot, after, want) // and its verdict on a snapshot that does not parse
+		}
+		return judgeParsed(file, bd, snapshot, after, want)
+	}
 	switch {
 	case av.swapped != "":
 		return Verdict{Outcome: VerdictTampered, Detail: fmt.Sprintf("the record was replaced by %s", av.swapped)}, nil
 	case av.missing:
-		return Judge(file, snapshot, nil, want)
+		return judge(nil)
 	}
-	v, d := Judge(file, snapshot, av.data, want)
+	v, d := judge(av.data)
 	if av.over && v.Outcome != VerdictTampered {
 		// Never judged whole: all that matters is that it is too big.
 		line := bytes.Count(snapshot, []byte("\n")) + 1
@@ -354,6 +364,6 @@ func TurnIsIn(file string, snapshot []byte, want Expect) bool {
 	if err != nil {
 		return false
 	}
-	v, _ := judgeVersion(file, snapshot, av, want)
+	v, _ := judgeVersion(file, d, snapshot, av, want)
 	return v.Outcome == VerdictAccepted
 }
