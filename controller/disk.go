@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/walkie-sh/walkie/walkie"
 )
@@ -85,25 +84,6 @@ func (c *controller) verify(d *walkie.Doc) error {
 	}
 	c.verified = d
 	return nil
-}
-
-// writeUnsynced replaces path with data through a rename, without fsync:
-// a process that dies leaves the old file or the new one, both whole. Only
-// a machine crash can lose it, which is what readSnapshot checks for.
-func writeUnsynced(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name()) // no-op after the rename
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }
 
 // restoreTarget is what the record goes back to after an attempt a

@@ -175,7 +175,9 @@ func (c *controller) begin(t *plan, sessionID string) ([]byte, time.Time, error)
 		if p.Turns != t.Turn-1 {
 			return fmt.Errorf("the record changed while turn %d was being planned", t.Turn)
 		}
-		if err := writeUnsynced(path, raw); err != nil {
+		// Unsynced: readSnapshot checks it against the state after a
+		// machine crash.
+		if err := walkie.ReplaceUnsynced(path, raw, 0o600); err != nil {
 			return fmt.Errorf("snapshot: %w", err)
 		}
 		snapshot = raw

@@ -244,9 +244,11 @@ func Ring(dir string, m *Meta, p Progress, s *State, last *EntryBrief) error {
 	if status == StatusOpen {
 		sig.Turn = p.NextAgent
 	}
-	// Not durable: the doorbell wakes processes that are running, and
-	// after a machine crash Reconcile rings it again from the record.
-	if err := writeJSON(filepath.Join(dir, "signal.json"), sig, ReplaceFile); err != nil {
+	// Not synced at all: the doorbell only wakes processes that are
+	// running, each of them copes with one it cannot read, and after a
+	// machine crash Reconcile rings again one that is behind the record
+	// or unreadable. That is one fsync less between two agents.
+	if err := writeJSON(filepath.Join(dir, "signal.json"), sig, ReplaceUnsynced); err != nil {
 		return err
 	}
 	// After the thread's own doorbell: a channel's names its open thread.
@@ -256,8 +258,8 @@ func Ring(dir string, m *Meta, p Progress, s *State, last *EntryBrief) error {
 	return nil
 }
 
-// writeJSON writes v indented to path with write (WriteFileAtomic or
-// ReplaceFile).
+// writeJSON writes v indented to path with write (WriteFileAtomic,
+// ReplaceFile or ReplaceUnsynced).
 func writeJSON(path string, v any, write func(string, []byte, os.FileMode) error) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
@@ -282,6 +284,21 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 // rename of unsynced data can leave), but after a machine crash it may be
 // the old one.
 func ReplaceFile(path string, data []byte, perm os.FileMode) error {
+	return replace(path, data, perm, true)
+}
+
+// ReplaceUnsynced replaces path with data through a rename, syncing
+// nothing: a process killed at any moment leaves the old file or the new
+// one, whole, and only a machine crash can leave either, or an empty one.
+// It is for files whose every reader copes with that (see Ring and the
+// controller's snapshot).
+func ReplaceUnsynced(path string, data []byte, perm os.FileMode) error {
+	return replace(path, data, perm, false)
+}
+
+// replace writes data to a temporary file beside path, syncs it when
+// asked, and renames it over path.
+func replace(path string, data []byte, perm os.FileMode, sync bool) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -305,9 +322,11 @@ func ReplaceFile(path string, data []byte, perm os.FileMode) error {
 		f.Close()
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("sync %s: %w", tmp, err)
+	if sync {
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return fmt.Errorf("sync %s: %w", tmp, err)
+		}
 	}
 	if err := f.Close(); err != nil {
 		return err
