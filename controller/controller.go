@@ -182,12 +182,13 @@ func (c *controller) recover() error {
 	if err := c.recoverInterrupted(); err != nil {
 		return fmt.Errorf("recover interrupted attempt: %w", err)
 	}
-	// A turn stamped by a controller that died before it wrote the state:
-	// the state and the doorbell catch up, as the dead run would have.
+	// A turn stamped by a controller that died before it wrote the state,
+	// or a machine crash that lost the state's or the doorbell's rename:
+	// both catch up with the record, as the dead run would have.
 	if caught, err := walkie.Reconcile(c.file); err != nil {
 		return fmt.Errorf("recover the state of a stamped turn: %w", err)
 	} else if caught {
-		c.log.Warn("state.json and the doorbell caught up with a turn stamped just before a controller stopped")
+		c.log.Warn("state.json or the doorbell caught up with the record (a controller or the machine stopped between two writes)")
 	}
 	if c.table != nil {
 		if err := c.table.Recover(); err != nil {
@@ -297,7 +298,7 @@ func (c *controller) decide() (*plan, error) {
 	if err != nil {
 		return nil, badInput(err)
 	}
-	if err := d.Verify(); err != nil {
+	if err := c.verify(d); err != nil {
 		return nil, badInput(err)
 	}
 	st, err := walkie.LoadState(c.dir)
@@ -366,6 +367,8 @@ type controller struct {
 	// parsed is the record as last parsed from parsedRaw (see load).
 	parsed    *walkie.Doc
 	parsedRaw []byte
+	// verified is the parse that last passed Verify (see verify).
+	verified *walkie.Doc
 	// activity keeps activity.json for pages in other processes.
 	activity *activity
 	// waitingFor is the turn the run last said it waits for.

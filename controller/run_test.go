@@ -218,3 +218,32 @@ func TestTurnNeverSeesTheRealXDGHomes(t *testing.T) {
 		}
 	}
 }
+
+// The parse Settle hands back saves parsing the record again, never
+// verifying it: a recorded turn edited between two turns (here by the
+// observer, which runs after the turn is recorded and before the next
+// look) stops the run before another agent starts.
+func TestRunVerifiesARecordEditedBetweenTurns(t *testing.T) {
+	file, cfg := testDebate(t, 2, map[string]string{"a": shAgent(""), "b": shAgent("")}, "a", "b")
+	var edited bool
+	sum, err := Run(context.Background(), Options{File: file, Config: cfg, Observe: func(e Event) {
+		if e.Kind != EventTurnRecorded || edited {
+			return
+		}
+		edited = true
+		b, err := os.ReadFile(file)
+		if err == nil {
+			err = os.WriteFile(file, []byte(strings.Replace(string(b), "A turn.", "A tUrn.", 1)), 0o644)
+		}
+		if err != nil {
+			t.Error(err)
+		}
+	}})
+	var ce *walkie.ChainError
+	if !errors.Is(err, ErrBadInput) || !errors.As(err, &ce) || ce.Seq != 1 {
+		t.Fatalf("Run after an edit of turn 1 = %v; want bad input, a chain error at entry 1", err)
+	}
+	if len(sum.Attempts) != 1 {
+		t.Errorf("%d attempts ran; want the one before the edit", len(sum.Attempts))
+	}
+}

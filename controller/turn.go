@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -79,6 +80,9 @@ func (c *controller) settle(ctx context.Context, t *plan, started time.Time, sna
 	if want.Extra != nil {
 		rec.Branch = want.Extra.String()
 	}
+	if c.parsed != nil && bytes.Equal(c.parsedRaw, snapshot) {
+		want.Before = c.parsed // begin parsed these very bytes
+	}
 	keep := walkie.KeepPath(c.dir, t.Turn, t.Participant, t.attempt)
 	var settled walkie.Settled
 	if res.Stop != "" { // halted or interrupted: the attempt is void whatever it wrote
@@ -89,6 +93,9 @@ func (c *controller) settle(ctx context.Context, t *plan, started time.Time, sna
 	if err != nil {
 		return rec, fmt.Errorf("settle: %w", err)
 	}
+	// The next look at the record reads these bytes: no need to parse
+	// them again (load compares them byte for byte).
+	c.parsed, c.parsedRaw, c.verified = settled.Doc, settled.Raw, nil
 	if err := t.ws.prune(ctx, settled.Entry); err != nil {
 		c.log.Warn("the branch of a worktree that got no commits was not deleted", zap.Error(err))
 	}
@@ -168,7 +175,9 @@ func (c *controller) begin(t *plan, sessionID string) ([]byte, time.Time, error)
 		if p.Turns != t.Turn-1 {
 			return fmt.Errorf("the record changed while turn %d was being planned", t.Turn)
 		}
-		if err := writeUnsynced(path, raw); err != nil {
+		// Unsynced: readSnapshot checks it against the state after a
+		// machine crash.
+		if err := walkie.ReplaceUnsynced(path, raw, 0o600); err != nil {
 			return fmt.Errorf("snapshot: %w", err)
 		}
 		snapshot = raw
@@ -205,7 +214,9 @@ func (c *controller) noteSession(s *session.Session) {
 		return
 	}
 	// Only the running attempt changes: no need to read the record or
-	// ring the doorbell.
+	// ring the doorbell. Nor to make it durable (NoteState): a process
+	// identity means nothing after a reboot, and a controller killed
+	// meanwhile leaves the page cache, so the next one reads it.
 	err = func() error {
 		lock, err := walkie.LockRecord(c.dir)
 		if err != nil {
@@ -217,7 +228,7 @@ func (c *controller) noteSession(s *session.Session) {
 			return err
 		}
 		st.Running.SessionPID, st.Running.SessionStart = id.Pid, id.StartTicks
-		return walkie.SaveState(c.dir, st)
+		return walkie.NoteState(c.dir, st)
 	}()
 	if err != nil {
 		c.log.Warn("cannot record the session's process", zap.Error(err))

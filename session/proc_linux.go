@@ -8,6 +8,8 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // sysProcAttr returns the attributes pty.StartWithSize completes with
@@ -28,9 +30,18 @@ func sysProcAttr() *syscall.SysProcAttr {
 // guardGroup: on Linux the parent-death signal (sysProcAttr) is the guard.
 func guardGroup(int) (groupGuard, error) { return kernelGuard{}, nil }
 
-// readProc reads /proc/PID/stat.
+// statSize holds any /proc/PID/stat line: 52 numeric fields of at most
+// 20 digits each and a command name of at most 64 bytes, with room to
+// spare (a line too long would leave a process out of a sweep).
+const statSize = 4096
+
+// readProc reads /proc/PID/stat. It is called for every process a session
+// leaves, at every session's end, so it reads with plain system calls
+// into a buffer on the stack: os.ReadFile costs nine calls (the poller
+// tries and fails to take the descriptor) where four do.
 func readProc(pid int) (procStat, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	var buf [statSize]byte
+	n, err := readSmall("/proc/"+strconv.Itoa(pid)+"/stat", buf[:])
 	// ESRCH: the process went between the open and the read.
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
 		return procStat{}, fmt.Errorf("%w (%w)", errNoProcess, err)
@@ -38,7 +49,7 @@ func readProc(pid int) (procStat, error) {
 	if err != nil {
 		return procStat{}, err
 	}
-	st, err := parseStat(b)
+	st, err := parseStat(buf[:n])
 	if err != nil {
 		return procStat{}, fmt.Errorf("/proc/%d/stat: %w", pid, err)
 	}
@@ -46,17 +57,67 @@ func readProc(pid int) (procStat, error) {
 	return st, nil
 }
 
-// listProcs reads every process in /proc. A process that goes while the
-// list is read is left out.
-func listProcs() ([]procStat, error) {
-	ents, err := os.ReadDir("/proc")
+// readSmall reads the whole of a small file into buf; a file longer than
+// buf is an error.
+func readSmall(path string, buf []byte) (int, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	n := 0
+	for n < len(buf) {
+		k, err := unix.Read(fd, buf[n:])
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return 0, &fs.PathError{Op: "read", Path: path, Err: err}
+		}
+		if k == 0 {
+			return n, nil
+		}
+		n += k
+	}
+	return 0, &fs.PathError{Op: "read", Path: path, Err: errors.New("longer than expected")}
+}
+
+// pids lists the processes in /proc, unsorted.
+func pids() ([]int, error) {
+	d, err := os.Open("/proc")
 	if err != nil {
 		return nil, err
 	}
-	procs := make([]procStat, 0, len(ents))
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int, 0, len(names))
+	for _, name := range names {
+		if pid, err := strconv.Atoi(name); err == nil {
+			out = append(out, pid)
+		}
+	}
+	return out, nil
+}
+
+// listProcs reads every process in /proc. A process that goes while the
+// list is read is left out.
+func listProcs() ([]procStat, error) {
+	return listWhere(func(int) bool { return true })
+}
+
+// listWhere reads the processes in /proc for which keep holds, leaving
+// out those that go meanwhile.
+func listWhere(keep func(pid int) bool) ([]procStat, error) {
+	all, err := pids()
+	if err != nil {
+		return nil, err
+	}
+	var procs []procStat
+	for _, pid := range all {
+		if !keep(pid) {
 			continue
 		}
 		if st, err := readProc(pid); err == nil {
@@ -67,9 +128,18 @@ func listProcs() ([]procStat, error) {
 }
 
 // listSession and listGroup return at least every process of the session
-// (group); /proc has no index by either, so both are the whole list.
-func listSession(int) ([]procStat, error) { return listProcs() }
-func listGroup(int) ([]procStat, error)   { return listProcs() }
+// (group). /proc has no index by either, and every session's end asks, so
+// each process is first asked with getsid(2) or getpgid(2), one system
+// call without a file, and only the members are read in full. Linux
+// answers both for any pid; a process that is gone gives ESRCH and is
+// left out.
+func listSession(sid int) ([]procStat, error) {
+	return listWhere(func(pid int) bool { s, err := unix.Getsid(pid); return err == nil && s == sid })
+}
+
+func listGroup(pgid int) ([]procStat, error) {
+	return listWhere(func(pid int) bool { g, err := unix.Getpgid(pid); return err == nil && g == pgid })
+}
 
 // parseStat parses /proc/PID/stat. The command name (field 2) is in
 // parentheses and may itself contain spaces and ")", so fields are counted
@@ -110,27 +180,23 @@ func parseStat(b []byte) (procStat, error) {
 // started with. Processes that are not ours cannot be read and are not
 // ours to end anyway.
 func processesWith(kv string) ([]int, error) {
-	ents, err := os.ReadDir("/proc")
+	all, err := pids()
 	if err != nil {
 		return nil, err
 	}
 	want := []byte(kv)
-	var pids []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+	var found []int
+	for _, pid := range all {
+		env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
 		if err != nil {
 			continue
 		}
 		for entry := range bytes.SplitSeq(env, []byte{0}) {
 			if bytes.Equal(entry, want) {
-				pids = append(pids, pid)
+				found = append(found, pid)
 				break
 			}
 		}
 	}
-	return pids, nil
+	return found, nil
 }

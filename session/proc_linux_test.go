@@ -3,8 +3,14 @@ package session
 import (
 	"bytes"
 	"os"
+	"os/exec"
+	"slices"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // deathKillsGroup: on Linux the controller's death takes the leader alone
@@ -81,4 +87,48 @@ func FuzzParseStat(f *testing.F) {
 			t.Fatalf("parseStat(%q) = %+v", b, st)
 		}
 	})
+}
+
+// TestListSessionAndGroup: the getsid/getpgid filter finds the process
+// a session's leader left behind, and nothing of another session.
+func TestListSessionAndGroup(t *testing.T) {
+	// A new session whose leader exits (and is reaped) at once, leaving a
+	// child in the same session and group.
+	cmd := exec.Command("sh", "-c", "sleep 30 & echo $!")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatalf("child pid %q: %v", out, err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(child, syscall.SIGKILL) })
+	sid := cmd.Process.Pid
+	pids := func(procs []procStat, err error) []int {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []int
+		for _, p := range procs {
+			out = append(out, p.pid)
+		}
+		return out
+	}
+	if got := pids(listSession(sid)); !slices.Equal(got, []int{child}) {
+		t.Errorf("listSession(%d) = %v, want [%d]", sid, got, child)
+	}
+	if got := pids(listGroup(sid)); !slices.Equal(got, []int{child}) {
+		t.Errorf("listGroup(%d) = %v, want [%d]", sid, got, child)
+	}
+	own, err := unix.Getsid(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine, err := listSession(own)
+	if err != nil || !slices.ContainsFunc(mine, func(p procStat) bool { return p.pid == os.Getpid() }) || slices.ContainsFunc(mine, func(p procStat) bool { return p.pid == child }) {
+		t.Errorf("listSession(own session) = %+v, %v: want this process and not %d", mine, err, child)
+	}
 }

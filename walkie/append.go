@@ -334,11 +334,13 @@ func (d *Doc) CheckState(st *State) error {
 }
 
 // recordAppended updates state.json and rings the doorbell after an entry
-// is on disk; before is the debate's status before it.
+// is synced in the record; before is the debate's status before it.
+// Neither waits for its rename to be durable (NoteState): the record is,
+// and Reconcile brings both back in line with it after a machine crash.
 func recordAppended(dir string, meta *Meta, st *State, prog Progress, brief *EntryBrief, before string) error {
 	st.LastSeq, st.LastHash = prog.Seq, prog.Hash
 	st.Settle(meta, prog, before)
-	if err := SaveState(dir, st); err != nil {
+	if err := NoteState(dir, st); err != nil {
 		return fmt.Errorf("entry %d is recorded but state.json was not updated: %w", prog.Seq, err)
 	}
 	if err := Ring(dir, meta, prog, st, brief); err != nil {
@@ -745,11 +747,27 @@ func appendNote(file, dir string, meta *Meta, body []byte, at time.Time) error {
 	return err
 }
 
+// doorbellAgrees reports whether signal.json says what Ring would: the
+// record's last entry and the debate's status. None before the first
+// entry agrees too.
+func doorbellAgrees(dir string, m *Meta, p Progress, st *State) bool {
+	sig, err := LoadSignal(dir)
+	if err != nil {
+		return false
+	}
+	if sig == nil {
+		return p.Seq == 0
+	}
+	return sig.Seq == p.Seq && sig.Status == DebateStatus(m, p, st)
+}
+
 // Reconcile makes state.json and the doorbell agree with a record that is
 // ahead of them: an entry stamped by a process that died before it could
 // write the state (its append is synced first, so this is the one way the
-// two part). Nothing changes when they agree or the record does not
-// verify. It reports whether it wrote.
+// two part), or a machine crash that lost the rename of either (neither
+// waits for it to be durable: NoteState). A doorbell behind the record or
+// unreadable is rung again. Nothing changes when they agree or the record
+// does not verify. It reports whether it wrote.
 func Reconcile(file string) (bool, error) {
 	meta, err := ReadMeta(file)
 	if err != nil {
@@ -770,12 +788,15 @@ func Reconcile(file string) (bool, error) {
 		return false, err
 	}
 	prog := d.Progress()
-	if prog.Seq <= st.LastSeq {
-		return false, nil
-	}
 	var last *EntryBrief
 	if n := len(d.Entries); n > 0 {
 		last = d.Entries[n-1].Brief()
+	}
+	if prog.Seq <= st.LastSeq {
+		if doorbellAgrees(dir, &d.Meta, prog, st) {
+			return false, nil
+		}
+		return true, Ring(dir, &d.Meta, prog, st, last)
 	}
 	// Its status before the lost write is unknown; as it stands now, an
 	// ended debate's extension is already cleared by the entry's settle.

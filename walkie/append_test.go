@@ -714,3 +714,28 @@ func TestPostChecksTheEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestReconcileRingsAStaleDoorbell: a machine crash can lose the rename
+// of the doorbell after an entry (Ring does not wait for it to be
+// durable); Reconcile rings it again, and leaves one that agrees alone.
+func TestReconcileRingsAStaleDoorbell(t *testing.T) {
+	file := newDebate(t, 3, "a", "b")
+	mustAppend(t, file, turn("a", "First.\n"))
+	d := mustVerify(t, file)
+	bell := filepath.Join(StateDir(file, d.Meta.ID), "signal.json")
+	before := readFile(t, bell)
+	mustAppend(t, file, turn("b", "Second.\n"))
+	if caught, err := Reconcile(file); err != nil || caught {
+		t.Fatalf("Reconcile of a record that agrees = %v, %v; want false", caught, err)
+	}
+	for name, stale := range map[string][]byte{"an older doorbell": before, "an empty doorbell": nil} {
+		must(t, os.WriteFile(bell, stale, 0o644))
+		if caught, err := Reconcile(file); err != nil || !caught {
+			t.Fatalf("%s: Reconcile = %v, %v; want true", name, caught, err)
+		}
+		sig, err := LoadSignal(filepath.Dir(bell))
+		if err != nil || sig == nil || sig.Seq != 2 || sig.Turn != "a" {
+			t.Errorf("%s: the doorbell after Reconcile is %+v, %v; want seq 2, a's turn", name, sig, err)
+		}
+	}
+}

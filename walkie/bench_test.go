@@ -29,13 +29,18 @@ func BenchmarkParseVerify10k(b *testing.B) {
 // file and one on a 10,000-turn file per iteration, interleaved so that
 // both see the same machine, and reports each one's cost and their ratio.
 // The writer reads only the front matter and a tail window, so the ratio
-// must stay under 2.
+// must stay under 2. Beside them, in the same iterations, it spawns
+// `true` the same way (the least any process costs here) and posts on a
+// third, 10-turn file with testdata/postfloor, the same append in a
+// program that links only the record package: post-10/floor is what
+// walkie's start-up adds. The target is at most 10 ms a post (issue 20).
 func BenchmarkPostProcess(b *testing.B) {
 	dir := b.TempDir()
-	bin := filepath.Join(dir, "walkie")
-	build := exec.Command("go", "build", "-o", bin, "github.com/walkie-sh/walkie/cmd/walkie")
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("build walkie: %v\n%s", err, out)
+	bin, floorBin := filepath.Join(dir, "walkie"), filepath.Join(dir, "postfloor")
+	for out, pkg := range map[string]string{bin: "github.com/walkie-sh/walkie/cmd/walkie", floorBin: "./testdata/postfloor"} {
+		if msg, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
+			b.Fatalf("build %s: %v\n%s", pkg, err, msg)
+		}
 	}
 	body := filepath.Join(dir, "body.md")
 	if err := os.WriteFile(body, []byte("One more argument, of a usual length for a turn.\n"), 0o644); err != nil {
@@ -45,10 +50,11 @@ func BenchmarkPostProcess(b *testing.B) {
 		file  string
 		turns int
 		spent time.Duration
+		floor bool // posted with postfloor
 	}
 	var ts []*target
-	for _, n := range []int{10, 10000} {
-		d := filepath.Join(dir, strconv.Itoa(n))
+	for i, n := range []int{10, 10000, 10} {
+		d := filepath.Join(dir, strconv.Itoa(i))
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			b.Fatal(err)
 		}
@@ -56,7 +62,7 @@ func BenchmarkPostProcess(b *testing.B) {
 		if err := os.WriteFile(f, genRecord(b, n, "claude", "codex"), 0o644); err != nil {
 			b.Fatal(err)
 		}
-		ts = append(ts, &target{file: f, turns: n})
+		ts = append(ts, &target{file: f, turns: n, floor: i == 2})
 	}
 	if fi, err := os.Stat(ts[1].file); err != nil || fi.Size() < 1<<20 {
 		b.Fatalf("the large file: %v, %v", fi, err)
@@ -64,6 +70,9 @@ func BenchmarkPostProcess(b *testing.B) {
 	post := func(tg *target) {
 		from := []string{"claude", "codex"}[tg.turns%2]
 		cmd := exec.Command(bin, "post", tg.file, "--from", from, "--body-file", body)
+		if tg.floor {
+			cmd = exec.Command(floorBin, tg.file, from, body)
+		}
 		start := time.Now()
 		out, err := cmd.CombinedOutput()
 		tg.spent += time.Since(start)
@@ -71,6 +80,18 @@ func BenchmarkPostProcess(b *testing.B) {
 			b.Fatalf("post on %d turns: %v\n%s", tg.turns, err, out)
 		}
 		tg.turns++
+	}
+	trueBin, err := exec.LookPath("true")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var floor time.Duration
+	spawnTrue := func() {
+		start := time.Now()
+		if out, err := exec.Command(trueBin).CombinedOutput(); err != nil {
+			b.Fatalf("true: %v\n%s", err, out)
+		}
+		floor += time.Since(start)
 	}
 	// One untimed round warms the page cache and the state directories.
 	for _, tg := range ts {
@@ -82,13 +103,23 @@ func BenchmarkPostProcess(b *testing.B) {
 		for _, tg := range ts {
 			post(tg)
 		}
+		spawnTrue()
 	}
 	b.StopTimer()
 	small := float64(ts[0].spent.Nanoseconds()) / float64(b.N)
 	large := float64(ts[1].spent.Nanoseconds()) / float64(b.N)
+	spawn := float64(floor.Nanoseconds()) / float64(b.N)
+	linked := float64(ts[2].spent.Nanoseconds()) / float64(b.N)
 	b.ReportMetric(small, "ns/post-10")
 	b.ReportMetric(large, "ns/post-10k")
 	b.ReportMetric(large/small, "ratio-10k/10")
+	b.ReportMetric(small/1e6, "ms/post-10")
+	b.ReportMetric(large/1e6, "ms/post-10k")
+	b.ReportMetric(spawn/1e6, "ms/true")
+	b.ReportMetric(linked/1e6, "ms/floor-10")
+	b.ReportMetric(small/spawn, "post-10/true")
+	b.ReportMetric(large/spawn, "post-10k/true")
+	b.ReportMetric(small/linked, "post-10/floor")
 	if b.N >= 20 && large >= 2*small {
 		b.Errorf("a post on 10,000 turns costs %.2fx one on 10 turns; it must cost under 2x", large/small)
 	}

@@ -145,7 +145,7 @@ func NewThread(dir, slug string, o InitOptions) (string, error) {
 	}
 	c.Open = bellOf(file, d.Meta.ID, Signal{NextTurn: 1, Status: StatusOpen, Turn: d.Meta.TurnAgent(1)})
 	c.UpdatedAt = time.Now().UTC()
-	if err := writeJSONAtomic(channelPath(dir), c); err != nil {
+	if err := writeJSON(channelPath(dir), c, WriteFileAtomic); err != nil {
 		return "", fmt.Errorf("thread %s is made but the channel's doorbell was not rung: %w", file, err)
 	}
 	return file, nil
@@ -186,7 +186,7 @@ func ringChannel(stateDir string, sig Signal) error {
 		c.Open, c.Last = nil, b
 	}
 	c.UpdatedAt = time.Now().UTC()
-	return writeJSONAtomic(channelPath(chanDir), c)
+	return writeJSON(channelPath(chanDir), c, WriteFileAtomic)
 }
 
 // ActsOn reports whether the cron tick and the daemon act on file: any

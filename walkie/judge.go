@@ -38,6 +38,9 @@ type Expect struct {
 	// the agent wrote the turn itself and did not cite it: the branch its
 	// worktree's commits came back on.
 	Extra *Ref
+	// Before, when set, is the parse of exactly the snapshot's bytes, as
+	// the caller already holds it: Settle does not parse them again.
+	Before *Doc
 }
 
 // Judge decides, without touching anything, whether after holds exactly
@@ -49,6 +52,12 @@ func Judge(file string, before, after []byte, want Expect) (Verdict, *Doc) {
 	if err != nil {
 		return Verdict{Outcome: VerdictTampered, Detail: "the record was already invalid before the turn: " + err.Error()}, nil
 	}
+	return judgeParsed(file, bd, before, after, want)
+}
+
+// judgeParsed is Judge with before already parsed (bd), for Settle,
+// which parses it first to find the debate: once per turn is enough.
+func judgeParsed(file string, bd *Doc, before, after []byte, want Expect) (Verdict, *Doc) {
 	prefix := before[:bd.TailOffset]
 	if !bytes.HasPrefix(after, prefix) {
 		line := firstDiffLine(prefix, after)

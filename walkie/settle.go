@@ -20,6 +20,10 @@ type Settled struct {
 	Progress Progress
 	Status   string
 	Kept     string // where the agent's version was kept, when it was rejected
+	// Raw and Doc are the record as Settle left it, and its parse: a
+	// caller that reads the same bytes next need not parse them again.
+	Raw []byte
+	Doc *Doc
 }
 
 // Settle judges the file against the snapshot taken before the turn and
@@ -29,7 +33,10 @@ type Settled struct {
 func Settle(file string, snapshot []byte, want Expect, keep string) (Settled, error) {
 	// The snapshot, not what the agent left, says which debate this is
 	// and how big a turn may be: an agent could edit the front matter.
-	bd, perr := Parse(file, snapshot)
+	bd, perr := want.Before, error(nil)
+	if bd == nil {
+		bd, perr = Parse(file, snapshot)
+	}
 	var meta Meta
 	var err error
 	if perr == nil {
@@ -59,7 +66,7 @@ func Settle(file string, snapshot []byte, want Expect, keep string) (Settled, er
 	if err != nil {
 		return Settled{}, err
 	}
-	v, d := judgeVersion(file, snapshot, av, want)
+	v, d := judgeVersion(file, bd, snapshot, av, want)
 	if v.Stamped {
 		// walkie post records every entry it appends in state.json; one
 		// it never recorded was stamped by the agent, with a valid hash.
@@ -76,11 +83,15 @@ func Settle(file string, snapshot []byte, want Expect, keep string) (Settled, er
 	if v.Outcome != VerdictAccepted {
 		return restore(file, dir, snapshot, av, keep, v, st)
 	}
+	raw := av.data // posted with walkie post: the file as the judge read it
 	if !v.Stamped {
 		if err := stampTail(file, d, v.Tags); err != nil {
 			return Settled{}, err
 		}
-		if d, err = Load(file); err != nil {
+		if raw, err = readRecord(file); err != nil {
+			return Settled{}, err
+		}
+		if d, err = Parse(file, raw); err != nil {
 			return Settled{}, err
 		}
 	}
@@ -89,7 +100,7 @@ func Settle(file string, snapshot []byte, want Expect, keep string) (Settled, er
 	if err := recordAppended(dir, &d.Meta, st, prog, e.Brief(), DebateStatus(&d.Meta, before, st)); err != nil {
 		return Settled{}, err
 	}
-	return Settled{Verdict: v, Entry: e.Brief(), Progress: prog, Status: DebateStatus(&d.Meta, prog, st)}, nil
+	return Settled{Verdict: v, Entry: e.Brief(), Progress: prog, Status: DebateStatus(&d.Meta, prog, st), Raw: raw, Doc: d}, nil
 }
 
 // checkTurnRefs asks the repository about an accepted turn's refs: a
@@ -205,15 +216,22 @@ func readAgentVersion(file string, limit int64) (agentVersion, error) {
 	return av, nil
 }
 
-// judgeVersion is Judge for what readAgentVersion found.
-func judgeVersion(file string, snapshot []byte, av agentVersion, want Expect) (Verdict, *Doc) {
+// judgeVersion is Judge for what readAgentVersion found; bd is the
+// snapshot's parse, nil when it did not parse.
+func judgeVersion(file string, bd *Doc, snapshot []byte, av agentVersion, want Expect) (Verdict, *Doc) {
+	judge := func(after []byte) (Verdict, *Doc) {
+		if bd == nil {
+			return Judge(file, snapshot, after, want) // and its verdict on a snapshot that does not parse
+		}
+		return judgeParsed(file, bd, snapshot, after, want)
+	}
 	switch {
 	case av.swapped != "":
 		return Verdict{Outcome: VerdictTampered, Detail: fmt.Sprintf("the record was replaced by %s", av.swapped)}, nil
 	case av.missing:
-		return Judge(file, snapshot, nil, want)
+		return judge(nil)
 	}
-	v, d := Judge(file, snapshot, av.data, want)
+	v, d := judge(av.data)
 	if av.over && v.Outcome != VerdictTampered {
 		// Never judged whole: all that matters is that it is too big.
 		line := bytes.Count(snapshot, []byte("\n")) + 1
@@ -252,6 +270,7 @@ func restore(file, dir string, snapshot []byte, av agentVersion, keep string, v 
 	if err != nil {
 		return out, err
 	}
+	out.Raw, out.Doc = snapshot, d
 	out.Progress = d.Progress()
 	out.Status = DebateStatus(&d.Meta, out.Progress, st)
 	if st.LastSeq != out.Progress.Seq || (st.LastHash != "" && st.LastHash != out.Progress.Hash) {
@@ -345,6 +364,6 @@ func TurnIsIn(file string, snapshot []byte, want Expect) bool {
 	if err != nil {
 		return false
 	}
-	v, _ := judgeVersion(file, snapshot, av, want)
+	v, _ := judgeVersion(file, d, snapshot, av, want)
 	return v.Outcome == VerdictAccepted
 }

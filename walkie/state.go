@@ -199,10 +199,24 @@ func LoadState(dir string) (*State, error) {
 	return s, nil
 }
 
-// SaveState atomically replaces state.json.
+// SaveState atomically replaces state.json, durably: once it returns, a
+// machine crash leaves the new state.
 func SaveState(dir string, s *State) error {
 	s.UpdatedAt = time.Now().UTC()
-	return writeJSONAtomic(filepath.Join(dir, "state.json"), s)
+	return writeJSON(filepath.Join(dir, "state.json"), s, WriteFileAtomic)
+}
+
+// NoteState replaces state.json whole, as SaveState does, without waiting
+// for the new name to be durable (ReplaceFile). It is for a state the
+// record or the running machine can rebuild: the state after an entry
+// that is already synced in the record (a machine crash leaves the state
+// before it, which Reconcile catches up, as it does for a process killed
+// between the two writes), or a session's process identity, which means
+// nothing after a reboot. Every path saves the directory sync, which on
+// ext4 costs about as much as the file's own.
+func NoteState(dir string, s *State) error {
+	s.UpdatedAt = time.Now().UTC()
+	return writeJSON(filepath.Join(dir, "state.json"), s, ReplaceFile)
 }
 
 // LoadSignal reads signal.json (nil when there is none yet).
@@ -230,7 +244,11 @@ func Ring(dir string, m *Meta, p Progress, s *State, last *EntryBrief) error {
 	if status == StatusOpen {
 		sig.Turn = p.NextAgent
 	}
-	if err := writeJSONAtomic(filepath.Join(dir, "signal.json"), sig); err != nil {
+	// Not synced at all: the doorbell only wakes processes that are
+	// running, each of them copes with one it cannot read, and after a
+	// machine crash Reconcile rings again one that is behind the record
+	// or unreadable. That is one fsync less between two agents.
+	if err := writeJSON(filepath.Join(dir, "signal.json"), sig, ReplaceUnsynced); err != nil {
 		return err
 	}
 	// After the thread's own doorbell: a channel's names its open thread.
@@ -240,18 +258,47 @@ func Ring(dir string, m *Meta, p Progress, s *State, last *EntryBrief) error {
 	return nil
 }
 
-func writeJSONAtomic(path string, v any) error {
+// writeJSON writes v indented to path with write (WriteFileAtomic,
+// ReplaceFile or ReplaceUnsynced).
+func writeJSON(path string, v any, write func(string, []byte, os.FileMode) error) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(path, append(b, '\n'), 0o644)
+	return write(path, append(b, '\n'), 0o644)
 }
 
 // WriteFileAtomic replaces path with data: a synced temporary file renamed
 // over it, then the directory synced, so a crash leaves the old or the new
-// file, never half of one.
+// file, never half of one, and once it returns the new one.
 func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	if err := ReplaceFile(path, data, perm); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+// ReplaceFile is WriteFileAtomic without the directory sync: the data is
+// synced before the rename, so a crash of the process or of the machine
+// leaves the old file or the new one, whole (never the empty file a
+// rename of unsynced data can leave), but after a machine crash it may be
+// the old one.
+func ReplaceFile(path string, data []byte, perm os.FileMode) error {
+	return replace(path, data, perm, true)
+}
+
+// ReplaceUnsynced replaces path with data through a rename, syncing
+// nothing: a process killed at any moment leaves the old file or the new
+// one, whole, and only a machine crash can leave either, or an empty one.
+// It is for files whose every reader copes with that (see Ring and the
+// controller's snapshot).
+func ReplaceUnsynced(path string, data []byte, perm os.FileMode) error {
+	return replace(path, data, perm, false)
+}
+
+// replace writes data to a temporary file beside path, syncs it when
+// asked, and renames it over path.
+func replace(path string, data []byte, perm os.FileMode, sync bool) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -261,7 +308,12 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 		return err
 	}
 	tmp := f.Name()
-	defer os.Remove(tmp) // no-op after a successful rename
+	renamed := false
+	defer func() {
+		if !renamed {
+			os.Remove(tmp)
+		}
+	}()
 	if _, err := f.Write(data); err != nil {
 		f.Close()
 		return fmt.Errorf("write %s: %w", tmp, err)
@@ -270,9 +322,11 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 		f.Close()
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("sync %s: %w", tmp, err)
+	if sync {
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return fmt.Errorf("sync %s: %w", tmp, err)
+		}
 	}
 	if err := f.Close(); err != nil {
 		return err
@@ -280,7 +334,8 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	if err := os.Rename(tmp, path); err != nil {
 		return err
 	}
-	return syncDir(dir)
+	renamed = true
+	return nil
 }
 
 func syncDir(dir string) error {

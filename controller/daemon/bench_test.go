@@ -3,13 +3,17 @@ package daemon
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/walkie-sh/walkie/session/sessiontest"
+	"github.com/walkie-sh/walkie/walkie"
 )
 
 // cpuTime is this process's user+system CPU time so far.
@@ -151,4 +155,130 @@ func allRunning(d *Daemon) bool {
 		}
 	}
 	return true
+}
+
+// BenchmarkServeScale loads the daemon (walkie serve) with 100 and then
+// 1,000 debates, each waiting on a person (a party without a command),
+// and reports for each load: start-up (the daemon started to every debate
+// seen waiting), the RSS and Go heap the load adds, idle CPU (percent of
+// one core over 2 s), the pickup of a debate dropped in afterwards (its
+// file made to its agent's session started) and a person's post to the
+// next agent's session start (the doorbell to start) in one of the loaded
+// debates. The dropped-in debate is made elsewhere and renamed in, so
+// the pickup is the daemon's alone. The ratios 1000/100 show how each grows: 10 is linear, and
+// none should be worse. A session counts as started once the controller
+// has recorded its process in state.json, right after the start.
+//
+//	go test ./controller/daemon -run '^$' -bench ServeScale -benchtime 1x
+func BenchmarkServeScale(b *testing.B) {
+	counts := []int{100, 1000}
+	var figs []serveFigures
+	for range b.N {
+		figs = figs[:0]
+		for _, n := range counts {
+			figs = append(figs, measureServe(b, n))
+		}
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	for i, n := range counts {
+		f := figs[i]
+		b.ReportMetric(ms(f.startup), fmt.Sprintf("startup-ms-%d", n))
+		b.ReportMetric(f.rssMB, fmt.Sprintf("rss-MB-%d", n))
+		b.ReportMetric(f.heapMB, fmt.Sprintf("heap-MB-%d", n))
+		b.ReportMetric(100*f.idleCPU, fmt.Sprintf("idle-cpu-%%-%d", n))
+		b.ReportMetric(ms(f.pickup), fmt.Sprintf("pickup-ms-%d", n))
+		b.ReportMetric(ms(f.post), fmt.Sprintf("post-start-ms-%d", n))
+	}
+	small, large := figs[0], figs[len(figs)-1]
+	ratio := func(a, b float64) float64 { return a / max(b, 1e-9) }
+	b.ReportMetric(ratio(float64(large.startup), float64(small.startup)), "startup-1000/100")
+	b.ReportMetric(ratio(large.rssMB, small.rssMB), "rss-1000/100")
+	b.ReportMetric(ratio(large.heapMB, small.heapMB), "heap-1000/100")
+	b.ReportMetric(ratio(large.idleCPU, small.idleCPU), "idle-cpu-1000/100")
+	b.ReportMetric(ratio(float64(large.pickup), float64(small.pickup)), "pickup-1000/100")
+	b.ReportMetric(ratio(float64(large.post), float64(small.post)), "post-start-1000/100")
+}
+
+// serveFigures is what BenchmarkServeScale measures of one load.
+type serveFigures struct {
+	startup, pickup, post time.Duration
+	rssMB, heapMB         float64
+	idleCPU               float64 // fraction of one core
+}
+
+// measureServe runs a daemon over n debates waiting on alice, whose
+// other party hangs once started (so its session stays to be seen).
+func measureServe(b *testing.B, n int) serveFigures {
+	b.Helper()
+	dir := b.TempDir()
+	cfg := testConfig(b, []string{fakeAgent("mute", "--behavior", "hang")}, "")
+	files := make([]string, n)
+	for i := range n {
+		files[i] = newDebate(b, dir, fmt.Sprintf("load%04d", i), 3, "alice", "mute")
+	}
+	rss0, heap0 := rssMB(), heapInUse()
+	var f serveFigures
+	start := time.Now()
+	d := startDaemon(b, Options{Dir: dir, Config: cfg, Grace: 100 * time.Millisecond})
+	defer d.stop(b)
+	sessiontest.WaitFor(b, 5*time.Minute, fmt.Sprintf("all %d debates waiting for alice", n), func() bool {
+		v := d.Debates()
+		return len(v) == n && !slices.ContainsFunc(v, func(x DebateView) bool { return !strings.Contains(x.Waiting, "alice") })
+	})
+	f.startup = time.Since(start)
+	time.Sleep(200 * time.Millisecond) // let start-up work settle
+	f.rssMB, f.heapMB = rssMB()-rss0, float64(heapInUse()-heap0)/(1<<20)
+	f.idleCPU = measureCPU(2 * time.Second)
+
+	// Made elsewhere and moved in whole, state first: the pickup is the
+	// daemon's, not walkie init's.
+	staged := newDebate(b, b.TempDir(), "dropped", 3, "mute", "alice")
+	dropped := filepath.Join(dir, filepath.Base(staged))
+	if err := os.Rename(walkie.StateDir(staged, "dropped"), walkie.StateDir(dropped, "dropped")); err != nil {
+		b.Fatal(err)
+	}
+	start = time.Now()
+	if err := os.Rename(staged, dropped); err != nil {
+		b.Fatal(err)
+	}
+	awaitSession(b, dropped)
+	f.pickup = time.Since(start)
+
+	start = time.Now()
+	postAs(b, files[n/2], "alice")
+	awaitSession(b, files[n/2])
+	f.post = time.Since(start)
+	return f
+}
+
+// awaitSession polls, finely and within a bound, until the debate's
+// running attempt names its session's process.
+func awaitSession(b *testing.B, file string) {
+	b.Helper()
+	meta, err := walkie.ReadMeta(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := walkie.StateDir(file, meta.ID)
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Microsecond) {
+		if st, err := walkie.LoadState(dir); err == nil && st.Running != nil && st.Running.SessionPID != 0 {
+			return
+		}
+	}
+	b.Fatalf("%s: no session started within a minute", file)
+}
+
+// rssMB is this process's resident set in MB (0 where /proc is not).
+func rssMB() float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			return kb / 1024
+		}
+	}
+	return 0
 }
