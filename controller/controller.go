@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -170,6 +171,10 @@ func Run(ctx context.Context, o Options) (sum Summary, err error) {
 		}
 		recs, err := c.step(ctx, t)
 		sum.Attempts = append(sum.Attempts, recs...)
+		if errors.Is(err, ErrMovedOn) {
+			c.log.Info("a turn was posted while the next one was being planned; deciding again", zap.Int("turn", t.Turn))
+			continue
+		}
 		if err != nil {
 			return sum, err
 		}

@@ -247,3 +247,38 @@ func TestRunVerifiesARecordEditedBetweenTurns(t *testing.T) {
 		t.Errorf("%d attempts ran; want the one before the edit", len(sum.Attempts))
 	}
 }
+
+// A participant posts its own turn between the controller's decision and
+// the attempt's start (here inside Acquire, the last step before it): the
+// post is accepted, nothing of the attempt begins, and the run decides
+// again and goes on with the next party instead of failing.
+func TestRunDecidesAgainWhenATurnIsPostedMeanwhile(t *testing.T) {
+	file, cfg := testDebate(t, 1, map[string]string{"a": shAgent(""), "b": shAgent("")}, "a", "b")
+	posted := false
+	acquire := func(_ context.Context, agent string) (func(), error) {
+		if agent == "a" && !posted {
+			posted = true
+			if _, err := walkie.Append(file, walkie.Post{From: "a", Body: []byte("Posted by a itself.\n")}); err != nil {
+				t.Errorf("a's own post: %v", err)
+			}
+		}
+		return func() {}, nil
+	}
+	sum, err := Run(context.Background(), Options{File: file, Config: cfg, Acquire: acquire})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if sum.Status != walkie.StatusMaxRounds || sum.Turns != 2 || len(sum.Attempts) != 1 || sum.Attempts[0].Agent != "b" {
+		t.Fatalf("summary %+v, want a's post as turn 1 and one attempt, b's", sum)
+	}
+	d, err := walkie.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(d.Entries[0].Body), "Posted by a itself.") {
+		t.Errorf("turn 1 is %q, want a's post", d.Entries[0].Body)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -160,6 +161,12 @@ func promptData(t *plan, file string) config.PromptData {
 		MaxRounds: t.RoundCap, Participants: t.meta.Participants}
 }
 
+// ErrMovedOn is begin's answer (and Home.Begin's) when a turn was
+// recorded between the decision and the attempt: a participant's own
+// post, accepted between two attempts (docs/format.md). Nothing has
+// begun; the loop, or the Temporal workflow, decides again.
+var ErrMovedOn = errors.New("the record moved on while the turn was being planned")
+
 // begin snapshots the file and records the attempt as running, so that a
 // controller killed from here on is cleaned up after by the next one. Both
 // happen under the record lock: a supervisor note posted at the same moment
@@ -173,7 +180,7 @@ func (c *controller) begin(t *plan, sessionID string) ([]byte, time.Time, error)
 	_, err := c.updateState(func(d *walkie.Doc, raw []byte, s *walkie.State) error {
 		p := d.Progress()
 		if p.Turns != t.Turn-1 {
-			return fmt.Errorf("the record changed while turn %d was being planned", t.Turn)
+			return ErrMovedOn
 		}
 		// Unsynced: readSnapshot checks it against the state after a
 		// machine crash.

@@ -244,6 +244,11 @@ func (h *Home) Begin(ctx context.Context, in BeginInput) (Began, error) {
 		return Began{Stale: true}, nil
 	}
 	b, err := hm.Begin(in.Ref)
+	if errors.Is(err, controller.ErrMovedOn) {
+		// A post landed between the look above and the record's lock.
+		h.unlock(hm.Dir())
+		return Began{Stale: true}, nil
+	}
 	if err != nil {
 		h.unlock(hm.Dir())
 		return Began{}, activityError(err)
