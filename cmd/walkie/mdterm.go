@@ -449,7 +449,7 @@ func (m mdTerm) inline(ws *words, n ast.Node, src []byte, st style) {
 		ws.add("]", st)
 		return
 	case *ast.AutoLink:
-		ws.add(string(n.URL(src)), st|styleCyan)
+		ws.add(string(n.Label(src)), st|styleCyan)
 		return
 	case *ast.RawHTML:
 		segs := n.Segments

@@ -39,6 +39,7 @@ func TestRenderMarkdownPlain(t *testing.T) {
 		{"link with its URL", "see [the docs](https://x.dev/docs)", "see the docs (https://x.dev/docs)"},
 		{"link whose text is its URL", "[https://x.dev](https://x.dev)", "https://x.dev"},
 		{"autolink", "<https://x.dev/a>", "https://x.dev/a"},
+		{"mail autolink as written", "<ada@x.dev>", "ada@x.dev"},
 		{"image", "![a chart](c.png)", "[image: a chart (c.png)]"},
 		{"thematic break", "a\n\n---\n\nb", "a\n\n" + strings.Repeat("─", 40) + "\n\nb"},
 		{"table aligned", "| a | bb | c |\n|:--|:-:|--:|\n| long | x | 1 |\n| y | z | 22 |",
