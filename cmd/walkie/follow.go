@@ -64,10 +64,7 @@ func runFollow(c *cli.Context) error {
 	}
 	w := c.App.Writer
 	pal := colorFor(c, w)
-	r, err := newRenderer(pal, termWidth(w, 80), time.Local)
-	if err != nil {
-		return err
-	}
+	r := newRenderer(pal, termWidth(w, 80), time.Local)
 	f := &follower{file: file, dir: walkie.StateDir(file, d.Meta.ID), out: w, r: r, started: map[string]bool{}}
 	// Watch before the first look, so that nothing recorded between the
 	// two goes unseen.

@@ -2,16 +2,11 @@ package main
 
 import (
 	"bytes"
-	"cmp"
 	"fmt"
-	"os"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/glamour"
-	"github.com/charmbracelet/glamour/styles"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/walkie-sh/walkie/walkie"
@@ -21,43 +16,27 @@ import (
 // says who wrote it, when, in which round and whether it signs off, its
 // markdown rendered for the terminal, the controller's markers left out.
 type renderer struct {
-	md    *glamour.TermRenderer
+	md    mdTerm
 	pal   palette
 	width int
 	loc   *time.Location // times are shown in it
 }
 
-// newRenderer renders for a terminal of width columns. With colour it
-// uses glamour's dark style, or the one GLAMOUR_STYLE names (a style name
-// or a JSON file); without, plain text that reads the same in a pipe.
-func newRenderer(pal palette, width int, loc *time.Location) (*renderer, error) {
-	style := glamour.WithStandardStyle(styles.NoTTYStyle)
-	if pal.on {
-		// Not glamour's "auto": it asks the terminal for its background
-		// colour, and a terminal that does not answer costs seconds.
-		style = glamour.WithStylePath(cmp.Or(os.Getenv("GLAMOUR_STYLE"), styles.DarkStyle))
-	}
-	md, err := glamour.NewTermRenderer(style, glamour.WithWordWrap(width-4))
-	if err != nil {
-		return nil, fmt.Errorf("markdown renderer: %w", err)
-	}
-	return &renderer{md: md, pal: pal, width: width, loc: loc}, nil
+// newRenderer renders for a terminal of width columns, in colour when
+// pal is on and as plain text that reads the same in a pipe when not.
+func newRenderer(pal palette, width int, loc *time.Location) *renderer {
+	return &renderer{md: mdTerm{pal: pal, width: width - 4}, pal: pal, width: width, loc: loc}
 }
 
-var trailingBlanks = regexp.MustCompile(`[ \t]+\n`)
-
-// markdown renders text. Plain output loses the padding glamour puts at
-// the end of every line, so a pipe or a diff sees only the text.
+// markdown renders text two columns in from the left edge.
 func (r *renderer) markdown(text []byte) string {
-	out, err := r.md.Render(string(text))
-	if err != nil {
-		// Whatever glamour chokes on, the text itself is still readable.
-		out = string(text)
+	lines := strings.Split(r.md.render(text), "\n")
+	for i, l := range lines {
+		if l != "" {
+			lines[i] = "  " + l
+		}
 	}
-	if !r.pal.on {
-		out = trailingBlanks.ReplaceAllString(out+"\n", "\n")
-	}
-	return strings.Trim(out, "\n") + "\n"
+	return strings.Join(lines, "\n") + "\n"
 }
 
 // rule is a line across the width with a title on it: "── title ────".
@@ -127,7 +106,7 @@ func (r *renderer) entry(d *walkie.Doc, e *walkie.Entry) string {
 	if t := e.Marker.Tags; !t.IsZero() {
 		// The trailer lines are told on the rule line, right after who
 		// wrote it, where a reader scanning a thread looks for them;
-		// glamour would run them together into one paragraph.
+		// markdown would run them together into one paragraph.
 		title = slices.Insert(title, 1, r.tags(t))
 		body = []byte(e.Text() + "\n")
 	}

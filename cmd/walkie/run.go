@@ -372,10 +372,7 @@ func printSummary(c *cli.Context, file string, sum controller.Summary) error {
 	if c.Bool("json") {
 		return writeEndJSON(w, file, d, sum)
 	}
-	r, err := newRenderer(colorFor(c, w), termWidth(w, 80), time.Local)
-	if err != nil {
-		return err
-	}
+	r := newRenderer(colorFor(c, w), termWidth(w, 80), time.Local)
 	writeEnd(w, r, file, where(file), d, sum)
 	return nil
 }

@@ -19,8 +19,8 @@ func showCommand() *cli.Command {
 		Description: `Prints the debate for a person to read: its status, the briefing, then every
 entry under a line naming its author, its round, when it was recorded (in
 your time zone) and whether it signs off. The markdown is rendered for the
-terminal (with colour on a terminal; see --color and NO_COLOR; GLAMOUR_STYLE
-picks another glamour style) and the controller's marker lines are left out.
+terminal (with colour on a terminal; see --color and NO_COLOR) and the
+controller's marker lines are left out.
 Piped, it prints plain text. --raw prints the file exactly as it is on disk.
 
 A record that does not verify is still shown, with the reason on standard
@@ -50,10 +50,7 @@ EXAMPLES:
 			if err != nil {
 				return err
 			}
-			r, err := newRenderer(colorFor(c, w), termWidth(w, 80), time.Local)
-			if err != nil {
-				return err
-			}
+			r := newRenderer(colorFor(c, w), termWidth(w, 80), time.Local)
 			if err := writeShow(w, r, d); err != nil {
 				return err
 			}

@@ -60,20 +60,14 @@ func fixture(t *testing.T, name string) *walkie.Doc {
 	return d
 }
 
-func plainRenderer(t *testing.T) *renderer {
-	r, err := newRenderer(palette{}, 80, time.UTC)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
+func plainRenderer() *renderer { return newRenderer(palette{}, 80, time.UTC) }
 
 func TestShowGolden(t *testing.T) {
 	for _, name := range []string{"converged", "max-rounds", "closed"} {
 		t.Run(name, func(t *testing.T) {
 			d := fixture(t, name+".walkie.md")
 			var out bytes.Buffer
-			if err := writeShow(&out, plainRenderer(t), d); err != nil {
+			if err := writeShow(&out, plainRenderer(), d); err != nil {
 				t.Fatal(err)
 			}
 			got := out.String()
@@ -100,10 +94,7 @@ func TestShowGolden(t *testing.T) {
 // the markers.
 func TestShowInColour(t *testing.T) {
 	d := fixture(t, "converged.walkie.md")
-	r, err := newRenderer(palette{on: true}, 80, time.UTC)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := newRenderer(palette{on: true}, 80, time.UTC)
 	var out bytes.Buffer
 	if err := writeShow(&out, r, d); err != nil {
 		t.Fatal(err)
@@ -131,7 +122,7 @@ func TestEndOfRunGolden(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			d := fixture(t, tt.fixture)
 			var out bytes.Buffer
-			writeEnd(&out, plainRenderer(t), tt.fixture, "/home/me/api/"+tt.fixture, d, tt.sum)
+			writeEnd(&out, plainRenderer(), tt.fixture, "/home/me/api/"+tt.fixture, d, tt.sum)
 			golden(t, tt.name+".end.golden", out.Bytes())
 		})
 	}

@@ -68,12 +68,15 @@ func (p palette) paint(sgr, s string) string {
 	return "\x1b[" + sgr + "m" + s + "\x1b[0m"
 }
 
-func (p palette) bold(s string) string   { return p.paint("1", s) }
-func (p palette) dim(s string) string    { return p.paint("2", s) }
-func (p palette) green(s string) string  { return p.paint("32", s) }
-func (p palette) yellow(s string) string { return p.paint("33", s) }
-func (p palette) red(s string) string    { return p.paint("31", s) }
-func (p palette) cyan(s string) string   { return p.paint("36", s) }
+func (p palette) bold(s string) string      { return p.paint("1", s) }
+func (p palette) dim(s string) string       { return p.paint("2", s) }
+func (p palette) italic(s string) string    { return p.paint("3", s) }
+func (p palette) underline(s string) string { return p.paint("4", s) }
+func (p palette) strike(s string) string    { return p.paint("9", s) }
+func (p palette) green(s string) string     { return p.paint("32", s) }
+func (p palette) yellow(s string) string    { return p.paint("33", s) }
+func (p palette) red(s string) string       { return p.paint("31", s) }
+func (p palette) cyan(s string) string      { return p.paint("36", s) }
 
 // outcome paints an attempt's outcome: green when the turn is in, yellow
 // for what a retry may cure, red for what it will not.
