@@ -574,7 +574,7 @@ func (rt *Table) phaseAttempt(ctx context.Context, m *walkie.Meta, p walkie.Phas
 	case !errors.Is(readErr, fs.ErrNotExist):
 		bad = readErr
 	}
-	rec.Outcome, rec.Detail = classifyPhase(res, readErr == nil, bad)
+	rec.Outcome, rec.Detail = classifyFile(res, readErr == nil, bad, phaseWords)
 	if err := engine.AppendTurnLog(rt.Dir, rec); err != nil {
 		return rec, nil, "", err
 	}
@@ -593,25 +593,6 @@ func (rt *Table) phaseAttempt(ctx context.Context, m *walkie.Meta, p walkie.Phas
 		text = file.Data
 	}
 	return rec, text, res.Stop, nil
-}
-
-// classifyPhase names a phase attempt's outcome, as classifyReview does a
-// review's: a usable file counts whatever the exit code; the session's
-// ending comes before a missing or unusable file.
-func classifyPhase(res engine.Result, wrote bool, bad error) (walkie.Outcome, string) {
-	if out, detail, ok := engine.Stopped(res.Stop, "phase's file"); ok {
-		return out, detail
-	}
-	if wrote && bad == nil {
-		return walkie.OutcomeAccepted, engine.EndedAfterGrace(res.Result, "file written", "agent")
-	}
-	if out, detail, ok := engine.Failure(res.Result, "file"); ok {
-		return out, detail
-	}
-	if bad != nil {
-		return walkie.OutcomeMalformed, bad.Error()
-	}
-	return walkie.OutcomeNoTurn, "no file was written"
 }
 
 // CopyApprovedPhases gives the new record dst (a copy of src, made by

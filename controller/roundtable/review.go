@@ -245,7 +245,7 @@ func (rt *Table) reviewAttempt(ctx context.Context, job *reviewJob, a config.Age
 		return rec, nil, nil, "", fmt.Errorf("check %s's copy of the workspace: %w", name, err)
 	}
 	discarded = diffManifests(job.manifest, now)
-	rec.Outcome, rec.Detail = classifyReview(res, readErr == nil, parseErr)
+	rec.Outcome, rec.Detail = classifyFile(res, readErr == nil, parseErr, reviewWords)
 	if rec.Outcome == walkie.OutcomeAccepted {
 		verdict = &v
 	}
@@ -273,23 +273,34 @@ func (rt *Table) reviewAttempt(ctx context.Context, job *reviewJob, a config.Age
 	return rec, verdict, discarded, res.Stop, nil
 }
 
-// classifyReview names a review attempt's outcome. A valid verdict counts
-// whatever the exit code; the session's ending comes before a missing or
-// invalid file, so a timeout reads as a timeout.
-func classifyReview(res engine.Result, wrote bool, parseErr error) (walkie.Outcome, string) {
-	if out, detail, ok := engine.Stopped(res.Stop, "review"); ok {
+// fileWords are how an attempt that writes one file (a review's verdict,
+// a phase's output) names things in its outcome's detail.
+type fileWords struct {
+	stopped, written, writer, file, missing string
+}
+
+var (
+	reviewWords = fileWords{stopped: "review", written: "verdict recorded", writer: "reviewer", file: "verdict", missing: "no verdict file was written"}
+	phaseWords  = fileWords{stopped: "phase's file", written: "file written", writer: "agent", file: "file", missing: "no file was written"}
+)
+
+// classifyFile names the outcome of an attempt whose product is one file.
+// A usable file counts whatever the exit code; the session's ending comes
+// before a missing or unusable file, so a timeout reads as a timeout.
+func classifyFile(res engine.Result, wrote bool, bad error, w fileWords) (walkie.Outcome, string) {
+	if out, detail, ok := engine.Stopped(res.Stop, w.stopped); ok {
 		return out, detail
 	}
-	if wrote && parseErr == nil {
-		return walkie.OutcomeAccepted, engine.EndedAfterGrace(res.Result, "verdict recorded", "reviewer")
+	if wrote && bad == nil {
+		return walkie.OutcomeAccepted, engine.EndedAfterGrace(res.Result, w.written, w.writer)
 	}
-	if out, detail, ok := engine.Failure(res.Result, "verdict"); ok {
+	if out, detail, ok := engine.Failure(res.Result, w.file); ok {
 		return out, detail
 	}
-	if parseErr != nil {
-		return walkie.OutcomeMalformed, parseErr.Error()
+	if bad != nil {
+		return walkie.OutcomeMalformed, bad.Error()
 	}
-	return walkie.OutcomeNoTurn, "no verdict file was written"
+	return walkie.OutcomeNoTurn, w.missing
 }
 
 // reviewerJob is the engine's job for one reviewer attempt in its sandbox:
