@@ -164,8 +164,8 @@ EXAMPLES:
 			&cli.StringFlag{Name: "from", Usage: "the conversation: text, markdown, or a Claude Code or Codex session log (required)"},
 			&cli.StringFlag{Name: "agent", Usage: "configured agent that distills (default: the first participant's)"},
 			&cli.StringFlag{Name: "config", Usage: "config file (default: ./walkie.yaml, then the user config dir)"},
-			&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "auto (human on a terminal, JSON otherwise), console or json"},
-			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "debug logging"},
+			logFormatFlag(),
+			verboseFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			file, err := fileArg(c)
@@ -180,9 +180,9 @@ EXAMPLES:
 				return withCode(exitBadInput, err)
 			}
 			stderr := c.App.ErrWriter
-			log, err := newLogger(stderr, c.String("log-format"), c.Bool("verbose"), isTerminal(stderr))
+			log, err := commandLogger(c)
 			if err != nil {
-				return withCode(exitBadInput, err)
+				return err
 			}
 			defer func() { _ = log.Sync() }()
 			ctx, stop := interruptible(c.Context, stderr)

@@ -387,3 +387,24 @@ func (d *display) liveText(l *liveLine) string {
 	}
 	return s
 }
+
+// logFormatFlag and verboseFlag are how a command that logs as the
+// daemon does lets its log be chosen; commandLogger builds that log.
+func logFormatFlag() cli.Flag {
+	return &cli.StringFlag{Name: "log-format", Value: "auto", Usage: "auto (human on a terminal, JSON otherwise), console or json"}
+}
+
+func verboseFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "debug logging"}
+}
+
+// commandLogger is newLogger as --log-format and --verbose ask, on the
+// command's standard error; a --log-format it does not know is bad input.
+func commandLogger(c *cli.Context) (*zap.Logger, error) {
+	stderr := c.App.ErrWriter
+	log, err := newLogger(stderr, c.String("log-format"), c.Bool("verbose"), isTerminal(stderr))
+	if err != nil {
+		return nil, withCode(exitBadInput, err)
+	}
+	return log, nil
+}

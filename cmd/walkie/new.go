@@ -64,7 +64,7 @@ EXAMPLES:
 			&cli.StringFlag{Name: "config", Usage: "config file (default: ./walkie.yaml, then the user config dir)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},
 			&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "auto (live lines on a terminal, one progress line per event elsewhere), console or json (log lines)"},
-			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "debug logging"},
+			verboseFlag(),
 		),
 		Action: runNew,
 	}

@@ -86,8 +86,8 @@ EXAMPLES:
 			&cli.StringFlag{Name: "out", Usage: "where records and reports go (default: $RUNNER_TEMP/walkie-review on GitHub Actions, else ./walkie-review)"},
 			&cli.StringFlag{Name: "config", Usage: "config file (never ./walkie.yaml implicitly: in a pull request it is the pull request's)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the JSON report on stdout"},
-			&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "auto (human on a terminal, JSON otherwise), console or json"},
-			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "debug logging"},
+			logFormatFlag(),
+			verboseFlag(),
 		},
 		Action: runReview,
 	}
@@ -108,9 +108,9 @@ func runReview(c *cli.Context) error {
 	if err != nil {
 		return inputFailed(stdout, onGitHub, err)
 	}
-	log, err := newLogger(stderr, c.String("log-format"), c.Bool("verbose"), isTerminal(stderr))
+	log, err := commandLogger(c)
 	if err != nil {
-		return withCode(exitBadInput, err)
+		return err
 	}
 	defer func() { _ = log.Sync() }()
 	opts.Log = log

@@ -29,7 +29,7 @@ func runFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "approve", Usage: "approve an unapproved briefing, and a round table's phases, without asking (for CI); the log says so"},
 		&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},
 		&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "auto (live lines on a terminal, one progress line per event elsewhere), console or json (log lines)"},
-		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "debug logging"},
+		verboseFlag(),
 	}, notifyFlags()...)
 }
 

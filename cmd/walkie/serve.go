@@ -83,8 +83,8 @@ EXAMPLES:
 			&cli.StringSliceFlag{Name: "allowed-host", Usage: "a Host name the HTTP API also answers for, e.g. a reverse proxy's (NAME or NAME:PORT; repeatable; the config's serve.allowed_hosts adds more)"},
 			&cli.DurationFlag{Name: "grace", Value: daemon.DefaultGrace, Usage: "after SIGTERM, how long running turns may finish before they are interrupted"},
 			&cli.DurationFlag{Name: "rate-window", Hidden: true, Usage: "the rate limit's window (tests only; default an hour)"},
-			&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "auto (human on a terminal, JSON otherwise), console or json"},
-			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "debug logging"},
+			logFormatFlag(),
+			verboseFlag(),
 		}, temporalFlags()...),
 		Action: runServe,
 	}
@@ -95,9 +95,9 @@ func runServe(c *cli.Context) error {
 		return withCode(exitBadInput, fmt.Errorf("serve takes no arguments (use --dir %s)", c.Args().First()))
 	}
 	stderr := c.App.ErrWriter
-	log, err := newLogger(stderr, c.String("log-format"), c.Bool("verbose"), isTerminal(stderr))
+	log, err := commandLogger(c)
 	if err != nil {
-		return withCode(exitBadInput, err)
+		return err
 	}
 	defer func() { _ = log.Sync() }()
 	cfg, err := config.Load(c.String("config"))

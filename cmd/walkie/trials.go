@@ -126,9 +126,9 @@ func runTrials(c *cli.Context) error {
 		return withCode(exitBadInput, err)
 	}
 	stderr := c.App.ErrWriter
-	log, err := newLogger(stderr, c.String("log-format"), c.Bool("verbose"), isTerminal(stderr))
+	log, err := commandLogger(c)
 	if err != nil {
-		return withCode(exitBadInput, err)
+		return err
 	}
 	defer func() { _ = log.Sync() }()
 	ctx, stop := interruptible(c.Context, stderr)

@@ -42,8 +42,8 @@ EXAMPLES:
 			&cli.DurationFlag{Name: "retry-after", Usage: "wait this long after an invocation before the retry, and after the retry before escalating (default: the agent's debounce)"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object per debate"},
 			takeOverFlag(),
-			&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "auto (human on a terminal, JSON otherwise), console or json"},
-			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "debug logging"},
+			logFormatFlag(),
+			verboseFlag(),
 		}, notifyFlags()...),
 		Action: runWatch,
 	}
@@ -57,9 +57,9 @@ func runWatch(c *cli.Context) error {
 		return withCode(exitBadInput, fmt.Errorf("watch needs exactly one PATH argument (got %d)", c.NArg()))
 	}
 	stderr := c.App.ErrWriter
-	log, err := newLogger(stderr, c.String("log-format"), c.Bool("verbose"), isTerminal(stderr))
+	log, err := commandLogger(c)
 	if err != nil {
-		return withCode(exitBadInput, err)
+		return err
 	}
 	defer func() { _ = log.Sync() }()
 	cfg, err := config.Load(c.String("config"))

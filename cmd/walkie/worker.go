@@ -80,8 +80,8 @@ EXAMPLES:
 			&cli.StringSliceFlag{Name: "repo", Usage: "a clone of a repository whose debates run in git worktrees (workspace: worktree); repeatable"},
 			&cli.StringFlag{Name: "identity", Usage: "the worker's name in Temporal and the turn log (default walkie-worker@HOST:PID)"},
 			&cli.DurationFlag{Name: "grace", Value: temporal.DefaultWorkerGrace, Usage: "after SIGTERM, how long running turns may finish before they are interrupted"},
-			&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "auto (human on a terminal, JSON otherwise), console or json"},
-			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "debug logging"},
+			logFormatFlag(),
+			verboseFlag(),
 		),
 		Action: runWorker,
 	}
@@ -92,9 +92,9 @@ func runWorker(c *cli.Context) error {
 		return withCode(exitBadInput, fmt.Errorf("worker takes no arguments (got %s)", c.Args().First()))
 	}
 	stderr := c.App.ErrWriter
-	log, err := newLogger(stderr, c.String("log-format"), c.Bool("verbose"), isTerminal(stderr))
+	log, err := commandLogger(c)
 	if err != nil {
-		return withCode(exitBadInput, err)
+		return err
 	}
 	defer func() { _ = log.Sync() }()
 	cfg, err := config.Load(c.String("config"))
