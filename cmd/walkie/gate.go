@@ -46,19 +46,9 @@ EXAMPLES:
 			if !gateSHARe.MatchString(sha) {
 				return withCode(exitBadInput, fmt.Errorf("--ref %q is not a commit's sha (7 to 64 lower-case hex digits)", sha))
 			}
-			d, err := walkie.Load(file)
+			d, err := loadVerified(file)
 			if err != nil {
 				return err
-			}
-			if err := d.Verify(); err != nil {
-				return withCode(exitUnverified, err)
-			}
-			st, err := walkie.LoadState(walkie.StateDir(file, d.Meta.ID))
-			if err != nil {
-				return err
-			}
-			if err := d.CheckState(st); err != nil {
-				return withCode(exitUnverified, err)
 			}
 			same, err := gateCompare(c, file, &d.Meta, sha)
 			if err != nil {

@@ -539,22 +539,9 @@ EXAMPLES:
 			if err != nil {
 				return err
 			}
-			d, err := walkie.Load(file)
+			d, err := loadVerified(file)
 			if err != nil {
 				return err
-			}
-			// Whatever the chain, the briefing hash or the state record
-			// finds wrong, verify's answer is "does not verify" (exit 4);
-			// only a file that is not a walkie file at all is bad input.
-			if err := d.Verify(); err != nil {
-				return withCode(exitUnverified, err)
-			}
-			st, err := walkie.LoadState(walkie.StateDir(file, d.Meta.ID))
-			if err != nil {
-				return err
-			}
-			if err := d.CheckState(st); err != nil {
-				return withCode(exitUnverified, err)
 			}
 			fmt.Fprintf(c.App.Writer, "%s: ok, %s, chain %s\n", file, walkie.Count(len(d.Entries), "entry", "entries"), d.LastHash())
 			return nil
@@ -695,4 +682,26 @@ EXAMPLES:
 			return nil
 		},
 	}
+}
+
+// loadVerified loads the record and checks it as walkie verify does: the
+// chain, the briefing's pin and the state record. Whatever they find
+// wrong is "does not verify" (exit 4); only a file that is not a walkie
+// file at all is bad input.
+func loadVerified(file string) (*walkie.Doc, error) {
+	d, err := walkie.Load(file)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.Verify(); err != nil {
+		return nil, withCode(exitUnverified, err)
+	}
+	st, err := walkie.LoadState(walkie.StateDir(file, d.Meta.ID))
+	if err != nil {
+		return nil, err
+	}
+	if err := d.CheckState(st); err != nil {
+		return nil, withCode(exitUnverified, err)
+	}
+	return d, nil
 }

@@ -127,15 +127,7 @@ func skillInstallCommand() *cli.Command {
 		Usage: "write the skill where the CLIs look for it",
 		Flags: skillFlags(),
 		Action: func(c *cli.Context) error {
-			clis, user, err := skillTargets(c)
-			if err != nil {
-				return err
-			}
-			for _, name := range clis {
-				path, err := skillPath(name, user)
-				if err != nil {
-					return err
-				}
+			return eachSkill(c, func(name, path string) error {
 				text := renderSkill(name)
 				old, err := os.ReadFile(path)
 				switch {
@@ -143,7 +135,7 @@ func skillInstallCommand() *cli.Command {
 					return withCode(exitRefused, fmt.Errorf("%s exists and walkie did not write it: left alone; move it away to install walkie's", path))
 				case err == nil && bytes.Equal(old, text):
 					fmt.Fprintf(c.App.Writer, "%s skill already installed: %s\n", cliTitle[name], path)
-					continue
+					return nil
 				case err != nil && !errors.Is(err, fs.ErrNotExist):
 					return err
 				}
@@ -151,8 +143,8 @@ func skillInstallCommand() *cli.Command {
 					return fmt.Errorf("install the %s skill: %w", cliTitle[name], err)
 				}
 				fmt.Fprintf(c.App.Writer, "%s skill installed: %s (walkie %s)\n", cliTitle[name], path, readBuildVersion().Version)
-			}
-			return nil
+				return nil
+			})
 		},
 	}
 }
@@ -163,20 +155,12 @@ func skillRemoveCommand() *cli.Command {
 		Usage: "remove the skill walkie installed",
 		Flags: skillFlags(),
 		Action: func(c *cli.Context) error {
-			clis, user, err := skillTargets(c)
-			if err != nil {
-				return err
-			}
-			for _, name := range clis {
-				path, err := skillPath(name, user)
-				if err != nil {
-					return err
-				}
+			return eachSkill(c, func(name, path string) error {
 				old, err := os.ReadFile(path)
 				switch {
 				case errors.Is(err, fs.ErrNotExist):
 					fmt.Fprintf(c.App.Writer, "%s skill not installed at %s\n", cliTitle[name], path)
-					continue
+					return nil
 				case err != nil:
 					return err
 				case !bytes.Contains(old, []byte(skillMarker)):
@@ -187,10 +171,29 @@ func skillRemoveCommand() *cli.Command {
 				}
 				_ = os.Remove(filepath.Dir(path)) // only if empty: a person's own files there stay
 				fmt.Fprintf(c.App.Writer, "%s skill removed: %s\n", cliTitle[name], path)
-			}
-			return nil
+				return nil
+			})
 		},
 	}
+}
+
+// eachSkill calls do with each CLI the flags name and where its skill
+// goes, stopping at the first error.
+func eachSkill(c *cli.Context, do func(name, path string) error) error {
+	clis, user, err := skillTargets(c)
+	if err != nil {
+		return err
+	}
+	for _, name := range clis {
+		path, err := skillPath(name, user)
+		if err != nil {
+			return err
+		}
+		if err := do(name, path); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func skillShowCommand() *cli.Command {
