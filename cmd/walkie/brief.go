@@ -244,22 +244,7 @@ EXAMPLES:
 			if walkie.ControllerRunning(walkie.StateDir(file, d.Meta.ID)) {
 				return withCode(exitRefused, errors.New("a controller is running this debate: the briefing cannot change under it"))
 			}
-			tmp, err := os.CreateTemp("", "walkie-briefing-*.md")
-			if err != nil {
-				return err
-			}
-			defer os.Remove(tmp.Name())
-			_, err = tmp.Write(d.Briefing)
-			if cerr := tmp.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return err
-			}
-			if err := runEditor(tmp.Name()); err != nil {
-				return fmt.Errorf("%w; the briefing is unchanged", err)
-			}
-			text, err := os.ReadFile(tmp.Name())
+			text, err := editText(d.Briefing)
 			if err != nil {
 				return err
 			}
@@ -302,6 +287,28 @@ func runDistill(ctx context.Context, o distill.Options) (distill.Result, error) 
 // runEditor runs $EDITOR (vi if unset) on path, on the user's terminal.
 // $EDITOR may hold arguments ("code --wait"), so it goes through the shell,
 // with the path as a separate argument that needs no quoting.
+// editText opens text in $EDITOR, in a temporary file of its own, and
+// returns what was saved; an editor that fails leaves the briefing as it
+// was.
+func editText(text []byte) ([]byte, error) {
+	tmp, err := os.CreateTemp("", "walkie-briefing-*.md")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(text)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := runEditor(tmp.Name()); err != nil {
+		return nil, fmt.Errorf("%w; the briefing is unchanged", err)
+	}
+	return os.ReadFile(tmp.Name())
+}
+
 func runEditor(path string) error {
 	editor := strings.TrimSpace(os.Getenv("EDITOR"))
 	if editor == "" {

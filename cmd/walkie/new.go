@@ -255,22 +255,7 @@ func showBriefing(w io.Writer, file string, text []byte) {
 // editBriefing opens the briefing alone in $EDITOR and writes back what
 // was saved.
 func editBriefing(w io.Writer, file string, text []byte) error {
-	tmp, err := os.CreateTemp("", "walkie-briefing-*.md")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(text)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	if err := runEditor(tmp.Name()); err != nil {
-		return fmt.Errorf("%w; the briefing is unchanged", err)
-	}
-	edited, err := os.ReadFile(tmp.Name())
+	edited, err := editText(text)
 	if err != nil {
 		return err
 	}
