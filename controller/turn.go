@@ -184,7 +184,7 @@ func (c *controller) begin(t *plan, sessionID string) ([]byte, time.Time, error)
 		}
 		// Unsynced: readSnapshot checks it against the state after a
 		// machine crash.
-		if err := walkie.ReplaceUnsynced(path, raw, 0o600); err != nil {
+		if err := walkie.RewriteUnsynced(path, raw, 0o600); err != nil {
 			return fmt.Errorf("snapshot: %w", err)
 		}
 		snapshot = raw
@@ -221,9 +221,7 @@ func (c *controller) noteSession(s *session.Session) {
 		return
 	}
 	// Only the running attempt changes: no need to read the record or
-	// ring the doorbell. Nor to make it durable (NoteState): a process
-	// identity means nothing after a reboot, and a controller killed
-	// meanwhile leaves the page cache, so the next one reads it.
+	// ring the doorbell.
 	err = func() error {
 		lock, err := walkie.LockRecord(c.dir)
 		if err != nil {
@@ -235,7 +233,7 @@ func (c *controller) noteSession(s *session.Session) {
 			return err
 		}
 		st.Running.SessionPID, st.Running.SessionStart = id.Pid, id.StartTicks
-		return walkie.NoteState(c.dir, st)
+		return walkie.SaveState(c.dir, st)
 	}()
 	if err != nil {
 		c.log.Warn("cannot record the session's process", zap.Error(err))

@@ -43,33 +43,24 @@ type SessionActivity struct {
 // agent printing one endless line cannot grow the file.
 const MaxActivityLine = 300
 
-// WriteActivity replaces dir/activity.json. It is renamed into place but
-// not synced: it says what is happening now, and a crash makes it stale
-// anyway.
+// WriteActivity replaces dir/activity.json, unsynced (RewriteUnsynced):
+// it says what is happening now, and a crash makes it stale anyway.
 func WriteActivity(dir string, a *Activity) error {
 	b, err := json.Marshal(a)
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(dir, ActivityFile)
-	f, err := os.CreateTemp(dir, "."+ActivityFile+".tmp*")
-	if err != nil {
+	if err := RewriteUnsynced(filepath.Join(dir, ActivityFile), b, 0o600); err != nil {
 		return fmt.Errorf("write activity: %w", err)
 	}
-	defer os.Remove(f.Name()) // no-op after the rename
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return fmt.Errorf("write activity: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write activity: %w", err)
-	}
-	return os.Rename(f.Name(), path)
+	return nil
 }
 
 // RemoveActivity removes dir/activity.json; a missing file is no error.
+// Where the file is rewritten in place it becomes the spare instead, so
+// that the next session's first line makes no new file.
 func RemoveActivity(dir string) error {
-	err := os.Remove(filepath.Join(dir, ActivityFile))
+	err := retire(filepath.Join(dir, ActivityFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

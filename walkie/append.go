@@ -335,12 +335,13 @@ func (d *Doc) CheckState(st *State) error {
 
 // recordAppended updates state.json and rings the doorbell after an entry
 // is synced in the record; before is the debate's status before it.
-// Neither waits for its rename to be durable (NoteState): the record is,
-// and Reconcile brings both back in line with it after a machine crash.
+// The state is synced (SaveState) and the doorbell is not: after a machine
+// crash Reconcile rings again a doorbell behind the record, and brings
+// back in line a state that a process killed between the two writes left.
 func recordAppended(dir string, meta *Meta, st *State, prog Progress, brief *EntryBrief, before string) error {
 	st.LastSeq, st.LastHash = prog.Seq, prog.Hash
 	st.Settle(meta, prog, before)
-	if err := NoteState(dir, st); err != nil {
+	if err := SaveState(dir, st); err != nil {
 		return fmt.Errorf("entry %d is recorded but state.json was not updated: %w", prog.Seq, err)
 	}
 	if err := Ring(dir, meta, prog, st, brief); err != nil {
@@ -764,9 +765,8 @@ func doorbellAgrees(dir string, m *Meta, p Progress, st *State) bool {
 // Reconcile makes state.json and the doorbell agree with a record that is
 // ahead of them: an entry stamped by a process that died before it could
 // write the state (its append is synced first, so this is the one way the
-// two part), or a machine crash that lost the rename of either (neither
-// waits for it to be durable: NoteState). A doorbell behind the record or
-// unreadable is rung again. Nothing changes when they agree or the record
+// two part), or a machine crash that lost the doorbell, which is never
+// synced (Ring). A doorbell behind the record or unreadable is rung again. Nothing changes when they agree or the record
 // does not verify. It reports whether it wrote.
 func Reconcile(file string) (bool, error) {
 	meta, err := ReadMeta(file)

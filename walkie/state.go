@@ -199,24 +199,12 @@ func LoadState(dir string) (*State, error) {
 	return s, nil
 }
 
-// SaveState atomically replaces state.json, durably: once it returns, a
-// machine crash leaves the new state.
+// SaveState replaces state.json whole and durably: once it returns, a
+// machine crash leaves the new state, and a process killed at any moment
+// leaves the old one or the new one (RewriteFile).
 func SaveState(dir string, s *State) error {
 	s.UpdatedAt = time.Now().UTC()
-	return writeJSON(filepath.Join(dir, "state.json"), s, WriteFileAtomic)
-}
-
-// NoteState replaces state.json whole, as SaveState does, without waiting
-// for the new name to be durable (ReplaceFile). It is for a state the
-// record or the running machine can rebuild: the state after an entry
-// that is already synced in the record (a machine crash leaves the state
-// before it, which Reconcile catches up, as it does for a process killed
-// between the two writes), or a session's process identity, which means
-// nothing after a reboot. Every path saves the directory sync, which on
-// ext4 costs about as much as the file's own.
-func NoteState(dir string, s *State) error {
-	s.UpdatedAt = time.Now().UTC()
-	return writeJSON(filepath.Join(dir, "state.json"), s, ReplaceFile)
+	return writeJSON(filepath.Join(dir, "state.json"), s, RewriteFile)
 }
 
 // LoadSignal reads signal.json (nil when there is none yet).
@@ -248,7 +236,7 @@ func Ring(dir string, m *Meta, p Progress, s *State, last *EntryBrief) error {
 	// running, each of them copes with one it cannot read, and after a
 	// machine crash Reconcile rings again one that is behind the record
 	// or unreadable. That is one fsync less between two agents.
-	if err := writeJSON(filepath.Join(dir, "signal.json"), sig, ReplaceUnsynced); err != nil {
+	if err := writeJSON(filepath.Join(dir, "signal.json"), sig, RewriteUnsynced); err != nil {
 		return err
 	}
 	// After the thread's own doorbell: a channel's names its open thread.
@@ -258,8 +246,8 @@ func Ring(dir string, m *Meta, p Progress, s *State, last *EntryBrief) error {
 	return nil
 }
 
-// writeJSON writes v indented to path with write (WriteFileAtomic,
-// ReplaceFile or ReplaceUnsynced).
+// writeJSON writes v indented to path with write (one of the Replace or
+// Rewrite functions).
 func writeJSON(path string, v any, write func(string, []byte, os.FileMode) error) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
@@ -290,8 +278,7 @@ func ReplaceFile(path string, data []byte, perm os.FileMode) error {
 // ReplaceUnsynced replaces path with data through a rename, syncing
 // nothing: a process killed at any moment leaves the old file or the new
 // one, whole, and only a machine crash can leave either, or an empty one.
-// It is for files whose every reader copes with that (see Ring and the
-// controller's snapshot).
+// It is for files whose every reader copes with that.
 func ReplaceUnsynced(path string, data []byte, perm os.FileMode) error {
 	return replace(path, data, perm, false)
 }
