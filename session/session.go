@@ -311,6 +311,8 @@ func (s *Session) start() error {
 		s.abandon()
 		return err
 	}
+	// While the agent starts up: off the path between two agents.
+	reserveTranscripts(s.spec.RawPath, s.spec.TextPath)
 	return nil
 }
 
@@ -350,9 +352,12 @@ func createTranscript(path string, limit int64) (*capWriter, *bufio.Writer, erro
 	}
 	// 0600: a transcript can hold whatever the agent printed, secrets
 	// included.
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return nil, nil, fmt.Errorf("transcript: %w", err)
+	f := takeReserve(path)
+	if f == nil {
+		var err error
+		if f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600); err != nil {
+			return nil, nil, fmt.Errorf("transcript: %w", err)
+		}
 	}
 	c := newCapWriter(f, limit)
 	return c, bufio.NewWriterSize(c, transcriptSize), nil
