@@ -33,13 +33,16 @@ const benchTurns = 200
 // through a bare pty (the least any controller can pay for the handoff)
 // and reports the ratios. The controller's CPU per turn is getrusage of
 // this process around the run (RUSAGE_SELF, target at most 1 ms); the
-// agents' own (RUSAGE_CHILDREN) is reported beside it.
+// agents' own (RUSAGE_CHILDREN) is reported beside it, and so is the CPU
+// of the bare pty spawn and of keptSpawn, the pty spawn followed by the
+// synced writes every turn keeps (cpu/kept: how far the controller is
+// from that floor).
 //
 //	go test ./controller -run '^$' -bench TurnGap -benchtime 1x
 func BenchmarkTurnGap(b *testing.B) {
 	agent := buildBenchAgent(b)
-	var gaps, execGaps, ptyGaps []time.Duration
-	var cpu, agentCPU, execCPU time.Duration
+	var gaps, execGaps, ptyGaps, keptGaps []time.Duration
+	var cpu, agentCPU, execCPU, ptyCPU, keptCPU time.Duration
 	turns, spawns := 0, 0
 	b.ResetTimer()
 	for range b.N {
@@ -68,10 +71,15 @@ func BenchmarkTurnGap(b *testing.B) {
 		before = selfCPU(b)
 		execGaps = append(execGaps, spawnGaps(b, agent, execSpawn)...)
 		execCPU += selfCPU(b) - before
+		before = selfCPU(b)
 		ptyGaps = append(ptyGaps, spawnGaps(b, agent, ptySpawn)...)
+		ptyCPU += selfCPU(b) - before
+		before = selfCPU(b)
+		keptGaps = append(keptGaps, spawnGaps(b, agent, keptSpawn(b))...)
+		keptCPU += selfCPU(b) - before
 		spawns += benchTurns
 	}
-	for _, g := range [][]time.Duration{gaps, execGaps, ptyGaps} {
+	for _, g := range [][]time.Duration{gaps, execGaps, ptyGaps, keptGaps} {
 		slices.Sort(g)
 	}
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -86,6 +94,10 @@ func BenchmarkTurnGap(b *testing.B) {
 	b.ReportMetric(ms(cpu)/float64(turns), "cpu-ms/turn")
 	b.ReportMetric(ms(agentCPU)/float64(turns), "agent-cpu-ms/turn")
 	b.ReportMetric(ms(execCPU)/float64(spawns), "exec-cpu-ms/spawn")
+	b.ReportMetric(ms(ptyCPU)/float64(spawns), "pty-cpu-ms/spawn")
+	b.ReportMetric(ms(percentile(keptGaps, 50)), "kept-p50-ms")
+	b.ReportMetric(ms(keptCPU)/float64(spawns), "kept-cpu-ms/spawn")
+	b.ReportMetric(float64(cpu)/float64(turns)/(float64(keptCPU)/float64(spawns)), "cpu/kept")
 }
 
 // spawnGaps runs the agent benchTurns times in a row, each started by
@@ -119,6 +131,39 @@ func ptySpawn(b *testing.B, cmd *exec.Cmd) {
 	f.Close()
 	if err := cmd.Wait(); err != nil {
 		b.Fatal(err)
+	}
+}
+
+// keptSpawn runs cmd as ptySpawn does, then makes the writes every turn
+// keeps whatever the controller does: the entry appended to the record and
+// synced, a line appended to the turn log and synced, and the state
+// replaced durably. It is the least a controller that keeps walkie's
+// guarantees can spend a turn, measured beside it.
+func keptSpawn(b *testing.B) func(*testing.B, *exec.Cmd) {
+	dir := b.TempDir()
+	record, log, state := filepath.Join(dir, "record.md"), filepath.Join(dir, "turns.jsonl"), filepath.Join(dir, "state.json")
+	entry := []byte(strings.Repeat("An argument of a usual length for a turn. ", 20) + "\n")
+	return func(b *testing.B, cmd *exec.Cmd) {
+		ptySpawn(b, cmd)
+		for _, p := range []string{record, log} {
+			f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+			if err != nil {
+				b.Fatal(err)
+			}
+			_, err = f.Write(entry)
+			if err == nil {
+				err = f.Sync()
+			}
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := walkie.RewriteFile(state, entry, 0o644); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 
