@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -288,5 +289,47 @@ func TestDefaultBuildLinksNoTemporal(t *testing.T) {
 	// And the tag does link it, so the check above checks something.
 	if !strings.Contains(strings.Join(deps("temporal"), "\n"), "go.temporal.io/sdk/client") {
 		t.Error("-tags temporal does not link go.temporal.io/sdk/client")
+	}
+}
+
+// make test runs vet and the tests a second time with -tags temporal over
+// TEMPORAL_PKGS only (the whole tree twice would double CI): that list
+// must name every package whose files the tag changes.
+func TestTemporalPackagesListed(t *testing.T) {
+	files := func(tags string) map[string]string {
+		cmd := exec.Command("go", "list", "-tags="+tags, "-f", "{{.ImportPath}} {{.GoFiles}}{{.TestGoFiles}}{{.XTestGoFiles}}", "./...")
+		cmd.Dir = "../.."
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list -tags=%q: %v", tags, err)
+		}
+		m := map[string]string{}
+		for line := range strings.Lines(string(out)) {
+			pkg, fs, _ := strings.Cut(strings.TrimSpace(line), " ")
+			m[pkg] = fs
+		}
+		return m
+	}
+	plain, tagged := files(""), files("temporal")
+	var differ []string
+	for pkg, fs := range tagged {
+		if plain[pkg] != fs {
+			differ = append(differ, "./"+strings.TrimPrefix(pkg, "github.com/walkie-sh/walkie/"))
+		}
+	}
+	slices.Sort(differ)
+	makefile, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for line := range strings.Lines(string(makefile)) {
+		if v, ok := strings.CutPrefix(line, "TEMPORAL_PKGS := "); ok {
+			listed = strings.Fields(v)
+		}
+	}
+	slices.Sort(listed)
+	if !slices.Equal(differ, listed) {
+		t.Errorf("the packages -tags temporal changes are %v; the Makefile's TEMPORAL_PKGS lists %v", differ, listed)
 	}
 }
