@@ -5,24 +5,34 @@ PKGS    := ./...
 # Platforms every change must vet and build for besides this one: most
 # people who run agent CLIs all day do it on a Mac.
 CROSS   := darwin/arm64 darwin/amd64
+# The packages whose files differ under -tags temporal (the build that
+# links the Temporal engine, installed as walkie-temporal): vetted and
+# tested a second time with the tag. handoff_test.go checks the list.
+TEMPORAL_PKGS := ./cmd/walkie
+INSTALL_DIR = $(or $(shell $(GO) env GOBIN),$(shell $(GO) env GOPATH)/bin)
 
 .PHONY: build test cross bench demo lint install clis chromium tools temporal clean
 
-build: ## build walkie and the test/demo programs into bin/
+build: ## build walkie, walkie-temporal (the Temporal engine) and the test/demo programs into bin/
 	$(GO) build -o $(BIN)/walkie ./cmd/walkie
+	$(GO) build -tags temporal -o $(BIN)/walkie-temporal ./cmd/walkie
 	$(GO) build -o $(BIN)/fakeagent ./cmd/fakeagent
 	$(GO) build -o $(BIN)/fakemodel ./cmd/fakemodel
 
 test: clis chromium tools temporal ## vet, cross-vet and build for macOS, then every test with the race detector
 	$(GO) vet $(PKGS)
+	$(GO) vet -tags temporal $(TEMPORAL_PKGS)
 	@$(MAKE) --no-print-directory cross
 	$(GO) test -race -timeout 30m $(PKGS)
+	$(GO) test -race -timeout 30m -tags temporal $(TEMPORAL_PKGS)
 
-cross: ## vet and build the whole tree, tests included, for each of $(CROSS)
+cross: ## vet and build the whole tree, tests included, for each of $(CROSS); walkie-temporal's packages with the tag too
 	@set -e; for p in $(CROSS); do \
 		echo "cross: $$p"; \
 		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet $(PKGS); \
 		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build $(PKGS); \
+		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet -tags temporal $(TEMPORAL_PKGS); \
+		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build -tags temporal -o /dev/null ./cmd/walkie; \
 	done
 
 clis: ## install the real agent CLIs (pinned) for the integration tests; off CI their tests skip and say why when this fails, in CI (CI set) the run fails
@@ -47,9 +57,11 @@ demo: build ## a real debate between two scripted agents, no account needed
 lint: ## formatting and vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+	$(GO) vet -tags temporal $(TEMPORAL_PKGS)
 
-install: ## install walkie into $(go env GOPATH)/bin
+install: ## install walkie and walkie-temporal (which walkie hands worker and serve --engine temporal to) into $(go env GOBIN), else $(go env GOPATH)/bin
 	$(GO) install ./cmd/walkie
+	$(GO) build -tags temporal -o $(INSTALL_DIR)/walkie-temporal ./cmd/walkie
 
 clean:
 	rm -rf $(BIN) demo/run

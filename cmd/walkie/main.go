@@ -102,6 +102,10 @@ func exitCode(err error) int {
 }
 
 func main() {
+	if err := takeHandoff(); err != nil {
+		fmt.Fprintln(os.Stderr, "walkie:", err)
+		os.Exit(exitCode(err))
+	}
 	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
 }
 

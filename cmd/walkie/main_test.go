@@ -70,6 +70,12 @@ func TestRecordScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"exits": cmdExits, "gitsha": cmdGitSHA},
+		Condition: func(cond string) (bool, error) {
+			if cond == "temporal" {
+				return temporalLinked, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 	})
 }
 

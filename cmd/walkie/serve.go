@@ -9,11 +9,10 @@ import (
 	"syscall"
 
 	"github.com/urfave/cli/v2"
-	"go.uber.org/zap"
 
 	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/controller/daemon"
-	"github.com/walkie-sh/walkie/controller/temporal"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -65,7 +64,10 @@ exactly as the local engine does, and serves the same status, page and
 notifications. walkie halt cancels the remote turn; limits become the
 workers' slots and their queues' rates. Killed, a restarted home settles
 the turns that finished meanwhile. Round tables run only locally. Setup and
-the policy mapping: docs/scale-out.md.
+the policy mapping: docs/scale-out.md. The engine lives in walkie-temporal
+(make install puts it beside walkie): a walkie built without it hands
+--engine temporal to walkie-temporal (same process, arguments and
+environment).
 
 EXAMPLES:
    walkie serve --dir ~/debates
@@ -94,6 +96,16 @@ func runServe(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return withCode(exitBadInput, fmt.Errorf("serve takes no arguments (use --dir %s)", c.Args().First()))
 	}
+	engine := c.String("engine")
+	switch engine {
+	case "local":
+	case "temporal":
+		if err := handOffToTemporal(c); err != nil {
+			return err
+		}
+	default:
+		return withCode(exitBadInput, fmt.Errorf("--engine %q: write local or temporal", engine))
+	}
 	stderr := c.App.ErrWriter
 	log, err := commandLogger(c)
 	if err != nil {
@@ -112,16 +124,12 @@ func runServe(c *cli.Context) error {
 	opts := daemon.Options{Dir: c.String("dir"), Config: cfg, ConfigPath: c.String("config"),
 		Listen: c.String("listen"), Token: c.String("token"), AllowedHosts: c.StringSlice("allowed-host"), Grace: c.Duration("grace"), RateWindow: c.Duration("rate-window"), Log: log,
 		Registry: registryDir(log)}
-	var home *temporal.Home
-	switch c.String("engine") {
-	case "local":
-	case "temporal":
+	var home remoteHome
+	if engine == "temporal" {
 		if home, err = newHome(c, cfg, log); err != nil {
 			return err
 		}
 		opts.Run = home.Run
-	default:
-		return withCode(exitBadInput, fmt.Errorf("--engine %q: write local or temporal", c.String("engine")))
 	}
 	d, err := daemon.New(opts)
 	if home != nil {
@@ -170,19 +178,10 @@ func runServe(c *cli.Context) error {
 	return d.Run(ctx)
 }
 
-// newHome connects the daemon to Temporal as the home of --dir's debates.
-func newHome(c *cli.Context, cfg *config.Config, log *zap.Logger) (*temporal.Home, error) {
-	queues, err := temporal.ParseQueues(c.StringSlice("queue"))
-	if err != nil {
-		return nil, withCode(exitBadInput, err)
-	}
-	client, err := temporal.Dial(c.Context, temporalConnection(c), log)
-	if err != nil {
-		return nil, err
-	}
-	queue := c.String("home-queue")
-	if queue == "" {
-		queue = temporal.DefaultHomeQueue(c.String("dir"))
-	}
-	return temporal.NewHome(temporal.HomeOptions{Client: client, Queue: queue, Queues: queues, Config: cfg, Log: log})
+// remoteHome is the Temporal engine's home of --dir's debates
+// (controller/temporal.Home; newHome makes one in the temporal build).
+type remoteHome interface {
+	Run(context.Context, controller.Options) (controller.Summary, error)
+	Start() error
+	Stop()
 }

@@ -7,13 +7,15 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v2"
-	"go.uber.org/zap"
-
-	"github.com/walkie-sh/walkie/config"
-	"github.com/walkie-sh/walkie/controller/temporal"
 )
+
+// defaultWorkerGrace is the worker's --grace default: it is written here,
+// in code both builds compile, so their --help is the same; the temporal
+// build checks it against controller/temporal's (temporal_linked.go).
+const defaultWorkerGrace = 2 * time.Minute
 
 // temporalFlags connect to a Temporal cluster; serve and worker share them.
 func temporalFlags() []cli.Flag {
@@ -27,12 +29,6 @@ func temporalFlags() []cli.Flag {
 		&cli.StringFlag{Name: "tls-key", EnvVars: []string{"TEMPORAL_TLS_KEY"}, Usage: "the client certificate's key (PEM)"},
 		&cli.StringFlag{Name: "api-key", EnvVars: []string{"TEMPORAL_API_KEY"}, Usage: "API key for a Temporal cluster that takes them (give it in the environment, not on the command line)"},
 	}
-}
-
-// temporalConnection is what the temporal flags say.
-func temporalConnection(c *cli.Context) temporal.Connection {
-	return temporal.Connection{HostPort: c.String("temporal"), Namespace: c.String("namespace"), TLS: c.Bool("tls"), CA: c.String("tls-ca"),
-		Cert: c.String("tls-cert"), Key: c.String("tls-key"), APIKey: c.String("api-key")}
 }
 
 func workerCommand() *cli.Command {
@@ -68,6 +64,10 @@ sessions are ended and recorded as interrupted (another worker runs them
 again). A worker killed outright leaves its turns to the heartbeat timeout,
 and the next start ends the agents it left running. See docs/scale-out.md.
 
+The Temporal engine lives in walkie-temporal (make install puts it beside
+walkie): a walkie built without it hands this command to walkie-temporal
+(same process, arguments and environment).
+
 EXAMPLES:
    walkie worker --agents claude,codex
    walkie worker --temporal temporal.internal:7233 --namespace walkie --agents codex
@@ -79,7 +79,7 @@ EXAMPLES:
 			&cli.StringFlag{Name: "dir", Usage: "where attempts' copies and transcripts are kept (default $XDG_STATE_HOME/walkie/worker)"},
 			&cli.StringSliceFlag{Name: "repo", Usage: "a clone of a repository whose debates run in git worktrees (workspace: worktree); repeatable"},
 			&cli.StringFlag{Name: "identity", Usage: "the worker's name in Temporal and the turn log (default walkie-worker@HOST:PID)"},
-			&cli.DurationFlag{Name: "grace", Value: temporal.DefaultWorkerGrace, Usage: "after SIGTERM, how long running turns may finish before they are interrupted"},
+			&cli.DurationFlag{Name: "grace", Value: defaultWorkerGrace, Usage: "after SIGTERM, how long running turns may finish before they are interrupted"},
 			logFormatFlag(),
 			verboseFlag(),
 		),
@@ -91,42 +91,10 @@ func runWorker(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return withCode(exitBadInput, fmt.Errorf("worker takes no arguments (got %s)", c.Args().First()))
 	}
-	stderr := c.App.ErrWriter
-	log, err := commandLogger(c)
-	if err != nil {
+	if err := handOffToTemporal(c); err != nil {
 		return err
 	}
-	defer func() { _ = log.Sync() }()
-	cfg, err := config.Load(c.String("config"))
-	if err != nil {
-		return withCode(exitBadInput, err)
-	}
-	queues, err := temporal.ParseQueues(c.StringSlice("queue"))
-	if err != nil {
-		return withCode(exitBadInput, err)
-	}
-	agents := temporal.ParseAgents(c.StringSlice("agents"))
-	if err := temporal.CheckAgents(cfg, agents); err != nil {
-		return withCode(exitBadInput, err)
-	}
-	ctx, cancel := signal.NotifyContext(c.Context, syscall.SIGTERM, syscall.SIGINT)
-	defer cancel()
-	client, err := temporal.Dial(ctx, temporalConnection(c), log)
-	if err != nil {
-		return err
-	}
-	defer client.Close()
-	dir := c.String("dir")
-	if dir == "" {
-		dir = temporal.DefaultWorkerDir()
-	}
-	w, err := temporal.NewWorker(temporal.WorkerOptions{Client: client, Agents: agents, Queues: queues,
-		Config: cfg, Dir: dir, Repos: c.StringSlice("repo"), Identity: c.String("identity"), Grace: c.Duration("grace"), Log: log})
-	if err != nil {
-		return withCode(exitBadInput, err)
-	}
-	log.Info("worker started", zap.String("identity", w.Identity()), zap.String("dir", dir), zap.String("temporal", c.String("temporal")))
-	return runUntilSecondSignal(ctx, func(ctx context.Context) error { return w.Run(ctx) }, stderr)
+	return runTemporalWorker(c)
 }
 
 // runUntilSecondSignal runs fn until ctx ends, then waits for it to wind

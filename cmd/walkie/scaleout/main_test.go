@@ -30,7 +30,7 @@ import (
 )
 
 var (
-	// bin holds walkie and fakeagent, built for this run.
+	// bin holds walkie, walkie-temporal and fakeagent, built for this run.
 	bin string
 	// server is the dev server's frontend address; "" when it is missing.
 	server  string
@@ -50,7 +50,11 @@ func run(m *testing.M) int {
 	defer os.RemoveAll(dir)
 	bin = dir
 	builds := [][]string{
+		// walkie as it is installed: the default build, which hands serve
+		// --engine temporal and worker to walkie-temporal beside it, so
+		// every test here runs through the hand-off.
 		append([]string{"build", "-o", filepath.Join(dir, "walkie")}, append(raceFlags, "github.com/walkie-sh/walkie/cmd/walkie")...),
+		append([]string{"build", "-tags", "temporal", "-o", filepath.Join(dir, "walkie-temporal")}, append(raceFlags, "github.com/walkie-sh/walkie/cmd/walkie")...),
 		{"build", "-o", filepath.Join(dir, "fakeagent"), "github.com/walkie-sh/walkie/cmd/fakeagent"},
 	}
 	for _, args := range builds {
