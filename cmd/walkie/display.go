@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/walkie"
 )
@@ -407,4 +408,20 @@ func commandLogger(c *cli.Context) (*zap.Logger, error) {
 		return nil, withCode(exitBadInput, err)
 	}
 	return log, nil
+}
+
+// commandLoggerAndConfig is what serve, watch and worker start with: the
+// logger of commandLogger and the config their --config names. The
+// caller syncs the logger when it is done.
+func commandLoggerAndConfig(c *cli.Context) (*zap.Logger, *config.Config, error) {
+	log, err := commandLogger(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg, err := config.Load(c.String("config"))
+	if err != nil {
+		_ = log.Sync()
+		return nil, nil, withCode(exitBadInput, err)
+	}
+	return log, cfg, nil
 }

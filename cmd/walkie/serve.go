@@ -107,15 +107,11 @@ func runServe(c *cli.Context) error {
 		return withCode(exitBadInput, fmt.Errorf("--engine %q: write local or temporal", engine))
 	}
 	stderr := c.App.ErrWriter
-	log, err := commandLogger(c)
+	log, cfg, err := commandLoggerAndConfig(c)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = log.Sync() }()
-	cfg, err := config.Load(c.String("config"))
-	if err != nil {
-		return withCode(exitBadInput, err)
-	}
 	for _, h := range c.StringSlice("allowed-host") {
 		if err := config.CheckHost(h); err != nil {
 			return withCode(exitBadInput, fmt.Errorf("--allowed-host: %w", err))

@@ -49,15 +49,11 @@ func temporalConnection(c *cli.Context) temporal.Connection {
 // runTemporalWorker runs walkie worker (runWorker checked its arguments).
 func runTemporalWorker(c *cli.Context) error {
 	stderr := c.App.ErrWriter
-	log, err := commandLogger(c)
+	log, cfg, err := commandLoggerAndConfig(c)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = log.Sync() }()
-	cfg, err := config.Load(c.String("config"))
-	if err != nil {
-		return withCode(exitBadInput, err)
-	}
 	queues, err := temporal.ParseQueues(c.StringSlice("queue"))
 	if err != nil {
 		return withCode(exitBadInput, err)

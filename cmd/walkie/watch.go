@@ -7,7 +7,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller/notify"
 	"github.com/walkie-sh/walkie/controller/watch"
 )
@@ -57,15 +56,11 @@ func runWatch(c *cli.Context) error {
 		return withCode(exitBadInput, fmt.Errorf("watch needs exactly one PATH argument (got %d)", c.NArg()))
 	}
 	stderr := c.App.ErrWriter
-	log, err := commandLogger(c)
+	log, cfg, err := commandLoggerAndConfig(c)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = log.Sync() }()
-	cfg, err := config.Load(c.String("config"))
-	if err != nil {
-		return withCode(exitBadInput, err)
-	}
 	// Queued notifications (an escalation above all) get a chance to go
 	// out before the tick exits.
 	n, stopNotify, err := startNotifier(c, cfg, log)
