@@ -30,9 +30,9 @@ func spareOf(path string) string {
 	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".spare")
 }
 
-// RewriteFile replaces path with data as ReplaceFile does, and more
-// durably: the data and the exchange are both synced, so once it returns
-// a machine crash leaves the new file (WriteFileAtomic's guarantee). The
+// RewriteFile replaces path with data as WriteFileAtomic does: the data
+// and the exchange are both synced, so a crash leaves the old file or the
+// new one, whole, and once it returns the new one. The
 // directory sync is needed for the spare scheme itself: the next rewrite
 // writes in place the file that this one put aside, which must not still
 // be the one in place on the disk.

@@ -6,7 +6,7 @@ import "os"
 
 // rewriteInPlace always declines here: without Linux's write leases a
 // spare cannot be written while no reader holds it, so every rewrite
-// makes a new file (ReplaceFile, ReplaceUnsynced).
+// makes a new file (WriteFileAtomic, ReplaceUnsynced).
 func rewriteInPlace(string, []byte, os.FileMode, bool) (bool, error) { return false, nil }
 
 // retire removes path.

@@ -260,19 +260,10 @@ func writeJSON(path string, v any, write func(string, []byte, os.FileMode) error
 // over it, then the directory synced, so a crash leaves the old or the new
 // file, never half of one, and once it returns the new one.
 func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
-	if err := ReplaceFile(path, data, perm); err != nil {
+	if err := replace(path, data, perm, true); err != nil {
 		return err
 	}
 	return syncDir(filepath.Dir(path))
-}
-
-// ReplaceFile is WriteFileAtomic without the directory sync: the data is
-// synced before the rename, so a crash of the process or of the machine
-// leaves the old file or the new one, whole (never the empty file a
-// rename of unsynced data can leave), but after a machine crash it may be
-// the old one.
-func ReplaceFile(path string, data []byte, perm os.FileMode) error {
-	return replace(path, data, perm, true)
 }
 
 // ReplaceUnsynced replaces path with data through a rename, syncing
