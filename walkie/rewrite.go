@@ -32,10 +32,10 @@ func spareOf(path string) string {
 
 // RewriteFile replaces path with data as WriteFileAtomic does: the data
 // and the exchange are both synced, so a crash leaves the old file or the
-// new one, whole, and once it returns the new one. The
-// directory sync is needed for the spare scheme itself: the next rewrite
-// writes in place the file that this one put aside, which must not still
-// be the one in place on the disk.
+// new one, whole, and once it returns the new one. The directory sync is
+// needed for the spare scheme itself: the next rewrite writes in place
+// the file that this one put aside, which must not still be the one in
+// place on the disk.
 func RewriteFile(path string, data []byte, perm os.FileMode) error {
 	done, err := rewriteInPlace(path, data, perm, true)
 	if done || err != nil {
