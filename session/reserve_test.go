@@ -58,7 +58,8 @@ func TestTranscriptReserves(t *testing.T) {
 }
 
 // A reserve an agent planted (a link to a file of its choosing, another
-// name of one, a file with content) is never written through or taken.
+// name of one, a file with content) is never written through or taken,
+// nor is a link planted at a transcript's own name followed.
 func TestTranscriptReserveNeverTakesAPlantedFile(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -76,6 +77,10 @@ func TestTranscriptReserveNeverTakesAPlantedFile(t *testing.T) {
 		}
 	}
 	spec := echoSpec(dir, "0001-a-1", "marker-1")
+	// And the transcript's own name, which an agent can predict.
+	if err := os.Symlink(victim, spec.RawPath); err != nil {
+		t.Fatal(err)
+	}
 	want(t, run(t, context.Background(), spec), EndExited, EndedBySelf, 0, "")
 	checkTranscripts(t, spec, "marker-1")
 	if got := readFile(t, victim); got != "the user's own file\n" {

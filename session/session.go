@@ -355,12 +355,22 @@ func createTranscript(path string, limit int64) (*capWriter, *bufio.Writer, erro
 	f := takeReserve(path)
 	if f == nil {
 		var err error
-		if f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600); err != nil {
+		if f, err = newTranscriptFile(path); err != nil {
 			return nil, nil, fmt.Errorf("transcript: %w", err)
 		}
 	}
 	c := newCapWriter(f, limit)
 	return c, bufio.NewWriterSize(c, transcriptSize), nil
+}
+
+// newTranscriptFile creates path afresh. Whatever had the name goes first:
+// a transcript's name is predictable, and a link an agent put there would
+// otherwise be followed, and the file it leads to truncated.
+func newTranscriptFile(path string) (*os.File, error) {
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
 }
 
 // cleanup releases what start acquired when the start failed.
