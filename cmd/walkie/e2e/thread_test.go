@@ -281,6 +281,7 @@ func TestWorktreeRemovedAfterACrash(t *testing.T) {
 	d.write("agents/builder.yaml", strings.ReplaceAll(string(d.read("agents/builder.yaml")), "{head}", head))
 	p := d.start("turn", d.name, "--approve")
 	d.waitRunning(p, 1)
+	d.waitInvoked("agents/builder", 1) // so that the rerun is the builder's second step
 	wt := filepath.Join(d.dir, "reviews", ".walkie", "login", "worktrees", "0001-builder-1")
 	if _, err := os.Stat(wt); err != nil {
 		t.Fatalf("no worktree while the session runs: %v", err)
