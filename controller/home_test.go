@@ -67,7 +67,7 @@ func remoteTurn(r TurnRef, snapshot []byte, body string) ([]byte, engine.Result)
 func TestHomeSettlesARemoteTurnAsTheLoopDoes(t *testing.T) {
 	file, cfg := testDebate(t, 2, map[string]string{"a": shAgent(""), "b": shAgent("")}, "a", "b")
 	r, snapshot := beginRemote(t, file, cfg)
-	if st := loadState(t, file); st.Running == nil || st.Running.Turn != 1 || st.Running.SessionPID != 0 {
+	if st := loadState(t, file); st.Running == nil || st.Running.Turn != 1 || st.Running.Session != "" {
 		t.Fatalf("running attempt %+v, want turn 1 with no local session", st.Running)
 	}
 	after, res := remoteTurn(r, snapshot, "From afar.\nSigned-off-by: a")

@@ -25,7 +25,7 @@ func (c *controller) recoverInterrupted() error {
 		return err
 	}
 	a := st.Running
-	if err := endSession(a); err != nil {
+	if err := endSession(c.dir, a); err != nil {
 		return err
 	}
 	if err := removeWorktree(context.Background(), a); err != nil {
@@ -89,14 +89,18 @@ func (c *controller) recoverInterrupted() error {
 }
 
 // endSession ends every process of the attempt's session and removes its
-// private HOME: by its recorded pid (the group and session it leads) and
-// by its id, recorded before it started (whatever carries it, wherever it
-// moved), so a controller killed before it learned the pid leaves nothing
-// running either.
-func endSession(a *walkie.Attempt) error {
-	if a.SessionPID > 0 {
-		if err := session.KillStale(session.ProcIdentity{Pid: a.SessionPID, StartTicks: a.SessionStart}); err != nil {
-			return fmt.Errorf("end the interrupted session (pid %d): %w", a.SessionPID, err)
+// private HOME: by the pid of the process that leads it (the group and
+// session it leads; walkie.SessionNote) and by its id, recorded before it
+// started (whatever carries it, wherever it moved), so a controller killed
+// before it learned the pid leaves nothing running either.
+func endSession(dir string, a *walkie.Attempt) error {
+	lead := session.ProcIdentity{Pid: a.SessionPID, StartTicks: a.SessionStart} // an older walkie's record
+	if n := walkie.LoadSessionNote(dir, a.Session); n != nil {
+		lead = session.ProcIdentity{Pid: n.Pid, StartTicks: n.StartTicks}
+	}
+	if lead.Pid > 0 {
+		if err := session.KillStale(lead); err != nil {
+			return fmt.Errorf("end the interrupted session (pid %d): %w", lead.Pid, err)
 		}
 	}
 	if a.Session != "" {

@@ -89,7 +89,7 @@ func TestRunCancelled(t *testing.T) {
 	}()
 	sessiontest.WaitFor(t, 10*time.Second, "the agent running", func() bool {
 		st, err := walkie.LoadState(stateDir(t, file))
-		return err == nil && st.Running != nil && st.Running.SessionPID > 0
+		return err == nil && st.Running != nil && walkie.LoadSessionNote(stateDir(t, file), st.Running.Session) != nil
 	})
 	cancel()
 	select {
@@ -160,7 +160,7 @@ func TestRunCancelledWaitsIdle(t *testing.T) {
 	}()
 	sessiontest.WaitFor(t, 10*time.Second, "the agent running", func() bool {
 		st, err := walkie.LoadState(stateDir(t, file))
-		return err == nil && st.Running != nil && st.Running.SessionPID > 0
+		return err == nil && st.Running != nil && walkie.LoadSessionNote(stateDir(t, file), st.Running.Session) != nil
 	})
 	before := cpuTime(t)
 	cancel()

@@ -138,7 +138,7 @@ func (c *controller) turnAttempt(t *plan, snapshot []byte, started time.Time, id
 		Control: filepath.Join(c.dir, "state.json"),
 		Halted:  c.halted,
 		Started: func(s *session.Session) {
-			c.noteSession(s)
+			c.noteSession(s, id)
 			// Announced once the agent is running: a command that cannot
 			// start is a configuration error, not a turn that started and
 			// never ended.
@@ -212,30 +212,15 @@ func (c *controller) abandon(snapshot []byte, cause error) error {
 	return cause
 }
 
-// noteSession records the session's process identity in the running
-// attempt, so a controller that dies now leaves enough to end the group.
-func (c *controller) noteSession(s *session.Session) {
+// noteSession records the session's process identity, so a controller
+// that dies now leaves enough to end the whole session (walkie.SessionNote).
+func (c *controller) noteSession(s *session.Session, sessionID string) {
 	id, err := session.Identify(s.Pid())
 	if err != nil {
 		c.log.Warn("cannot identify the session's process", zap.Int("pid", s.Pid()), zap.Error(err))
 		return
 	}
-	// Only the running attempt changes: no need to read the record or
-	// ring the doorbell.
-	err = func() error {
-		lock, err := walkie.LockRecord(c.dir)
-		if err != nil {
-			return err
-		}
-		defer lock.Unlock()
-		st, err := walkie.LoadState(c.dir)
-		if err != nil || st.Running == nil {
-			return err
-		}
-		st.Running.SessionPID, st.Running.SessionStart = id.Pid, id.StartTicks
-		return walkie.SaveState(c.dir, st)
-	}()
-	if err != nil {
+	if err := walkie.NoteSession(c.dir, walkie.SessionNote{Session: sessionID, Pid: id.Pid, StartTicks: id.StartTicks}); err != nil {
 		c.log.Warn("cannot record the session's process", zap.Error(err))
 	}
 }

@@ -69,13 +69,15 @@ type Attempt struct {
 	Number        int       `json:"attempt"`
 	Started       time.Time `json:"started"`
 	ControllerPID int       `json:"controller_pid"`
-	SessionPID    int       `json:"session_pid,omitempty"`
-	SessionStart  uint64    `json:"session_start_ticks,omitempty"`
-	Snapshot      string    `json:"snapshot"`          // copy of the file before the attempt
-	Size          int64     `json:"size"`              // file size before the attempt
-	Seq           int       `json:"seq"`               // last sequence before the attempt
-	Hash          string    `json:"hash,omitempty"`    // chain hash before the attempt
-	Session       string    `json:"session,omitempty"` // the session's id (its WALKIE_SESSION), recorded before it starts
+	// SessionPID and SessionStart are the session's process as an older
+	// walkie recorded it; walkie now writes a SessionNote instead.
+	SessionPID   int    `json:"session_pid,omitempty"`
+	SessionStart uint64 `json:"session_start_ticks,omitempty"`
+	Snapshot     string `json:"snapshot"`          // copy of the file before the attempt
+	Size         int64  `json:"size"`              // file size before the attempt
+	Seq          int    `json:"seq"`               // last sequence before the attempt
+	Hash         string `json:"hash,omitempty"`    // chain hash before the attempt
+	Session      string `json:"session,omitempty"` // the session's id (its WALKIE_SESSION), recorded before it starts
 	// Worktree is the git worktree the session runs in (workspace:
 	// worktree), recorded before it is made, with the repository it
 	// belongs to: like the session, it is removed by whoever finds the

@@ -261,7 +261,7 @@ func awaitSession(b *testing.B, file string) {
 	}
 	dir := walkie.StateDir(file, meta.ID)
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Microsecond) {
-		if st, err := walkie.LoadState(dir); err == nil && st.Running != nil && st.Running.SessionPID != 0 {
+		if st, err := walkie.LoadState(dir); err == nil && st.Running != nil && walkie.LoadSessionNote(dir, st.Running.Session) != nil {
 			return
 		}
 	}

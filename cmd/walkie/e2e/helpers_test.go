@@ -396,11 +396,13 @@ func (d *debate) waitRunning(p *proc, turn int) int {
 		default:
 		}
 		st, err := walkie.LoadState(d.stateDir())
-		if err == nil && st.Running != nil && st.Running.Turn == turn && st.Running.SessionPID > 0 {
-			pid = st.Running.SessionPID
-			return true
+		if err != nil || st.Running == nil || st.Running.Turn != turn {
+			return false
 		}
-		return false
+		if n := walkie.LoadSessionNote(d.stateDir(), st.Running.Session); n != nil {
+			pid = n.Pid
+		}
+		return pid > 0
 	})
 	return pid
 }
