@@ -131,7 +131,7 @@ func whereKilled(t *testing.T, d *debate) string {
 		return "after a turn was stamped, before state.json"
 	case st.Running == nil:
 		return "between attempts (no attempt running)"
-	case st.Running.SessionPID == 0:
+	case walkie.LoadSessionNote(d.stateDir(), st.Running.Session) == nil:
 		return "an attempt begun, its pid not yet recorded"
 	case len(bytes.TrimSpace(doc.Tail)) > 0:
 		return "mid-turn, the agent's text in the file"
