@@ -5,9 +5,9 @@ import (
 	"path/filepath"
 )
 
-// Files a debate's state directory rewrites several times a turn (the
-// state, the doorbell, the snapshot, the activity) are replaced by
-// rewriting a spare file beside them in place and exchanging the two
+// Files a debate's state directory rewrites every turn (the state, the
+// doorbell, the snapshot, the activity, the session's note) are replaced
+// by rewriting a spare file beside them in place and exchanging the two
 // names, not by creating a new file each time: on an ext4 that has just
 // been synced, a new inode costs about 0.4 ms of CPU, the in-place write
 // and the exchange about 0.02 ms (docs/benchmarks.md, "Between turns").

@@ -385,7 +385,8 @@ func (d *debate) status() string {
 }
 
 // waitRunning waits until the controller p has started an agent's
-// session for turn and recorded its pid in the state, and returns the pid.
+// session for turn and recorded its pid (walkie.SessionNote), and returns
+// the pid.
 func (d *debate) waitRunning(p *proc, turn int) int {
 	d.t.Helper()
 	pid := 0
