@@ -203,8 +203,8 @@ func openTranscript(file string, i int) (*os.File, string, error) {
 	}
 	rel := filepath.ToSlash(recs[i].Transcript.Text)
 	if !strings.HasPrefix(rel, "turns/") || !filepath.IsLocal(rel) {
-		return nil, "", &walkie.InputError{File: filepath.Join(dir, "turns.jsonl"), Line: i + 1,
-			Msg: fmt.Sprintf("names %s, outside the debate's transcripts", recs[i].Transcript.Text)}
+		return nil, "", &walkie.InputError{File: filepath.Join(dir, "turns.jsonl"),
+			Msg: fmt.Sprintf("attempt %d names %s, outside the debate's transcripts", i, recs[i].Transcript.Text)}
 	}
 	// From the record's directory, which the daemon serves: .walkie and
 	// the debate's directory in it are checked like turns/.
