@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"time"
 )
@@ -70,7 +69,7 @@ func RemoveActivity(dir string) error {
 // ReadActivity reads dir/activity.json: nil when there is none, or when
 // no controller holds the debate any more (the file is stale).
 func ReadActivity(dir string) (*Activity, error) {
-	b, err := os.ReadFile(filepath.Join(dir, ActivityFile))
+	b, err := ReadSideFile(dir, ActivityFile, MaxSideFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

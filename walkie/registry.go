@@ -125,7 +125,7 @@ func ReadRegistry(dir string) ([]Registered, error) {
 
 func readRegistered(path string) (Registered, bool) {
 	var r Registered
-	b, err := os.ReadFile(path)
+	b, err := ReadSideFile(filepath.Dir(path), filepath.Base(path), MaxSideFile)
 	if err != nil || json.Unmarshal(b, &r) != nil || !filepath.IsAbs(r.File) || filepath.Base(path) != Key(r.File)+".json" {
 		return r, false
 	}

@@ -187,7 +187,7 @@ func RoundCap(m *Meta, s *State) int { return m.MaxRounds + s.ExtraRounds }
 // LoadState reads state.json; a missing file is an empty state.
 func LoadState(dir string) (*State, error) {
 	s := &State{}
-	b, err := os.ReadFile(filepath.Join(dir, "state.json"))
+	b, err := ReadSideFile(dir, "state.json", MaxSideFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, nil
 	}

@@ -35,7 +35,6 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
-	"golang.org/x/net/netutil"
 
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller"
@@ -62,9 +61,11 @@ type Options struct {
 	// HTTPIdleTimeout closes a keep-alive connection idle this long.
 	// Default DefaultIdleTimeout.
 	HTTPIdleTimeout time.Duration
-	// HTTPMaxConns caps the open HTTP connections; more wait in the
-	// kernel's queue, holding no descriptor of the daemon's. Default: a
-	// quarter of RLIMIT_NOFILE, between 16 and 256.
+	// HTTPMaxConns caps the open HTTP connections: at the cap a new one
+	// takes the place of the one idle longest, and is refused (503) when
+	// every one has a request in progress; one address holds at most
+	// three quarters of them (conns.go). Default: a quarter of
+	// RLIMIT_NOFILE, between 16 and 256.
 	HTTPMaxConns int
 	// Grace is how long running turns may go on after Run's context ends
 	// before they are interrupted. Default DefaultGrace.
@@ -78,8 +79,9 @@ type Options struct {
 	// the page also lists the debates it names, which walkie auto, turn and
 	// watch run outside this daemon. "" lists only the daemon's own.
 	Registry string
-	// MaxStreams bounds the page's open event streams
-	// (fleet.DefaultMaxStreams).
+	// MaxStreams bounds the page's open event streams. Default: half of
+	// HTTPMaxConns, at most fleet.DefaultMaxStreams, so that streams never
+	// hold every connection.
 	MaxStreams int
 	// Run, when set, takes controller.Run's place for a debate that
 	// controller.Next says should run: the Temporal engine's home hands
@@ -128,6 +130,7 @@ type Daemon struct {
 	httpLog     *zap.Logger                 // refused requests, sampled
 	session     string                      // the page's session cookie with a token: random, one per start
 	page        *fleet.Server               // the page and its event streams
+	conns       *admission                  // the HTTP connections held, under their caps
 
 	mu        sync.Mutex
 	workers   map[string]*worker   // by walkie file
@@ -181,6 +184,7 @@ func New(o Options) (*Daemon, error) {
 	}
 	o.HTTPIdleTimeout = cmp.Or(o.HTTPIdleTimeout, DefaultIdleTimeout)
 	o.HTTPMaxConns = cmp.Or(o.HTTPMaxConns, defaultMaxConns())
+	o.MaxStreams = cmp.Or(o.MaxStreams, defaultMaxStreams(o.HTTPMaxConns))
 	d := &Daemon{o: o, dir: dir, log: o.Log, started: time.Now(), csrf: rand.Text(), session: rand.Text(), crossOrigin: http.NewCrossOriginProtection(),
 		workers: map[string]*worker{}, byDir: map[string]*worker{}, externals: map[string]*external{}, seeded: map[string]bool{}, links: map[string]bool{},
 		draining: make(chan struct{})}
@@ -195,6 +199,7 @@ func New(o Options) (*Daemon, error) {
 	d.cfg.Store(o.Config)
 	d.limits = NewLimiter(o.Config.Limits, o.RateWindow)
 	d.metrics = newMetrics(d)
+	d.conns = newAdmission(o.HTTPMaxConns, perAddrConns(o.HTTPMaxConns), d.httpLog, d.metrics.reg)
 	n, err := notify.New(o.Config.Notify, d.notifyOptions())
 	if err != nil {
 		return nil, err
@@ -267,25 +272,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	go func() { defer close(pageDone); d.page.Run(pageCtx) }()
 	watchDone := make(chan struct{})
 	go d.watchLoop(watchDone)
-	var srv *http.Server
-	httpDone := make(chan struct{})
-	if d.ln != nil {
-		// Idle keep-alive connections are closed, slow clients cut off, and
-		// the connections held at once capped, so no client can take the
-		// descriptors the debates need.
-		srv = &http.Server{Handler: d.handler(), ReadHeaderTimeout: headerTimeout,
-			IdleTimeout: d.o.HTTPIdleTimeout, MaxHeaderBytes: maxHeaderBytes, ErrorLog: zap.NewStdLog(d.log.Named("http"))}
-		go func() {
-			defer close(httpDone)
-			if err := srv.Serve(netutil.LimitListener(d.ln, d.o.HTTPMaxConns)); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				d.log.Error("http server stopped", zap.Error(err))
-			}
-		}()
-	} else {
-		close(httpDone)
-	}
+	stopHTTP := d.startHTTP()
 	d.log.Info("serving", zap.String("dir", d.dir), zap.Int("debates", len(files)), zap.String("http", d.Addr()),
-		zap.Int("http_max_conns", d.o.HTTPMaxConns),
+		zap.Int("http_max_conns", d.o.HTTPMaxConns), zap.Int("http_max_streams", d.o.MaxStreams),
 		zap.Int("pid", os.Getpid()), zap.String("config", d.cfg.Load().Path))
 
 	<-ctx.Done()
@@ -316,12 +305,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	// The event streams end with the page, so the server can shut down.
 	stopPage()
 	<-pageDone
-	if srv != nil {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_ = srv.Shutdown(sctx)
-		cancel()
-	}
-	<-httpDone
+	stopHTTP()
 	nctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	d.notif.Load().Close(nctx)
 	cancel()

@@ -1,8 +1,10 @@
 package daemon
 
 import (
+	"context"
 	"crypto/subtle"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.uber.org/zap"
 
 	"github.com/walkie-sh/walkie/controller/fleet"
 )
@@ -36,6 +39,48 @@ func (d *Daemon) Debates() []DebateView {
 	}
 	slices.SortFunc(out, func(a, b DebateView) int { return strings.Compare(a.File, b.File) })
 	return out
+}
+
+// Bounds of a request beyond its headers' (daemon.go): its response must
+// be written within responseTimeout (an event stream sets a deadline of
+// its own for each write instead: fleet's stream.write), and a body,
+// which only the POST routes read, within bodyTimeout. There is no
+// ReadTimeout: it would end an event stream's request.
+const (
+	responseTimeout = time.Minute
+	bodyTimeout     = 10 * time.Second
+)
+
+// perAddrConns is how many of the connections one address may hold: most
+// of them (a person's browser and scripts share one), never all.
+func perAddrConns(maxConns int) int { return max(maxConns*3/4, 1) }
+
+// defaultMaxStreams leaves at least half of the connections to requests.
+func defaultMaxStreams(maxConns int) int { return min(fleet.DefaultMaxStreams, max(maxConns/2, 1)) }
+
+// startHTTP serves the HTTP API on d's listener, if it has one. stop
+// shuts the server down and waits for it.
+func (d *Daemon) startHTTP() (stop func()) {
+	if d.ln == nil {
+		return func() {}
+	}
+	srv := &http.Server{Handler: d.handler(), ReadHeaderTimeout: headerTimeout, WriteTimeout: responseTimeout,
+		IdleTimeout: d.o.HTTPIdleTimeout, MaxHeaderBytes: maxHeaderBytes, ConnState: d.conns.track,
+		ErrorLog: zap.NewStdLog(d.log.Named("http"))}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(d.conns.listener(d.ln)); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			d.log.Error("http server stopped", zap.Error(err))
+		}
+	}()
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		<-done
+		d.conns.wait()
+	}
 }
 
 // summary is the line under the page's title.
@@ -145,6 +190,8 @@ func (d *Daemon) secure(next http.Handler) http.Handler {
 			return
 		}
 		if !safeMethod(r.Method) {
+			// A body sent a byte a minute must not hold the connection.
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(bodyTimeout))
 			if code, msg := d.mayChange(r); code != 0 {
 				if code == http.StatusUnauthorized {
 					h.Set("WWW-Authenticate", `Bearer realm="walkie"`)

@@ -30,7 +30,7 @@ import (
 // httpDaemon starts a daemon on loopback serving one debate whose
 // participants have no command, so nothing but the HTTP requests of the
 // test ever changes its files. It returns the daemon and the debate.
-func httpDaemon(t *testing.T, o Options) (*running, string) {
+func httpDaemon(t testing.TB, o Options) (*running, string) {
 	t.Helper()
 	dir := t.TempDir()
 	file := newDebate(t, dir, "api", 3, "alice", "bob")

@@ -8,14 +8,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -35,8 +33,7 @@ const helperEnv = "WALKIE_DAEMON_TEST_HELPER"
 
 type helperSpec struct {
 	Dir, Config string
-	NoFile      uint64        // RLIMIT_NOFILE, soft and hard
-	Idle        time.Duration // Options.HTTPIdleTimeout
+	NoFile      uint64 // RLIMIT_NOFILE, soft and hard
 }
 
 // helperMain is `walkie serve` in a process of its own, under the
@@ -61,7 +58,7 @@ func helperMain() int {
 		fmt.Fprintln(os.Stderr, "helper:", err)
 		return 1
 	}
-	d, err := New(Options{Dir: spec.Dir, Config: cfg, Listen: "127.0.0.1:0", HTTPIdleTimeout: spec.Idle, Log: log})
+	d, err := New(Options{Dir: spec.Dir, Config: cfg, Listen: "127.0.0.1:0", Log: log})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "helper:", err)
 		return 1
@@ -224,73 +221,6 @@ func writeConfig(t *testing.T, agents ...string) string {
 		t.Fatal(err)
 	}
 	return p
-}
-
-// Issue 12, item 6: 1,000 clients that send a request each and keep the
-// connection open must not starve a daemon with 256 descriptors. Without
-// an idle timeout and a connection cap they held every descriptor for
-// good: new clients were never served, and a new debate could not even
-// be read. Now the daemon holds at most a quarter of its descriptors for
-// HTTP (the rest wait in the kernel's queue), closes idle connections,
-// serves a new client, and runs a debate dropped in meanwhile.
-func TestDaemonIdleConnectionsDoNotStarve(t *testing.T) {
-	const clients = 1000
-	dir := t.TempDir()
-	idle := 300 * time.Millisecond
-	h := startHelperDaemon(t, helperSpec{Dir: dir, NoFile: 256, Idle: idle,
-		Config: writeConfig(t, fakeAgent("fa", "--sign-from", "2"), fakeAgent("fb", "--sign-from", "2"))})
-
-	var served, closed atomic.Int32
-	var wg sync.WaitGroup
-	for i := range clients {
-		c, err := net.Dial("tcp", h.addr)
-		if err != nil {
-			t.Fatalf("client %d: %v", i, err)
-		}
-		defer c.Close()
-		if _, err := fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: %s\r\n\r\n", h.addr); err != nil {
-			t.Fatalf("client %d: %v", i, err)
-		}
-		// Read the answer, then nothing more: the connection stays open
-		// until the daemon closes it.
-		wg.Go(func() {
-			_ = c.SetReadDeadline(time.Now().Add(2 * time.Minute))
-			b, err := io.ReadAll(c)
-			if strings.HasPrefix(string(b), "HTTP/1.1 200") {
-				served.Add(1)
-			}
-			if err == nil { // EOF: the daemon closed it
-				closed.Add(1)
-			}
-		})
-	}
-	start := time.Now()
-	file := newDebate(t, dir, "starve", 3, "fa", "fb")
-
-	client := &http.Client{Timeout: time.Minute}
-	defer client.CloseIdleConnections()
-	resp, err := client.Get("http://" + h.addr + "/api/debates")
-	if err != nil {
-		t.Fatalf("a new client behind %d idle ones: %v", clients, err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("a new client behind %d idle ones: %s", clients, resp.Status)
-	}
-	t.Logf("a new client behind %d idle connections served after %v", clients, time.Since(start).Round(time.Millisecond))
-
-	sessiontest.WaitFor(t, time.Minute, "the debate dropped in during the storm converged", func() bool {
-		return status(t, file) == walkie.StatusConverged && settled(t, file)
-	})
-	checkRecord(t, file)
-	wg.Wait()
-	t.Logf("%d of %d idle clients served, %d closed by the daemon, %v in all", served.Load(), clients, closed.Load(), time.Since(start).Round(time.Millisecond))
-	if served.Load() != clients || closed.Load() != clients {
-		t.Errorf("%d of %d idle clients served and %d closed by the daemon; want all", served.Load(), clients, closed.Load())
-	}
-	if h.logged("too many open files") {
-		t.Errorf("the daemon ran out of descriptors:\n%s", strings.Join(h.lines(), "\n"))
-	}
 }
 
 // Issue 12, item 6: a debate that could not be read because the process

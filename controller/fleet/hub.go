@@ -155,11 +155,12 @@ func findRow(rows []Debate, key string) (Debate, bool) {
 }
 
 // stamp names the state of the files a debate's page reads: a change to
-// any of them is a page to read again.
+// any of them is a page to read again. Lstat: a link put in a file's
+// place is a change too (the page then says it refuses it).
 func stamp(file string, dir string) string {
 	var b strings.Builder
 	for _, p := range []string{file, filepath.Join(dir, "turns.jsonl"), filepath.Join(dir, "state.json")} {
-		if fi, err := os.Stat(p); err == nil {
+		if fi, err := os.Lstat(p); err == nil {
 			fmt.Fprintf(&b, "%d.%d;", fi.Size(), fi.ModTime().UnixNano())
 		} else {
 			b.WriteString("-;")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -181,24 +182,32 @@ func loadPage(row Debate, bs *bodies) (*Page, error) {
 // it, where an attempt's outcome is.
 const maxTranscript = 1 << 20
 
-// transcriptPath is the plain-text transcript of the turn log's attempt
-// i, refused when the log names a file outside the debate's turns/.
-func transcriptPath(file string, i int) (string, error) {
+// openTranscript opens the plain-text transcript of the turn log's
+// attempt i, as a plain file of the debate's turns/ and nothing else: the
+// log names it, and an agent can write both the log and the file. It
+// returns the file and its path; a name outside turns/, a link anywhere
+// from the record's directory down, a second name of another file or
+// anything but a regular file is an *walkie.InputError.
+func openTranscript(file string, i int) (*os.File, string, error) {
 	meta, err := walkie.ReadMeta(file)
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
 	dir := walkie.StateDir(file, meta.ID)
 	recs, err := controller.ReadTurnLog(dir)
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
 	if i < 0 || i >= len(recs) || recs[i].Transcript.Text == "" {
-		return "", os.ErrNotExist
+		return nil, "", os.ErrNotExist
 	}
-	p := filepath.Join(dir, recs[i].Transcript.Text)
-	if rel, err := filepath.Rel(filepath.Join(dir, "turns"), p); err != nil || strings.HasPrefix(rel, "..") || filepath.IsAbs(rel) {
-		return "", fmt.Errorf("the turn log names %s, outside the debate's transcripts", recs[i].Transcript.Text)
+	rel := filepath.ToSlash(recs[i].Transcript.Text)
+	if !strings.HasPrefix(rel, "turns/") || !filepath.IsLocal(rel) {
+		return nil, "", &walkie.InputError{File: filepath.Join(dir, "turns.jsonl"),
+			Msg: fmt.Sprintf("attempt %d names %s, outside the debate's transcripts", i, recs[i].Transcript.Text)}
 	}
-	return p, nil
+	// From the record's directory, which the daemon serves: .walkie and
+	// the debate's directory in it are checked like turns/.
+	f, err := walkie.OpenSideFile(filepath.Dir(file), path.Join(".walkie", meta.ID, rel))
+	return f, filepath.Join(dir, rel), err
 }

@@ -119,7 +119,8 @@ func TestTranscriptStaysInItsDirectory(t *testing.T) {
 		mustDo(t, engine.AppendTurnLog(sd, engine.TurnRecord{Turn: 1, Agent: "a", Attempt: 1, Outcome: walkie.OutcomeCrashed, Transcript: engine.Transcript{Text: p}}))
 	}
 	for i := range 3 {
-		if _, err := transcriptPath(file, i); err == nil {
+		if f, _, err := openTranscript(file, i); err == nil {
+			f.Close()
 			t.Errorf("attempt %d's transcript outside turns/ was served", i)
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -236,18 +235,17 @@ func (s *Server) Transcript(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no such transcript", http.StatusNotFound)
 		return
 	}
-	path, err := transcriptPath(row.File, n)
+	f, path, err := openTranscript(row.File, n)
 	if err != nil {
-		code := http.StatusNotFound
-		if !errors.Is(err, os.ErrNotExist) {
-			code = http.StatusInternalServerError
+		var refused *walkie.InputError
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			http.Error(w, "no such transcript", http.StatusNotFound)
+		case errors.As(err, &refused):
+			http.Error(w, "transcript refused: "+err.Error(), http.StatusForbidden)
+		default:
+			http.Error(w, "the transcript could not be read: "+err.Error(), http.StatusInternalServerError)
 		}
-		http.Error(w, "no such transcript: "+err.Error(), code)
-		return
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		http.Error(w, "no such transcript", http.StatusNotFound)
 		return
 	}
 	defer f.Close()

@@ -285,7 +285,7 @@ func (rt *Table) reviewRound(ctx context.Context, t *Turn) ([]engine.TurnRecord,
 
 // readJSON reads path into v; ok is false when the file does not exist.
 func readJSON(path string, v any) (bool, error) {
-	b, err := os.ReadFile(path)
+	b, err := walkie.ReadSideFile(filepath.Dir(path), filepath.Base(path), walkie.MaxSideFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
