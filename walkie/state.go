@@ -32,18 +32,18 @@ const (
 type State struct {
 	// Status holds a status the record cannot show by itself: halted,
 	// failed, over-budget or deadlocked. Empty means "derive it".
-	Status      string         `json:"status,omitempty"`
-	Reason      string         `json:"reason,omitempty"`
-	HaltedAt    *time.Time     `json:"halted_at,omitempty"`
-	ExtraRounds int            `json:"extra_rounds,omitempty"`
+	Status      string     `json:"status,omitempty"`
+	Reason      string     `json:"reason,omitempty"`
+	HaltedAt    *time.Time `json:"halted_at,omitempty"`
+	ExtraRounds int        `json:"extra_rounds,omitempty"`
 	// EndedCap is the round cap the debate held when it last ended, its
 	// extension included: the extension ends with the debate (Settle),
 	// and the cap a person reads of an ended debate is the one it had.
-	EndedCap int `json:"ended_round_cap,omitempty"`
-	Attempts    map[string]int `json:"attempts,omitempty"` // failed attempts per turn number, for retries
-	LastSeq     int            `json:"last_seq"`           // the record as walkie last wrote it: a shorter file was truncated
-	LastHash    string         `json:"last_hash,omitempty"`
-	HandledSeq  int            `json:"handled_seq,omitempty"` // last sequence a watcher or daemon has acted on
+	EndedCap   int            `json:"ended_round_cap,omitempty"`
+	Attempts   map[string]int `json:"attempts,omitempty"` // failed attempts per turn number, for retries
+	LastSeq    int            `json:"last_seq"`           // the record as walkie last wrote it: a shorter file was truncated
+	LastHash   string         `json:"last_hash,omitempty"`
+	HandledSeq int            `json:"handled_seq,omitempty"` // last sequence a watcher or daemon has acted on
 	// CopySupervisor switches the supervisor's copy of every entry on or
 	// off for this debate; nil follows the config's notify.copy_supervisor.
 	CopySupervisor *bool `json:"copy_supervisor,omitempty"`

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/cmd/fakemodel/modelserver"
 	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/controller/roundtable"
 	"github.com/walkie-sh/walkie/session/sessiontest"
 	"github.com/walkie-sh/walkie/walkie"

@@ -16,8 +16,8 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/controller/roundtable"
 	"github.com/walkie-sh/walkie/controller/trials"
 	"github.com/walkie-sh/walkie/walkie"
