@@ -72,21 +72,12 @@ type Options struct {
 
 // Summary is how a run ended.
 type Summary struct {
-	Status      string // the debate's status (walkie.Status*)
-	Reason      string
+	// Standing is where the debate stands when the run returns (read
+	// again after its last write), so the end of a run says what status,
+	// show and the page say.
+	Standing
 	Interrupted bool         // the run was cancelled (SIGINT/SIGTERM)
 	Attempts    []TurnRecord // attempts made by this run
-	Turns       int          // turns in the record
-	CostUSD     float64      // the debate's known cost so far
-	// UnknownCosts counts the debate's attempts whose cost is not (wholly)
-	// known; with a budget, UnknownUSD is what the budget counts them as
-	// (UnknownEstimate).
-	UnknownCosts int
-	UnknownUSD   float64
-	BudgetUSD    float64 // 0: none
-	// Waiting says whose post the debate waits for, when the run stopped
-	// at the turn of a party walkie does not run (without Options.Wait).
-	Waiting string
 }
 
 // Run drives a debate until it ends (or one turn, with Once): the loop of
@@ -100,6 +91,16 @@ func Run(ctx context.Context, o Options) (sum Summary, err error) {
 		return Summary{}, err
 	}
 	defer c.close()
+	// After the lock is let go (deferred below, so run before this): the
+	// standing of a run that ended names no controller.
+	defer func() {
+		if err != nil {
+			return // a record that stopped the run is not read again
+		}
+		if at, serr := c.standing(); serr == nil {
+			sum.Standing = at
+		}
+	}()
 	lock, err := walkie.TryRunLock(c.dir)
 	if err != nil {
 		return Summary{}, fmt.Errorf("run %s: %w", c.file, err)

@@ -9,46 +9,13 @@ import (
 	"github.com/walkie-sh/walkie/walkie"
 )
 
-// updateState changes the control state under the record lock, as
-// walkie.UpdateState does, but rings the doorbell only when the debate's
-// status changed. The doorbell shows whose turn it is and the status;
-// the controller's own bookkeeping (the running attempt, retry counts,
-// cost) is not on it, and each ring is two synced writes in the time
-// between one agent's exit and the next one's start. change gets the
-// record as parsed and its bytes, both read under the lock.
+// updateState changes the control state as walkie.ChangeState does, with
+// the run's cached parse of the record, ringing the doorbell only when the
+// debate's status changed. change gets the record as parsed and its
+// bytes, both read under the lock.
 func (c *controller) updateState(change func(d *walkie.Doc, raw []byte, s *walkie.State) error) (*walkie.State, error) {
-	lock, err := walkie.LockRecord(c.dir)
-	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", c.file, err)
-	}
-	defer lock.Unlock()
-	d, raw, err := c.load()
-	if err != nil {
-		return nil, err
-	}
-	st, err := walkie.LoadState(c.dir)
-	if err != nil {
-		return nil, err
-	}
-	p := d.Progress()
-	before := walkie.DebateStatus(&d.Meta, p, st)
-	if err := change(d, raw, st); err != nil {
-		return nil, err
-	}
-	st.Settle(&d.Meta, p, before)
-	if err := walkie.SaveState(c.dir, st); err != nil {
-		return nil, err
-	}
-	if walkie.DebateStatus(&d.Meta, p, st) != before {
-		var last *walkie.EntryBrief
-		if n := len(d.Entries); n > 0 {
-			last = d.Entries[n-1].Brief()
-		}
-		if err := walkie.Ring(c.dir, &d.Meta, p, st, last); err != nil {
-			return st, err
-		}
-	}
-	return st, nil
+	st, _, err := walkie.ChangeState(c.file, c.dir, walkie.StateChange{Load: c.load, OnlyStatus: true}, change)
+	return st, err
 }
 
 // load reads and parses the record. The record is read several times

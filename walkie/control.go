@@ -157,13 +157,42 @@ func UpdateState(file string, change func(m *Meta, p Progress, s *State) error) 
 	if err != nil {
 		return nil, Progress{}, err
 	}
-	dir := StateDir(file, meta.ID)
+	return ChangeState(file, StateDir(file, meta.ID), StateChange{}, func(d *Doc, _ []byte, s *State) error {
+		return change(&d.Meta, d.Progress(), s)
+	})
+}
+
+// StateChange says how ChangeState reads the record and rings.
+type StateChange struct {
+	// Load reads and parses the record under the lock; nil is Load. A
+	// controller hands its own, which keeps the last parse.
+	Load func() (*Doc, []byte, error)
+	// OnlyStatus rings the doorbell only when the debate's status
+	// changed. The doorbell shows whose turn it is and the status; a
+	// controller's own bookkeeping (the running attempt, retry counts,
+	// cost) is not on it, and each ring is two writes in the time between
+	// one agent's exit and the next one's start.
+	OnlyStatus bool
+}
+
+// ChangeState is the one way a debate's state is changed outside an
+// append: under the record lock, the record read under it, the change
+// applied, what ends with the debate settled (State.Settle), the state
+// saved and the doorbell rung. dir is the debate's state directory.
+func ChangeState(file, dir string, o StateChange, change func(d *Doc, raw []byte, s *State) error) (*State, Progress, error) {
 	lock, err := LockRecord(dir)
 	if err != nil {
-		return nil, Progress{}, err
+		return nil, Progress{}, fmt.Errorf("lock %s: %w", file, err)
 	}
 	defer lock.Unlock()
-	d, err := Load(file)
+	load := o.Load
+	if load == nil {
+		load = func() (*Doc, []byte, error) {
+			d, err := Load(file)
+			return d, nil, err
+		}
+	}
+	d, raw, err := load()
 	if err != nil {
 		return nil, Progress{}, err
 	}
@@ -173,12 +202,15 @@ func UpdateState(file string, change func(m *Meta, p Progress, s *State) error) 
 	}
 	p := d.Progress()
 	before := DebateStatus(&d.Meta, p, st)
-	if err := change(&d.Meta, p, st); err != nil {
+	if err := change(d, raw, st); err != nil {
 		return nil, p, err
 	}
 	st.Settle(&d.Meta, p, before)
 	if err := SaveState(dir, st); err != nil {
 		return nil, p, err
+	}
+	if o.OnlyStatus && DebateStatus(&d.Meta, p, st) == before {
+		return st, p, nil
 	}
 	var last *EntryBrief
 	if n := len(d.Entries); n > 0 {

@@ -131,3 +131,13 @@ func readRegistered(path string) (Registered, bool) {
 	}
 	return r, true
 }
+
+// ReadRegistered is the registry's entry at dir for the debate at file
+// (an absolute path); false when there is none that can be read.
+func ReadRegistered(dir, file string) (Registered, bool) {
+	r, ok := readRegistered(filepath.Join(dir, Key(file)+".json"))
+	if !ok || r.File != file {
+		return Registered{}, false
+	}
+	return r, true
+}

@@ -32,14 +32,18 @@ const (
 type State struct {
 	// Status holds a status the record cannot show by itself: halted,
 	// failed, over-budget or deadlocked. Empty means "derive it".
-	Status      string         `json:"status,omitempty"`
-	Reason      string         `json:"reason,omitempty"`
-	HaltedAt    *time.Time     `json:"halted_at,omitempty"`
-	ExtraRounds int            `json:"extra_rounds,omitempty"`
-	Attempts    map[string]int `json:"attempts,omitempty"` // failed attempts per turn number, for retries
-	LastSeq     int            `json:"last_seq"`           // the record as walkie last wrote it: a shorter file was truncated
-	LastHash    string         `json:"last_hash,omitempty"`
-	HandledSeq  int            `json:"handled_seq,omitempty"` // last sequence a watcher or daemon has acted on
+	Status      string     `json:"status,omitempty"`
+	Reason      string     `json:"reason,omitempty"`
+	HaltedAt    *time.Time `json:"halted_at,omitempty"`
+	ExtraRounds int        `json:"extra_rounds,omitempty"`
+	// EndedCap is the round cap the debate held when it last ended, its
+	// extension included: the extension ends with the debate (Settle),
+	// and the cap a person reads of an ended debate is the one it had.
+	EndedCap   int            `json:"ended_round_cap,omitempty"`
+	Attempts   map[string]int `json:"attempts,omitempty"` // failed attempts per turn number, for retries
+	LastSeq    int            `json:"last_seq"`           // the record as walkie last wrote it: a shorter file was truncated
+	LastHash   string         `json:"last_hash,omitempty"`
+	HandledSeq int            `json:"handled_seq,omitempty"` // last sequence a watcher or daemon has acted on
 	// CopySupervisor switches the supervisor's copy of every entry on or
 	// off for this debate; nil follows the config's notify.copy_supervisor.
 	CopySupervisor *bool `json:"copy_supervisor,omitempty"`
@@ -161,22 +165,29 @@ func (s *State) AddCost(usd float64, complete bool) {
 // has ended it (its status was before, and is now something else): the
 // round extension (walkie extend) ends with the debate, however it ends
 // (converged, at its cap, failed, over budget, deadlocked), so a debate
-// reopened later starts from its own cap. A halt is a person's pause, not
-// an end: the extension outlives it. One given while the debate stands
-// stopped lasts until it ends again.
+// reopened later starts from its own cap; the cap it held is kept as
+// EndedCap for those who read it. A halt is a person's pause, not an end:
+// the extension outlives it. One given while the debate stands stopped
+// lasts until it ends again.
 func (s *State) Settle(m *Meta, p Progress, before string) {
-	if now := DebateStatus(m, p, s); before == StatusOpen && now != StatusOpen && now != StatusHalted {
-		s.ExtraRounds = 0
+	switch now := DebateStatus(m, p, s); {
+	case before == StatusOpen && now != StatusOpen && now != StatusHalted:
+		s.EndedCap, s.ExtraRounds = RoundCap(m, s), 0
+	case now == StatusOpen:
+		s.EndedCap = 0
 	}
 }
 
-// CapHeld is the round cap as a person reads it: RoundCap, or for a debate
-// that has ended, at least the rounds it held (its extension ended with
-// it).
+// CapHeld is the round cap as a person reads it: RoundCap while the
+// debate is open; for one that has ended, the cap it held at its end
+// (EndedCap), and at least the rounds it ran.
 func CapHeld(m *Meta, p Progress, s *State) int {
 	c := RoundCap(m, s)
-	if p.Turns > 0 && DebateStatus(m, p, s) != StatusOpen {
-		c = max(c, m.RoundOf(p.Turns))
+	if DebateStatus(m, p, s) != StatusOpen {
+		c = max(c, s.EndedCap)
+		if p.Turns > 0 {
+			c = max(c, m.RoundOf(p.Turns))
+		}
 	}
 	return c
 }

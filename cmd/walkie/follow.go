@@ -166,7 +166,7 @@ func (f *follower) look() (controller.Summary, bool, error) {
 		return controller.Summary{}, false, err
 	}
 	running := f.running(d, v)
-	sum := controller.Summary{Status: v.Status, Reason: v.Reason, Turns: v.Turns, CostUSD: v.CostUSD}
+	sum := controller.Summary{Standing: controller.Standing{Status: v.Status, Reason: v.Reason, Turns: v.Turns, CostUSD: v.CostUSD}}
 	if v.Status != walkie.StatusOpen && len(running) == 0 {
 		return sum, true, nil
 	}

@@ -63,18 +63,18 @@ EXAMPLES:
 			if format != "markdown" && format != "json" {
 				return withCode(exitBadInput, fmt.Errorf("--format %q: use markdown or json", format))
 			}
-			r, err := roundtable.LoadReport(file)
+			cfg, err := config.Load(c.String("config"))
+			if err != nil {
+				return withCode(exitBadInput, err)
+			}
+			r, at, err := controller.LoadReport(file, controller.StandingOptions{Config: cfg})
 			if err != nil {
 				return err
 			}
 			if err := replays(c, r); err != nil {
 				return withCode(exitBadInput, err)
 			}
-			cfg, err := config.Load(c.String("config"))
-			if err != nil {
-				return withCode(exitBadInput, err)
-			}
-			ex, err := loadReportExtras(file, r.ID, cfg)
+			ex, err := loadReportExtras(file, &at)
 			if err != nil {
 				return err
 			}
@@ -157,22 +157,12 @@ type agentRan struct {
 	Versions []string `json:"cli_versions"`
 }
 
-func loadReportExtras(file, id string, cfg *config.Config) (reportExtras, error) {
-	dir := walkie.StateDir(file, id)
-	recs, err := controller.ReadTurnLog(dir)
+func loadReportExtras(file string, s *controller.Standing) (reportExtras, error) {
+	recs, err := controller.ReadTurnLog(walkie.StateDir(file, s.ID))
 	if err != nil {
 		return reportExtras{}, err
 	}
-	st, err := walkie.LoadState(dir)
-	if err != nil {
-		return reportExtras{}, err
-	}
-	meta, err := walkie.ReadMeta(file)
-	if err != nil {
-		return reportExtras{}, err
-	}
-	ex := reportExtras{Ran: []agentRan{}, UnknownCosts: st.UnknownCosts, BudgetUSD: controller.BudgetOf(&meta, cfg)}
-	_, ex.UnknownUSD = controller.UnknownEstimate(st, ex.BudgetUSD)
+	ex := reportExtras{Ran: []agentRan{}, UnknownCosts: s.UnknownCosts, BudgetUSD: s.BudgetUSD, UnknownUSD: s.UnknownUSD}
 	at := map[string]int{}
 	for _, rec := range recs {
 		i, ok := at[rec.Agent]

@@ -55,17 +55,17 @@ func TestRunExitCode(t *testing.T) {
 		once bool
 		want int
 	}{
-		{controller.Summary{Status: walkie.StatusConverged}, false, exitOK},
-		{controller.Summary{Status: walkie.StatusOpen}, true, exitOK},
-		{controller.Summary{Status: walkie.StatusOpen}, false, exitOpen},
-		{controller.Summary{Status: walkie.StatusMaxRounds}, false, exitMaxRounds},
-		{controller.Summary{Status: walkie.StatusFailed}, true, exitFailed},
-		{controller.Summary{Status: walkie.StatusHalted}, false, exitHalted},
-		{controller.Summary{Status: walkie.StatusOverBudget}, false, exitOverBudget},
-		{controller.Summary{Status: walkie.StatusDeadlocked}, false, exitDeadlocked},
-		{controller.Summary{Status: walkie.StatusOpen, Interrupted: true}, false, exitSignal},
-		{controller.Summary{Status: walkie.StatusConverged, Interrupted: true}, false, exitSignal},
-		{controller.Summary{Status: "what"}, false, exitError},
+		{controller.Summary{Standing: controller.Standing{Status: walkie.StatusConverged}}, false, exitOK},
+		{controller.Summary{Standing: controller.Standing{Status: walkie.StatusOpen}}, true, exitOK},
+		{controller.Summary{Standing: controller.Standing{Status: walkie.StatusOpen}}, false, exitOpen},
+		{controller.Summary{Standing: controller.Standing{Status: walkie.StatusMaxRounds}}, false, exitMaxRounds},
+		{controller.Summary{Standing: controller.Standing{Status: walkie.StatusFailed}}, true, exitFailed},
+		{controller.Summary{Standing: controller.Standing{Status: walkie.StatusHalted}}, false, exitHalted},
+		{controller.Summary{Standing: controller.Standing{Status: walkie.StatusOverBudget}}, false, exitOverBudget},
+		{controller.Summary{Standing: controller.Standing{Status: walkie.StatusDeadlocked}}, false, exitDeadlocked},
+		{controller.Summary{Standing: controller.Standing{Status: walkie.StatusOpen}, Interrupted: true}, false, exitSignal},
+		{controller.Summary{Standing: controller.Standing{Status: walkie.StatusConverged}, Interrupted: true}, false, exitSignal},
+		{controller.Summary{Standing: controller.Standing{Status: "what"}}, false, exitError},
 	} {
 		if got := runExitCode(c.sum, c.once); got != c.want {
 			t.Errorf("%+v once=%v: exit %d, want %d", c.sum, c.once, got, c.want)

@@ -112,11 +112,11 @@ func TestEndOfRunGolden(t *testing.T) {
 		name, fixture string
 		sum           controller.Summary
 	}{
-		{"converged", "converged.walkie.md", controller.Summary{Status: walkie.StatusConverged, Turns: 4, CostUSD: 0.0412,
+		{"converged", "converged.walkie.md", controller.Summary{Standing: controller.Standing{Status: walkie.StatusConverged, Turns: 4, CostUSD: 0.0412},
 			Attempts: []controller.TurnRecord{{Usage: cost(0.0412, "reported")}}}},
-		{"max-rounds", "max-rounds.walkie.md", controller.Summary{Status: walkie.StatusMaxRounds, Reason: "the round cap of 1 was reached", Turns: 3, CostUSD: 0.0137,
+		{"max-rounds", "max-rounds.walkie.md", controller.Summary{Standing: controller.Standing{Status: walkie.StatusMaxRounds, Reason: "the round cap of 1 was reached", Turns: 3, CostUSD: 0.0137},
 			Attempts: []controller.TurnRecord{{Usage: cost(0.0137, "estimated (pricing as of 2026-11-01)")}, {Usage: &controller.Usage{CostSource: "unknown"}}, {}}}},
-		{"closed", "closed.walkie.md", controller.Summary{Status: walkie.StatusClosed, Reason: "by claude in turn 5: Merged as 8d41e07.", Turns: 5}},
+		{"closed", "closed.walkie.md", controller.Summary{Standing: controller.Standing{Status: walkie.StatusClosed, Reason: "by claude in turn 5: Merged as 8d41e07.", Turns: 5}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -290,6 +290,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.log.Info("stopping: no new turns", zap.Int("running_turns", running), zap.Duration("grace", d.o.Grace))
 	_ = d.watcher.Close()
 	<-watchDone
+	d.stopRechecks()
 
 	done := make(chan struct{})
 	go func() { d.wg.Wait(); close(done) }()

@@ -22,6 +22,11 @@ type external struct {
 	reg  walkie.Registered
 	dir  string // its state directory
 	view DebateView
+	// recheck reads it again while a controller holds it: letting go of
+	// the run lock leaves no file event, so a controller that ended
+	// would otherwise stay "run by" on the page.
+	recheck *time.Timer
+	delay   time.Duration
 }
 
 // scanRegistry reads the registry again: new debates are watched, those
@@ -61,6 +66,9 @@ func (d *Daemon) scanRegistry() {
 	d.mu.Lock()
 	for file, x := range d.externals {
 		if !seen[file] {
+			if x.recheck != nil {
+				x.recheck.Stop()
+			}
 			_ = d.watcher.Remove(x.dir)
 			delete(d.externals, file)
 		}
@@ -85,9 +93,50 @@ func (d *Daemon) refreshExternal(file string) {
 	d.mu.Lock()
 	if y, ok := d.externals[file]; ok && y == x {
 		x.view = v
+		d.recheckLocked(x, file)
 	}
 	d.mu.Unlock()
 	d.page.Changed()
+}
+
+// recheckLocked reads x again after a while, as the worker of a held
+// debate does, when its view says a controller holds it. d.mu is held.
+func (d *Daemon) recheckLocked(x *external, file string) {
+	if x.view.RunBy == "" {
+		x.delay = 0
+		return
+	}
+	select {
+	case <-d.draining:
+		return // closed under d.mu: no timer outlives stopRechecks
+	default:
+	}
+	if x.recheck != nil {
+		return
+	}
+	x.delay = nextDelay(x.delay, maxLockDelay)
+	x.recheck = time.AfterFunc(x.delay, func() {
+		d.mu.Lock()
+		x.recheck = nil
+		d.mu.Unlock()
+		select {
+		case <-d.draining:
+		default:
+			d.refreshExternal(file)
+		}
+	})
+}
+
+// stopRechecks stops the pending rechecks, when the daemon stops.
+func (d *Daemon) stopRechecks() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, x := range d.externals {
+		if x.recheck != nil {
+			x.recheck.Stop()
+			x.recheck = nil
+		}
+	}
 }
 
 // externalFor is the registered debate whose state directory is dir.

@@ -32,7 +32,7 @@ type worker struct {
 	runningFromFile bool
 	// parked is how the debate stood when a run failed on bad input; it
 	// waits until that changes. Owned by the loop's goroutine.
-	parked *standing
+	parked *parkedLook
 
 	mu         sync.Mutex
 	view       DebateView
@@ -152,7 +152,7 @@ func (w *worker) loop() {
 				// too, so the debate is parked on how it stands now, and
 				// only a change of that brings it back.
 				w.setError(err.Error())
-				w.parked = w.standing()
+				w.parked = w.parkedLook()
 			default:
 				errDelay = nextDelay(errDelay, maxErrorDelay)
 				w.setError(err.Error())
@@ -227,7 +227,11 @@ func (w *worker) check(lockDelay *time.Duration) (action, time.Duration) {
 		}
 	}
 	w.ioDelay = 0
-	dec := controller.Next(controller.Look{Doc: doc, State: st, Config: w.d.cfg.Load(), Now: time.Now(), Held: walkie.ControllerRunning(dir)})
+	at, err := controller.ReadStanding(doc, controller.StandingOptions{Config: w.d.cfg.Load(), Registry: w.d.o.Registry})
+	if err != nil {
+		return w.loadFailed(err)
+	}
+	dec := at.Decision
 	var running *RunningView
 	if dec.Action == controller.ActHeld {
 		// Another controller runs it: the page shows what its session
@@ -235,7 +239,11 @@ func (w *worker) check(lockDelay *time.Duration) (action, time.Duration) {
 		running = fleet.ReadRunning(dir, time.Now())
 	}
 	w.mu.Lock()
-	fleet.Fill(&w.view, doc, st, dec)
+	fleet.Fill(&w.view, &at)
+	w.view.RunBy = ""
+	if dec.Action == controller.ActHeld {
+		w.view.RunBy = at.Controller.String()
+	}
 	// The running session is the activity file's while another controller
 	// holds the debate; otherwise this daemon's own events set it (a
 	// Temporal home's heartbeats among them), and a look must not undo them.
@@ -251,17 +259,13 @@ func (w *worker) check(lockDelay *time.Duration) (action, time.Duration) {
 	if ended {
 		// Ended without a controller noticing (halted while waiting,
 		// converged by posts from live parties): say so once.
-		line := st.Reason
-		if dec.Status == walkie.StatusClosed {
-			line = dec.Why // the record says why: who closed it, with what
-		}
-		w.observe(controller.Event{Kind: controller.EventDebateEnded, Debate: doc.Meta.ID, File: w.file, Status: dec.Status, Line: line})
+		w.observe(controller.Event{Kind: controller.EventDebateEnded, Debate: doc.Meta.ID, File: w.file, Status: dec.Status, Line: at.Reason})
 	}
 	w.copyNew()
 	// The page reads the views once the worker has set them (below).
 	defer w.d.page.Changed()
 	if w.parked != nil {
-		if *w.parked == w.standingOf(doc, st) && dec.Action == controller.ActRun {
+		if *w.parked == w.parkedLookOf(doc, st) && dec.Action == controller.ActRun {
 			w.setError(w.lastErr) // still why it cannot run
 			return actWait, 0
 		}
@@ -288,7 +292,7 @@ func (w *worker) check(lockDelay *time.Duration) (action, time.Duration) {
 		// Its lock leaves no event when it is released, so look again
 		// after a while.
 		*lockDelay = nextDelay(*lockDelay, maxLockDelay)
-		w.setWaiting(dec.Why)
+		w.setWaiting(at.Waiting)
 		return actWait, *lockDelay
 	default:
 		w.setWaiting(dec.Why)
@@ -460,11 +464,11 @@ func (w *worker) observe(e controller.Event) {
 	notify.Observer(w.d.notif.Load())(e)
 }
 
-// standing is what must change before a debate parked on bad input runs
+// parkedLook is what must change before a debate parked on bad input runs
 // again: its record (a post, a repair), its control state (resume, extend,
 // halt) or the configuration (a reload). Files the run writes for itself
 // (round-table results, the turn log, cost) are not part of it.
-type standing struct {
+type parkedLook struct {
 	hash   string
 	seq    int
 	status string
@@ -472,14 +476,14 @@ type standing struct {
 	cfg    *config.Config
 }
 
-func (w *worker) standingOf(doc *walkie.Doc, st *walkie.State) standing {
+func (w *worker) parkedLookOf(doc *walkie.Doc, st *walkie.State) parkedLook {
 	p := doc.Progress()
-	return standing{hash: p.Hash, seq: p.Seq, status: st.Status, extra: st.ExtraRounds, cfg: w.d.cfg.Load()}
+	return parkedLook{hash: p.Hash, seq: p.Seq, status: st.Status, extra: st.ExtraRounds, cfg: w.d.cfg.Load()}
 }
 
-// standing reads how the debate stands now; nil when it cannot be read
+// parkedLook reads how the debate stands now; nil when it cannot be read
 // (then nothing is parked, and the next look says why).
-func (w *worker) standing() *standing {
+func (w *worker) parkedLook() *parkedLook {
 	doc, err := walkie.Load(w.file)
 	if err != nil {
 		return nil
@@ -488,6 +492,6 @@ func (w *worker) standing() *standing {
 	if err != nil {
 		return nil
 	}
-	s := w.standingOf(doc, st)
+	s := w.parkedLookOf(doc, st)
 	return &s
 }

@@ -171,7 +171,7 @@ func loadPage(row Debate, bs *bodies) (*Page, error) {
 		p.Entries = append(p.Entries, v)
 	}
 	if doc.Meta.IsRoundtable() {
-		if p.Report, err = roundtable.LoadReport(row.File); err != nil {
+		if p.Report, err = roundtable.BuildReport(doc, roundtable.Head{Status: row.Status, Reason: row.Reason, RoundCap: row.MaxRounds, CostUSD: row.CostUSD}); err != nil {
 			return nil, err
 		}
 	}

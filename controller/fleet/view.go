@@ -57,9 +57,9 @@ func (r *Running) Elapsed(now time.Time) time.Duration {
 }
 
 // ReadDebate reads a debate that the daemon does not run from its files:
-// the record, the state, the activity file of the controller that runs
-// it. reg says who ran it last. Nothing is written, not even a lock: a
-// page must not slow the controller down.
+// its standing, and the activity file of the controller that runs it. reg
+// says who ran it last. Nothing is written, not even a lock: a page must
+// not slow the controller down.
 func ReadDebate(reg walkie.Registered, cfg *config.Config, now time.Time) Debate {
 	v := Debate{Key: walkie.Key(reg.File), File: reg.File, ID: reg.ID}
 	doc, err := walkie.Load(reg.File)
@@ -67,27 +67,23 @@ func ReadDebate(reg walkie.Registered, cfg *config.Config, now time.Time) Debate
 		v.Status, v.Error = "unreadable", err.Error()
 		return v
 	}
-	dir := walkie.StateDir(reg.File, doc.Meta.ID)
-	st, err := walkie.LoadState(dir)
+	s, err := controller.ReadStanding(doc, controller.StandingOptions{Config: cfg, Now: now})
 	if err != nil {
 		v.Status, v.Error = "unreadable", err.Error()
 		return v
 	}
-	held := walkie.ControllerRunning(dir)
-	dec := controller.Next(controller.Look{Doc: doc, State: st, Config: cfg, Now: now, Held: held})
-	Fill(&v, doc, st, dec)
-	by := fmt.Sprintf("%s, pid %d", cmp.Or(reg.By, "a walkie controller"), reg.PID)
-	switch {
-	case v.Status != walkie.StatusOpen:
-	case held:
-		v.RunBy, v.Waiting = by, ""
-		if v.Running = ReadRunning(dir, now); v.Running == nil {
-			v.Waiting = "run by " + by + "; between sessions"
+	if c := s.Controller; c != nil && !c.Remote && c.PID == reg.PID && reg.By != "" {
+		c.By = reg.By // the registry names the form that holds it
+	}
+	Fill(&v, &s)
+	if s.Controller != nil {
+		v.RunBy = s.Controller.String()
+		if s.Running != nil && !s.Running.Interrupted {
+			v.Running = ReadRunning(walkie.StateDir(reg.File, doc.Meta.ID), now)
 		}
-	case dec.Action == controller.ActRun:
-		v.Waiting = fmt.Sprintf("no controller runs it now (last run by %s); %s: run walkie auto %s to go on", by, dec.Why, reg.File)
-	default:
-		v.Waiting = dec.Why
+	}
+	if v.Status == walkie.StatusOpen && s.Controller == nil && s.Running == nil && s.Action == controller.ActRun && reg.PID > 0 {
+		v.Waiting += fmt.Sprintf(" (last run by %s, pid %d)", cmp.Or(reg.By, "a walkie controller"), reg.PID)
 	}
 	return v
 }
@@ -105,17 +101,11 @@ func ReadRunning(dir string, now time.Time) *Running {
 		ElapsedS: now.Sub(s.Started).Round(100 * time.Millisecond).Seconds()}
 }
 
-// Fill sets what the record, the state and Next's decision say of a
-// debate: the part of the view every reader computes alike.
-func Fill(v *Debate, doc *walkie.Doc, st *walkie.State, dec controller.Decision) {
-	p := doc.Progress()
-	v.ID, v.Status, v.Reason, v.Turns, v.Seq, v.CostUSD, v.BudgetUSD = doc.Meta.ID, dec.Status, st.Reason, p.Turns, p.Seq, st.CostUSD, dec.Budget
-	v.NextTurn, v.Next, v.Round, v.MaxRounds = 0, "", 0, dec.RoundCap
-	if dec.Status == walkie.StatusOpen {
-		v.NextTurn, v.Next, v.Round = dec.Turn, dec.Participant, dec.Round
-	}
-	if v.Reason == "" && dec.Action == controller.ActEnd {
-		v.Reason = dec.Why
-	}
+// Fill sets what the debate's standing says of it: the part of the view
+// every reader shows alike. Who runs it and what its session does now are
+// the caller's to set.
+func Fill(v *Debate, s *controller.Standing) {
+	v.ID, v.Status, v.Reason, v.Turns, v.Seq, v.CostUSD, v.BudgetUSD = s.ID, s.Status, s.Reason, s.Turns, s.Seq, s.CostUSD, s.BudgetUSD
+	v.NextTurn, v.Next, v.Round, v.MaxRounds, v.Waiting = s.NextTurn, s.Whose, s.Round, s.RoundCap, s.Waiting
 	v.Error = ""
 }

@@ -47,7 +47,11 @@ func (p *plan) collect(dr *DocResult, d planDoc, ws *workspace, sum controller.S
 	} else {
 		dr.Verified = true
 	}
-	rep, err := roundtable.LoadReport(dr.Record)
+	at, err := controller.ReadStanding(doc, controller.StandingOptions{Config: p.config()})
+	if err != nil {
+		return err
+	}
+	rep, err := roundtable.BuildReport(doc, at.ReportHead())
 	if err != nil {
 		return err
 	}

@@ -129,13 +129,10 @@ func (p *plan) runDoc(ctx context.Context, d planDoc) DocResult {
 	if err := p.openDebate(ctx, d, file, log); err != nil {
 		return fail(err)
 	}
-	cfg := *p.opts.Config
-	if p.opts.BudgetUSD > 0 {
-		cfg.BudgetUSD = p.opts.BudgetUSD
-	}
+	cfg := p.config()
 	dr.BudgetUSD = cfg.BudgetUSD
 	log.Info("review started", zap.Strings("agents", p.agents), zap.String("mode", p.mode))
-	sum, runErr := controller.Run(ctx, controller.Options{File: file, Config: &cfg, Log: log, Observe: p.opts.Observe})
+	sum, runErr := controller.Run(ctx, controller.Options{File: file, Config: cfg, Log: log, Observe: p.opts.Observe})
 	if err := p.collect(&dr, d, ws, sum, runErr); err != nil {
 		return fail(err)
 	}
@@ -243,4 +240,14 @@ func shellQuote(s string) string {
 func errAsInput(err error) bool {
 	var ie *walkie.InputError
 	return errors.Is(err, controller.ErrBadInput) || errors.As(err, &ie)
+}
+
+// config is the configuration the review's debates run under: the given
+// one, with --budget in place of its budget.
+func (p *plan) config() *config.Config {
+	cfg := *p.opts.Config
+	if p.opts.BudgetUSD > 0 {
+		cfg.BudgetUSD = p.opts.BudgetUSD
+	}
+	return &cfg
 }

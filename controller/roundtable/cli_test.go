@@ -12,6 +12,7 @@ import (
 
 	"github.com/walkie-sh/walkie/cmd/fakemodel/modelserver"
 	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/controller/roundtable"
 	"github.com/walkie-sh/walkie/session/sessiontest"
 	"github.com/walkie-sh/walkie/walkie"
@@ -136,7 +137,7 @@ Rule 1: results are exact integers, however large.
 			}
 		}
 	}
-	rep, err := roundtable.LoadReport(file)
+	rep, _, err := controller.LoadReport(file, controller.StandingOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,7 +333,7 @@ Write evaluate(expr) in work/evaluate.py, evaluating integer arithmetic.
 	if b, _ := os.ReadFile(filepath.Join(f.work, "evaluate.py")); !strings.Contains(string(b), "int(eval") {
 		t.Fatalf("the workspace after round 2: %q", b)
 	}
-	rep, err := roundtable.LoadReport(file)
+	rep, _, err := controller.LoadReport(file, controller.StandingOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

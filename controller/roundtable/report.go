@@ -2,7 +2,6 @@ package roundtable
 
 import (
 	"cmp"
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -104,28 +103,22 @@ type ReviewerScore struct {
 	ConfirmedByFix    int `json:"confirmed_by_fix"`
 }
 
-// LoadReport reads a debate's record, state, turn log and, for a round
-// table, its round results.
-func LoadReport(file string) (*Report, error) {
-	d, err := walkie.Load(file)
-	if err != nil {
-		return nil, err
-	}
+// Head is what a report says of where the debate stands, as
+// controller.Standing has it: the report adds the turn log and the round
+// results, and works out no status of its own.
+type Head struct {
+	Status, Reason string
+	RoundCap       int // the round cap it has, or held when it ended
+	CostUSD        float64
+}
+
+// BuildReport reads the turn log and, for a round table, the round
+// results of the debate d, under the head its standing gives.
+func BuildReport(d *walkie.Doc, h Head) (*Report, error) {
 	m := d.Meta
-	dir := walkie.StateDir(file, m.ID)
-	st, err := walkie.LoadState(dir)
-	if err != nil {
-		return nil, err
-	}
-	p := d.Progress()
-	r := &Report{File: file, ID: m.ID, Mode: cmp.Or(m.Mode, walkie.ModeDebate), Status: walkie.DebateStatus(&m, p, st), Reason: st.Reason,
-		Turns: p.Turns, MaxRounds: walkie.CapHeld(&m, p, st), CostUSD: st.CostUSD, Agents: []AgentCost{}}
-	switch {
-	case r.Status == walkie.StatusMaxRounds && r.Reason == "":
-		r.Reason = fmt.Sprintf("reached its round cap of %d", r.MaxRounds)
-	case r.Status == walkie.StatusClosed:
-		r.Reason = d.ClosedWhy() // a review thread: who closed it, with what
-	}
+	file, dir := d.File, walkie.StateDir(d.File, m.ID)
+	r := &Report{File: file, ID: m.ID, Mode: cmp.Or(m.Mode, walkie.ModeDebate), Status: h.Status, Reason: h.Reason,
+		Turns: d.Progress().Turns, MaxRounds: h.RoundCap, CostUSD: h.CostUSD, Agents: []AgentCost{}}
 	recs, err := engine.ReadTurnLog(dir)
 	if err != nil {
 		return nil, err
@@ -182,8 +175,8 @@ func LoadReport(file string) (*Report, error) {
 		r.Agents = append(r.Agents, *a)
 	}
 	if !m.IsRoundtable() {
-		r.Rounds = m.RoundOf(max(p.Turns, 1))
-		if p.Turns == 0 {
+		r.Rounds = m.RoundOf(max(r.Turns, 1))
+		if r.Turns == 0 {
 			r.Rounds = 0
 		}
 		return r, nil

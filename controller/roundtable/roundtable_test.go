@@ -355,7 +355,7 @@ verdict: '{"verdict": "approve", "objections": [{"summary": "a docstring would h
 	if want := 0.31; sum.CostUSD < want-1e-9 || sum.CostUSD > want+1e-9 {
 		t.Fatalf("cost %.4f, want %.2f", sum.CostUSD, want)
 	}
-	rep, err := roundtable.LoadReport(f.file)
+	rep, _, err := controller.LoadReport(f.file, controller.StandingOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -477,7 +477,7 @@ func TestRoundtableParserStoryDeadlocks(t *testing.T) {
 
 			// The quorum lever on the recorded deadlock: at quorum 1 it
 			// would have stopped in round 1, at the cost of round 1.
-			rep, err := roundtable.LoadReport(f.file)
+			rep, _, err := controller.LoadReport(f.file, controller.StandingOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -525,7 +525,7 @@ func TestRoundtableParserStoryDeadlocks(t *testing.T) {
 			}
 			// And the other way: the quorum-1 record replayed at quorum 2
 			// would have gone on into rounds that were never run.
-			rep1, err := roundtable.LoadReport(g.file)
+			rep1, _, err := controller.LoadReport(g.file, controller.StandingOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

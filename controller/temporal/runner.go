@@ -78,7 +78,8 @@ func (h *Home) Run(ctx context.Context, o controller.Options) (controller.Summar
 	go h.followProgress(pctx, file, meta.ID)
 	var ended Ended
 	err = run.Get(ctx, &ended)
-	sum := controller.Summary{Status: ended.Status, Reason: ended.Why, Attempts: h.takeRecords(file)}
+	sum := controller.Summary{Attempts: h.takeRecords(file)}
+	sum.Status, sum.Reason = ended.Status, ended.Why
 	if err != nil && ctx.Err() != nil {
 		return sum, ctx.Err()
 	}
@@ -86,6 +87,11 @@ func (h *Home) Run(ctx context.Context, o controller.Options) (controller.Summar
 	if err == nil || errors.As(err, &closed) {
 		// The run is over: a lock it left (terminated mid-turn) goes.
 		h.unlock(dir)
+	}
+	if d, lerr := walkie.Load(file); lerr == nil {
+		if at, serr := controller.ReadStanding(d, controller.StandingOptions{Config: h.cfg.Load()}); serr == nil {
+			sum.Standing = at
+		}
 	}
 	return sum, workflowError(meta.ID, err)
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/controller/roundtable"
 	"github.com/walkie-sh/walkie/walkie"
 )
@@ -108,7 +109,7 @@ func Summarize(dir string) (*Summary, error) {
 
 // loadTrial reads one copy's report.
 func loadTrial(file string) (Trial, error) {
-	r, err := roundtable.LoadReport(file)
+	r, _, err := controller.LoadReport(file, controller.StandingOptions{})
 	if err != nil {
 		return Trial{}, err
 	}

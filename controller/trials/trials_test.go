@@ -17,6 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/controller/roundtable"
 	"github.com/walkie-sh/walkie/controller/trials"
 	"github.com/walkie-sh/walkie/walkie"
@@ -180,7 +181,7 @@ when:
 	}
 	// The round at the cap ended trial 4: its report says max-rounds there,
 	// not next-round.
-	rep, err := roundtable.LoadReport(filepath.Join(dir, "rt.trials", "4", "rt-4.walkie.md"))
+	rep, _, err := controller.LoadReport(filepath.Join(dir, "rt.trials", "4", "rt-4.walkie.md"), controller.StandingOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

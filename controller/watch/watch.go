@@ -160,10 +160,12 @@ func one(ctx context.Context, o Options, file string) Result {
 	if err != nil {
 		return fail(err)
 	}
-	now := o.Now()
-	dec := controller.Next(controller.Look{Doc: d, State: st, Config: o.Config, Now: now,
-		Held: walkie.ControllerRunning(dir), Debounce: true, LastMove: lastMove(file, d)})
-	r.Status = dec.Status
+	at, err := controller.ReadStanding(d, controller.StandingOptions{Config: o.Config, Now: o.Now(), Debounce: true, LastMove: lastMove(file, d)})
+	if err != nil {
+		return fail(err)
+	}
+	dec := at.Decision
+	r.Status = at.Status
 	switch {
 	case dec.Action == controller.ActEnd && !dec.Record:
 		r.Action, r.Detail = Ended, "the debate is "+dec.Status
@@ -177,7 +179,7 @@ func one(ctx context.Context, o Options, file string) Result {
 		r.Action, r.Detail = Skipped, "a round table runs whole rounds: use walkie auto or walkie serve"
 		return r
 	case dec.Action == controller.ActWait, dec.Action == controller.ActDebounce:
-		r.Action, r.Detail = Waiting, dec.Why
+		r.Action, r.Detail = Waiting, at.Waiting
 		return r
 	case dec.Action == controller.ActHeld:
 		r.Action, r.Detail = Skipped, "a controller is running this debate now"
