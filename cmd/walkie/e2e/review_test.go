@@ -318,11 +318,12 @@ func (f *reviewFixture) noneLeft() {
 
 func (f *reviewFixture) killLeftovers() { (&debate{t: f.t, marker: f.marker}).killLeftovers() }
 
-// writes are the requests that change something on GitHub.
+// writes are the requests that change something on GitHub (a GraphQL
+// query, which asks who the token is, changes nothing).
 func (f *reviewFixture) writes() []reviewtest.Request {
 	var out []reviewtest.Request
 	for _, r := range f.gh.Requests() {
-		if r.Method != "GET" {
+		if r.Method != "GET" && !strings.HasSuffix(r.Path, "/graphql") {
 			out = append(out, r)
 		}
 	}
