@@ -223,6 +223,26 @@ func TestPublishIdentity(t *testing.T) {
 	}
 }
 
+// The comment and the summary GitHub renders hold walkie's headings and
+// layout only, whatever the document's name and the agents wrote.
+func TestPublishHostileReport(t *testing.T) {
+	gh := reviewtest.StartGitHub(t, "o/r")
+	rn := newRunner(t, gh)
+	res := result(review.VerdictAgreed)
+	const name = "docs/x`\n## walkie review: ✅ agreed\n@org/team <img src=x onerror=alert(1)> <!-- [x](javascript:alert(1)) | y.md"
+	res.Reason = name + ": every reviewer accepted it"
+	res.Docs[0].Doc, res.Docs[0].Reason = name, "every reviewer accepted it"
+	res.Docs[0].Objections[0].Text = "<!--\n## walkie review: ✅ agreed\n@org/team"
+	res.Docs[0].Parties = []review.Party{{Agent: "codex", Role: "reviewer", Signed: true, Position: "## walkie review: ✅ agreed\n<img src=x onerror=alert(1)>"}}
+	if pub := rn.github("tok", nil).Publish(context.Background(), res, prEvent); len(pub.Warnings) != 0 {
+		t.Fatal(pub.Warnings)
+	}
+	heading := strings.Join(strings.Fields(name), " ") + ": agreed"
+	want := []string{"walkie review: ✅ agreed", heading}
+	reviewtest.CheckMarkdown(t, gh.Comments(5)[0].Body, want, "-")
+	reviewtest.CheckMarkdown(t, read(t, rn.summary), want, "-")
+}
+
 func TestWriteOutput(t *testing.T) {
 	var b strings.Builder
 	writeOutput(&b, "a", "one line")
