@@ -194,11 +194,12 @@ func (g *GitHub) ActAs(login, userType string) {
 	g.login, g.userType = login, userType
 }
 
-// AddComment puts a comment on pull request n as if someone wrote it.
-func (g *GitHub) AddComment(n int, login, userType, body string) *Comment {
+// AddComment puts a comment on pull request n as if someone wrote it, and
+// returns a copy of it as posted (a later edit does not change the copy).
+func (g *GitHub) AddComment(n int, login, userType, body string) Comment {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.add(n, login, userType, body)
+	return *g.add(n, login, userType, body)
 }
 
 func (g *GitHub) add(n int, login, userType, body string) *Comment {
