@@ -290,7 +290,7 @@ func appendLocked(f *os.File, file, dir string, meta *Meta, st *State, p Post) (
 }
 
 // postedText is an entry as the writer appends it, before its marker:
-// heading, the body checkBody returned, and the sign-off.
+// heading, and the body checkBody returned (its sign-off included).
 func postedText(p *Post, turn int, body []byte) []byte {
 	var b bytes.Buffer
 	if p.Supervisor {
@@ -299,9 +299,6 @@ func postedText(p *Post, turn int, body []byte) []byte {
 		fmt.Fprintf(&b, "\n## Turn %d · %s\n\n", turn, p.From)
 	}
 	b.Write(body)
-	if p.Sign {
-		fmt.Fprintf(&b, "Signed-off-by: %s\n", p.From)
-	}
 	return b.Bytes()
 }
 
@@ -410,15 +407,15 @@ func checkBody(meta *Meta, p *Post, whose string) ([]byte, error) {
 		return refuse("%s", pr.postReason())
 	}
 	for i, l := range lines {
-		m := signOffRe.FindStringSubmatch(strings.TrimSuffix(l, "\r"))
-		if m == nil {
+		name := signOffName([]byte(l))
+		if name == "" {
 			continue
 		}
 		switch {
 		case p.Supervisor:
 			return refuse("body line %d is a sign-off; supervisor entries cannot sign", i+1)
-		case m[1] != p.From:
-			return refuse("body line %d is a sign-off of %s; only its author can sign a turn", i+1, m[1])
+		case name != p.From:
+			return refuse("body line %d is a sign-off of %s; only its author can sign a turn", i+1, name)
 		case i != len(lines)-1:
 			return refuse("body line %d is a sign-off but not the last line; use --sign or end the body with it", i+1)
 		default:
@@ -436,7 +433,38 @@ func checkBody(meta *Meta, p *Post, whose string) ([]byte, error) {
 	if err != nil {
 		return nil, &RefusedError{Reason: err.Error(), Whose: whose}
 	}
+	if p.Supervisor || meta.IsRoundtable() {
+		return text, nil
+	}
+	text, pr := withSignOff(text, p)
+	if pr != nil {
+		return refuse("%s", pr.postReason())
+	}
 	return text, nil
+}
+
+// withSignOff ends a turn's text with its author's sign-off when the post
+// signs: on the line after the text, or after a blank line when the
+// text's last block would otherwise take the line in (an HTML block
+// runs on to a blank line), so that a markdown viewer shows what walkie
+// reads (checkSignOff). A post that does not sign must not show a
+// sign-off either.
+func withSignOff(text []byte, p *Post) ([]byte, *textProblem) {
+	if !p.Sign {
+		return text, checkSignOff(text)
+	}
+	var first *textProblem
+	for _, sep := range []string{"", "\n"} {
+		out := fmt.Appendf(append(slices.Clip(text), sep...), "Signed-off-by: %s\n", p.From)
+		pr := checkSignOff(out)
+		if pr == nil {
+			return out, nil
+		}
+		if first == nil {
+			first = pr
+		}
+	}
+	return nil, first
 }
 
 // tailInfo is what Append learns from the end of the file.
@@ -651,8 +679,7 @@ func scanWindow(buf []byte, base int64, meta *Meta) (ti *tailInfo, scanned int, 
 		if prev < 0 {
 			return nil, 0, false
 		}
-		m := signOffRe.FindSubmatch(lines[prev].text)
-		recent = append(recent, TurnRef{Turn: mk.Turn, Agent: mk.Agent, Signed: m != nil && string(m[1]) == mk.Agent, Closed: mk.Tags.Type == TypeClose})
+		recent = append(recent, TurnRef{Turn: mk.Turn, Agent: mk.Agent, Signed: signOffName(lines[prev].text) == mk.Agent, Closed: mk.Tags.Type == TypeClose})
 		recentAt = append(recentAt, markAt{mk.Seq, int64(lines[k].start)})
 	}
 	if ti == nil || (len(recent) < n && ti.prog.Turns > len(recent)) || ti.prog.Turns == 0 {

@@ -114,6 +114,9 @@ func judgeStamped(ad *Doc, want Expect) (Verdict, *Doc) {
 	if pr := checkText(e.Body); pr != nil {
 		return Verdict{Outcome: VerdictMalformed, Line: e.Line + pr.line, Detail: pr.turnDetail(e.Line + pr.line)}, nil
 	}
+	if pr := checkSignOff(e.Body); pr != nil && !ad.Meta.IsRoundtable() {
+		return Verdict{Outcome: VerdictMalformed, Line: e.Line + pr.line, Detail: pr.turnDetail(e.Line + pr.line)}, nil
+	}
 	if ad.Meta.IsTyped() {
 		if err := checkStatic(&ad.Meta, e.Marker.Tags, false); err != nil {
 			return Verdict{Outcome: VerdictMalformed, Line: e.MarkLine, Detail: err.Error()}, nil
@@ -185,16 +188,19 @@ func judgeTail(d *Doc, want Expect) Verdict {
 	}
 	signed := false
 	for _, l := range lines[k+1:] {
-		m := signOffRe.FindSubmatch(l.text)
+		name := signOffName(l.text)
 		switch {
-		case m == nil:
-		case string(m[1]) != want.Agent:
-			return bad(l.num, "a sign-off of %s in %s's turn", m[1], want.Agent)
+		case name == "":
+		case name != want.Agent:
+			return bad(l.num, "a sign-off of %s in %s's turn", name, want.Agent)
 		case l.num != last:
 			return bad(l.num, "the sign-off is not the turn's last line")
 		default:
 			signed = true
 		}
+	}
+	if pr := checkSignOff(body); pr != nil && !d.Meta.IsRoundtable() {
+		return bad(h.num+pr.line, "%s", pr.turnDetail(h.num+pr.line))
 	}
 	var tags Tags
 	if d.Meta.IsTyped() {

@@ -69,7 +69,6 @@ var (
 	looseHeadingRe = regexp.MustCompile(`^#{1,6}\s*(Turn\s+\d+|Supervisor\b)`)
 	markerRe       = regexp.MustCompile(`^<!-- walkie (.*) -->$`)
 	looseMarkerRe  = regexp.MustCompile(`<!--\s*walkie\b`)
-	signOffRe      = regexp.MustCompile(`^Signed-off-by:\s*(\S+)\s*$`)
 )
 
 const briefingHeading = "# Briefing"
@@ -304,25 +303,12 @@ func (d *Doc) parseEntries(data []byte, lines []line, hdrEnd, lastMarker int) er
 		e.Body = data[h.end:lines[j].start]
 		e.Raw = data[start:lines[j].end]
 		if e.Kind == KindTurn {
-			e.SignedBy = signOff(e.Body)
+			_, e.SignedBy = SplitSignOff(e.Body)
 		}
 		d.Entries = append(d.Entries, e)
 		i = j + 1
 	}
 	return nil
-}
-
-// signOff returns the name on the body's last non-blank line if it is a
-// `Signed-off-by:` line.
-func signOff(body []byte) string {
-	t := bytes.TrimRight(body, "\r\n \t")
-	if i := bytes.LastIndexByte(t, '\n'); i >= 0 {
-		t = t[i+1:]
-	}
-	if m := signOffRe.FindSubmatch(bytes.TrimSuffix(t, []byte("\r"))); m != nil {
-		return string(m[1])
-	}
-	return ""
 }
 
 func parseMarker(text []byte) (Marker, error) {

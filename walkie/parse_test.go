@@ -285,21 +285,23 @@ func TestParseLineNumbers(t *testing.T) {
 	}
 }
 
-// TestSignOffParse pins which closing lines count as a sign-off.
-func TestSignOffParse(t *testing.T) {
-	for body, want := range map[string]string{
-		"x\nSigned-off-by: codex\n":       "codex",
-		"x\nSigned-off-by: codex\n\n\n":   "codex",
-		"x\nSigned-off-by: codex  \r\n":   "codex",
-		"x\nSigned-off-by:codex\n":        "codex",
-		"Signed-off-by: codex\nmore\n":    "",
-		"x\nsigned-off-by: codex\n":       "",
-		"x\nSigned-off-by: codex extra\n": "",
-		"x\n  Signed-off-by: codex\n":     "",
-		"":                                "",
+// TestSplitSignOff pins which closing lines count as a sign-off, and
+// what is left of the body without one.
+func TestSplitSignOff(t *testing.T) {
+	for _, c := range []struct{ body, text, name string }{
+		{"x\nSigned-off-by: codex\n", "x\n", "codex"},
+		{"x\n\nSigned-off-by: codex\n\n\n", "x\n\n", "codex"},
+		{"x\r\nSigned-off-by: codex  \r\n", "x\r\n", "codex"},
+		{"x\nSigned-off-by:codex", "x\n", "codex"},
+		{"Signed-off-by: codex\n", "", "codex"},
+		{"Signed-off-by: codex\nmore\n", "Signed-off-by: codex\nmore\n", ""},
+		{"x\nsigned-off-by: codex\n", "x\nsigned-off-by: codex\n", ""},
+		{"x\nSigned-off-by: codex extra\n", "x\nSigned-off-by: codex extra\n", ""},
+		{"x\n  Signed-off-by: codex\n", "x\n  Signed-off-by: codex\n", ""},
+		{"", "", ""},
 	} {
-		if got := signOff([]byte(body)); got != want {
-			t.Errorf("signOff(%q) = %q, want %q", body, got, want)
+		if text, name := SplitSignOff([]byte(c.body)); string(text) != c.text || name != c.name {
+			t.Errorf("SplitSignOff(%q) = %q, %q; want %q, %q", c.body, text, name, c.text, c.name)
 		}
 	}
 }

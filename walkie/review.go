@@ -12,11 +12,8 @@ import (
 // without its trailer lines and sign-off, blank lines at both ends
 // removed.
 func (e *Entry) Text() string {
-	s := strings.TrimRight(string(e.Body), "\r\n\t ")
-	lines := strings.Split(s, "\n")
-	if n := len(lines); n > 0 && signOffRe.MatchString(strings.TrimSuffix(lines[n-1], "\r")) {
-		lines = lines[:n-1]
-	}
+	unsigned, _ := SplitSignOff(e.Body)
+	lines := strings.Split(strings.TrimRight(string(unsigned), "\r\n\t "), "\n")
 	if text, _, _, pr := splitTrailers(lines); pr == nil && !e.Marker.Tags.IsZero() {
 		lines = text
 	}

@@ -26,14 +26,16 @@ import (
 type problemKind int
 
 const (
-	probControl     problemKind = iota + 1 // a control character (b, col)
-	probLoneCR                             // a carriage return not before a newline (col)
-	probHeadingLine                        // walkie's parser reads the line as an entry heading (text)
-	probMarker                             // the line holds a walkie marker
-	probRendered                           // CommonMark renders a heading that reads as an entry heading (text)
-	probRawHeading                         // a raw HTML heading tag (text)
-	probOpenFence                          // a code fence never closed
-	probOpenHTML                           // an HTML block never closed
+	probControl       problemKind = iota + 1 // a control character (b, col)
+	probLoneCR                               // a carriage return not before a newline (col)
+	probHeadingLine                          // walkie's parser reads the line as an entry heading (text)
+	probMarker                               // the line holds a walkie marker
+	probRendered                             // CommonMark renders a heading that reads as an entry heading (text)
+	probRawHeading                           // a raw HTML heading tag (text)
+	probOpenFence                            // a code fence never closed
+	probOpenHTML                             // an HTML block never closed
+	probHiddenSignOff                        // a sign-off line a viewer does not show (text: what holds it)
+	probShownSignOff                         // a viewer shows a sign-off where walkie reads none (text: as shown)
 )
 
 // textProblem is the first thing in an entry's text that the record
@@ -44,6 +46,10 @@ type textProblem struct {
 	col  int    // 1-based byte column, for control characters
 	b    rune   // the control character
 	text string // the heading as written or as rendered
+	// from is a line the problem names besides its own (where the block
+	// hiding a sign-off starts), counted as line is; text then holds a %d
+	// for it.
+	from int
 }
 
 // checkText applies the rules to text, the part of an entry after its
@@ -104,15 +110,8 @@ const probeTail = "<!-- walkie probe -->\n\n## Turn 1 · walkie-probe\n"
 // the first heading that reads as an entry heading, the first raw HTML
 // heading tag, or the block left open at the end of the text.
 func markdownProblem(text []byte) *textProblem {
-	src := make([]byte, 0, len(text)+1+len(probeTail))
-	src = append(src, text...)
-	if len(src) > 0 && src[len(src)-1] != '\n' {
-		src = append(src, '\n')
-	}
-	end := len(src)
-	src = append(src, probeTail...)
+	src, end, doc := parseProbed(text)
 	md := commonMark()
-	doc := md.Parser().Parse(gmtext.NewReader(src))
 	lineAt := func(off int) int { return bytes.Count(src[:max(off, 0)], []byte("\n")) + 1 }
 	var found *textProblem
 	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
@@ -158,6 +157,19 @@ func markdownProblem(text []byte) *textProblem {
 		}
 	}
 	return &textProblem{kind: probOpenHTML, line: lineAt(end)}
+}
+
+// parseProbed parses text followed by the probe, as a CommonMark
+// renderer reads it in the record; end is where the probe starts in src.
+func parseProbed(text []byte) (src []byte, end int, doc ast.Node) {
+	src = make([]byte, 0, len(text)+1+len(probeTail))
+	src = append(src, text...)
+	if len(src) > 0 && src[len(src)-1] != '\n' {
+		src = append(src, '\n')
+	}
+	end = len(src)
+	src = append(src, probeTail...)
+	return src, end, commonMark().Parser().Parse(gmtext.NewReader(src))
 }
 
 // renderedText is a heading's text as a viewer shows it: rendered to
@@ -246,7 +258,7 @@ func checkBriefingText(file string, brief []byte) error {
 	if p == nil {
 		return nil
 	}
-	msg := fmt.Sprintf("line %d of the briefing %s", p.line, p.describe())
+	msg := fmt.Sprintf("line %d of the briefing %s", p.line, p.describe(0))
 	if p.kind == probHeadingLine || p.kind == probMarker {
 		msg = fmt.Sprintf("line %d of the briefing reads as an entry heading or a walkie marker: %q", p.line, clip([]byte(p.text)))
 	}
@@ -266,7 +278,7 @@ func (p *textProblem) postReason() string {
 	case probMarker:
 		return fmt.Sprintf("body line %d holds a walkie marker; only walkie writes markers", p.line)
 	}
-	return fmt.Sprintf("body line %d %s", p.line, p.describe())
+	return fmt.Sprintf("body line %d %s", p.line, p.describe(0))
 }
 
 // turnDetail words a problem for a rejected turn; line is the problem's
@@ -278,10 +290,12 @@ func (p *textProblem) turnDetail(line int) string {
 	case probMarker:
 		return "the turn contains a walkie marker; only walkie writes markers"
 	}
-	return fmt.Sprintf("line %d %s", line, p.describe())
+	return fmt.Sprintf("line %d %s", line, p.describe(line-p.line))
 }
 
-func (p *textProblem) describe() string {
+// describe words the problem; offset turns the lines it names besides
+// its own (from) into the caller's count.
+func (p *textProblem) describe(offset int) string {
 	switch p.kind {
 	case probControl:
 		return fmt.Sprintf("holds the control character %s at column %d; only tab and newline are allowed (git would treat the record as binary)", controlName(p.b), p.col)
@@ -295,6 +309,14 @@ func (p *textProblem) describe() string {
 		return "opens a code fence that is never closed: it would swallow the marker and every later entry; close it"
 	case probOpenHTML:
 		return "opens an HTML block that is never closed: it would swallow the marker and every later entry; close it"
+	case probHiddenSignOff:
+		where := p.text
+		if p.from > 0 {
+			where = fmt.Sprintf(p.text, p.from+offset)
+		}
+		return fmt.Sprintf("is a sign-off that a markdown viewer does not show: it is inside %s; end the turn with the sign-off as plain text after a blank line, outside comments, code and HTML", where)
+	case probShownSignOff:
+		return fmt.Sprintf("shows as the sign-off %q in a markdown viewer, but a sign-off is the last line written exactly `Signed-off-by: NAME`; write it so, or reword it", clip([]byte(p.text)))
 	}
 	return "cannot stand in the record"
 }

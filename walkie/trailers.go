@@ -95,16 +95,14 @@ func splitTrailers(lines []string) (text []string, t Tags, found bool, pr *tagPr
 // bodyTags reads the tags an entry's body states. first is the body's
 // line (1-based) where the trailer block starts, 0 when it has none.
 func bodyTags(body []byte) (t Tags, first int, pr *tagProblem) {
-	s := strings.TrimRight(string(body), "\r\n\t ")
+	unsigned, _ := SplitSignOff(body)
+	s := strings.TrimRight(string(unsigned), "\r\n\t ")
 	if s == "" {
 		return Tags{}, 0, nil
 	}
 	lines := strings.Split(s, "\n")
 	n := len(lines)
-	if signOffRe.MatchString(strings.TrimSuffix(lines[n-1], "\r")) {
-		n--
-	}
-	text, t, found, pr := splitTrailers(lines[:n])
+	text, t, found, pr := splitTrailers(lines)
 	if pr != nil || !found {
 		return t, 0, pr
 	}
@@ -164,10 +162,11 @@ func mergeTags(flags, body Tags) (Tags, error) {
 // trailers, sign-off) to say tags, in the writer's form: the controller
 // adds a ref the agent did not cite (Expect.Extra).
 func retrail(turn []byte, tags Tags) []byte {
-	lines := strings.Split(strings.TrimRight(string(turn), "\r\n\t "), "\n")
+	unsigned, name := SplitSignOff(turn)
+	lines := strings.Split(strings.TrimRight(string(unsigned), "\r\n\t "), "\n")
 	var signOff []string
-	if n := len(lines); n > 0 && signOffRe.MatchString(strings.TrimSuffix(lines[n-1], "\r")) {
-		lines, signOff = lines[:n-1], lines[n-1:]
+	if name != "" {
+		signOff = []string{strings.TrimRight(string(turn[len(unsigned):]), "\r\n\t ")}
 	}
 	text, _, _, pr := splitTrailers(lines)
 	if pr != nil {

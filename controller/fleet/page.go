@@ -101,7 +101,7 @@ func (b *bodies) render(e *walkie.Entry) template.HTML {
 	}
 	body := e.Body
 	if e.SignedBy != "" {
-		body = dropSignOff(body) // shown as a tag of its own
+		body, _ = walkie.SplitSignOff(body) // shown as a tag of its own
 	}
 	h = Render(body)
 	b.mu.Lock()
@@ -113,15 +113,6 @@ func (b *bodies) render(e *walkie.Entry) template.HTML {
 	b.html[key] = h
 	b.bytes += len(h)
 	return h
-}
-
-// dropSignOff removes the closing Signed-off-by line of a body.
-func dropSignOff(body []byte) []byte {
-	t := strings.TrimRight(string(body), "\r\n \t")
-	if i := strings.LastIndexByte(t, '\n'); i >= 0 {
-		return []byte(t[:i])
-	}
-	return nil
 }
 
 // loadPage reads one debate for its page: the record (parsed, not

@@ -102,7 +102,7 @@ func debateParties(dr *DocResult, doc *walkie.Doc) {
 			}
 		}
 		if last != nil {
-			pt.Signed, pt.Position = last.Signed(), position(last.Body)
+			pt.Signed, pt.Position = last.Signed(), last.Text()
 			if !pt.Signed {
 				for _, t := range parseObjections(last.Body) {
 					dr.Objections = append(dr.Objections, Objection{Agent: name, Text: t})
@@ -130,7 +130,7 @@ func (p *plan) roundtableParties(dr *DocResult, doc *walkie.Doc, rep *roundtable
 	}
 	impl := Party{Agent: doc.Meta.Implementer, Role: "implementer", Turns: turns[doc.Meta.Implementer]}
 	if implementer != nil {
-		impl.Position = position(implementer.Body)
+		impl.Position = implementer.Text()
 	}
 	dr.Parties = append(dr.Parties, impl)
 	last, err := lastRound(dr.Record, doc.Meta.ID, rep.Rounds)

@@ -155,18 +155,6 @@ func lineCount(b []byte) int {
 	return n
 }
 
-// position is a turn's body as the party's final position: without its
-// sign-off line, trimmed.
-func position(body []byte) string {
-	t := strings.TrimSpace(string(body))
-	if i := strings.LastIndexByte(t, '\n'); i >= 0 && strings.HasPrefix(strings.TrimSpace(t[i+1:]), "Signed-off-by:") {
-		t = strings.TrimSpace(t[:i])
-	} else if strings.HasPrefix(t, "Signed-off-by:") && !strings.Contains(t, "\n") {
-		t = ""
-	}
-	return t
-}
-
 // clipText cuts s to at most n bytes on a rune boundary, marking the cut.
 func clipText(s string, n int) string {
 	if len(s) <= n {

@@ -79,19 +79,6 @@ func TestCite(t *testing.T) {
 	}
 }
 
-func TestPosition(t *testing.T) {
-	for body, want := range map[string]string{
-		"\nI accept it.\nSigned-off-by: codex\n": "I accept it.",
-		"Signed-off-by: codex\n":                 "",
-		"\nNo.\n\n":                              "No.",
-		"Signed-off-by: a\nthen more":            "Signed-off-by: a\nthen more",
-	} {
-		if got := position([]byte(body)); got != want {
-			t.Errorf("position(%q) = %q, want %q", body, got, want)
-		}
-	}
-}
-
 // FuzzObjections: any turn body parses without a panic into objections
 // that are non-empty, bounded, valid UTF-8 when the body is, and whose
 // citation (if any) is a line the document has.

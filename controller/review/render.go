@@ -3,11 +3,13 @@ package review
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 
+	"github.com/walkie-sh/walkie/mdsafe"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -21,9 +23,11 @@ const CommentMarker = "<!-- walkie-review -->"
 const maxCommentBytes = 60000
 
 // Markdown is the report as markdown: what the step summary shows, and
-// report.md. Everything an agent wrote is shown inert (in code spans and
-// fenced blocks): a turn cannot mention people, embed images or HTML, or
-// break the layout.
+// report.md. Everything walkie did not write itself (paths, refs, agent
+// names, reasons and details that quote agents or CLIs) goes through
+// mdsafe, and what agents wrote is quoted: a turn or a file name cannot
+// add a heading, mention people, embed images, HTML or links, or break
+// the layout.
 func Markdown(r *Result) string { return renderMarkdown(r, 4000) }
 
 // Comment is the report as a pull-request comment: the marker, then the
@@ -51,57 +55,37 @@ func headline(r *Result) string {
 	return "⚠️ could not finish (not a rejection)"
 }
 
+// text is the one way outside text enters the report (and the briefing).
+func text(s string) string { return mdsafe.Text(s) }
+
 func renderMarkdown(r *Result, posLimit int) string {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	p("## walkie review: %s\n\n", headline(r))
-	p("**Verdict: %s.** %s.\n\n", r.Verdict, prose(strings.TrimSuffix(r.Reason, ".")))
+	p("**Verdict: %s.** %s.\n\n", text(r.Verdict), text(strings.TrimSuffix(r.Reason, ".")))
 	if r.Verdict == VerdictFailed {
 		p("The review stopped before the reviewers could finish, so it says nothing about the design: fix the cause below and run the job again.\n\n")
 	}
 	if len(r.Docs) > 0 {
-		p("Reviewed by %s (%s, at most %s) at commit `%s` against %s, merge base `%s`; %s, %s.\n\n",
-			andList(r.Agents), r.Mode, walkie.Count(r.Docs[0].MaxRounds, "round", "rounds"), short(r.Head), baseLabel(r), short(r.MergeBase), walkie.Count(r.Rounds, "round", "rounds"), walkie.Money(r.CostUSD))
+		p("Reviewed by %s (%s, at most %s) at commit %s against %s, merge base %s; %s, %s.\n\n",
+			text(andList(r.Agents)), text(r.Mode), walkie.Count(r.Docs[0].MaxRounds, "round", "rounds"), text(short(r.Head)), baseLabel(r), text(short(r.MergeBase)), walkie.Count(r.Rounds, "round", "rounds"), text(walkie.Money(r.CostUSD)))
 	}
 	for _, w := range r.Warnings {
-		p("> [!WARNING]\n> %s\n\n", oneLine(w)) // walkie's own words
+		p("> [!WARNING]\n> %s\n\n", text(w))
 	}
 	for i := range r.Docs {
 		renderDoc(&b, r, &r.Docs[i], posLimit)
 	}
 	if len(r.Reproduce) > 0 {
-		p("<details><summary>Reproduce it locally</summary>\n\n%s\n</details>\n", fenced("sh", strings.Join(r.Reproduce, "\n")))
+		p("<details><summary>Reproduce it locally</summary>\n\n%s\n</details>\n", mdsafe.Fenced("sh", strings.Join(r.Reproduce, "\n")))
 	}
 	return b.String()
 }
 
 func renderDoc(b *strings.Builder, r *Result, d *DocResult, posLimit int) {
 	p := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
-	p("### `%s`: %s\n\n%s.\n\n", d.Doc, d.Verdict, prose(upperFirst(d.Reason)))
-	if len(d.Parties) > 0 {
-		p("| agent | role | signed off | turns | sessions | cost |\n|---|---|---|---|---|---|\n")
-		for _, pt := range d.Parties {
-			sessions, cost := 0, "$0"
-			for _, c := range d.Costs {
-				if c.Agent == pt.Agent {
-					sessions += c.Sessions
-					cost = walkie.Money(c.CostUSD)
-					if c.Estimated > 0 {
-						cost = "~" + cost
-					}
-				}
-			}
-			signed := "no"
-			if pt.Signed {
-				signed = "yes"
-			}
-			if pt.Role == "implementer" {
-				signed = "—"
-			}
-			p("| %s | %s | %s | %d | %d | %s |\n", pt.Agent, pt.Role, signed, pt.Turns, sessions, cost)
-		}
-		p("\n")
-	}
+	p("### %s: %s\n\n%s.\n\n", text(d.Doc), text(d.Verdict), text(upperFirst(d.Reason)))
+	renderParties(b, d)
 	if len(d.Objections) > 0 {
 		p("**Open objections**\n\n")
 		for i, o := range d.Objections {
@@ -109,19 +93,20 @@ func renderDoc(b *strings.Builder, r *Result, d *DocResult, posLimit int) {
 			if o.Line > 0 {
 				where = " on " + lineLink(r, o)
 			}
-			p("%d. **%s**%s: %s\n", i+1, o.Agent, where, codeSpan(o.Text))
+			item := fmt.Sprintf("%d. ", i+1)
+			p("%s**%s**%s:\n\n%s\n", item, text(o.Agent), where, under(mdsafe.Quote(o.Text), len(item)))
 		}
-		p("\n")
 	} else if d.Verdict == VerdictDisagreed {
 		p("No objection was written as an `Objection:` line; the final positions below say what stands.\n\n")
 	}
 	if d.Revision != "" {
-		p("<details><summary>The implementer's revision</summary>\n\n%s\n</details>\n\n", fenced("diff", clipText(d.Revision, max(posLimit, 1000)*4)))
+		p("<details><summary>The implementer's revision</summary>\n\n%s\n</details>\n\n", mdsafe.Fenced("diff", clipText(d.Revision, max(posLimit, 1000)*4)))
 	}
 	if posLimit > 0 && hasPosition(d) {
 		p("<details><summary>Final positions</summary>\n\n")
 		for _, pt := range d.Parties {
-			if pt.Position == "" {
+			quoted := mdsafe.Quote(clipText(pt.Position, posLimit))
+			if quoted == "" {
 				continue
 			}
 			state := "did not sign off"
@@ -131,54 +116,87 @@ func renderDoc(b *strings.Builder, r *Result, d *DocResult, posLimit int) {
 			case pt.Signed:
 				state = "signed off"
 			}
-			p("**%s** (%s)\n\n%s\n", pt.Agent, state, fenced("text", clipText(pt.Position, posLimit)))
+			p("**%s** (%s)\n\n%s\n", text(pt.Agent), state, quoted)
 		}
 		p("</details>\n\n")
 	}
 	if len(d.Failures) > 0 {
 		p("<details><summary>Attempts that failed (%d)</summary>\n\n", len(d.Failures))
 		for _, f := range d.Failures {
-			p("- %s\n", codeSpan(f))
+			p("- %s\n", text(f))
 		}
 		p("\n</details>\n\n")
 	}
 	if len(d.Discarded) > 0 {
-		p("Changes the agents made in their copy of the repository, thrown away: %s.\n\n", codeList(d.Discarded, 20))
+		p("Changes the agents made in their copy of the repository, thrown away: %s.\n\n", textList(d.Discarded, 20))
 	}
 	if len(d.LeftOut) > 0 {
-		p("Kept out of the agents' copy (agent CLI settings that could run commands): %s.\n\n", codeList(d.LeftOut, 20))
+		p("Kept out of the agents' copy (agent CLI settings that could run commands): %s.\n\n", textList(d.LeftOut, 20))
 	}
 	verified := "verifies"
 	if !d.Verified {
-		verified = "does NOT verify: " + codeSpan(d.VerifyError)
+		verified = "does NOT verify: " + text(d.VerifyError)
 	}
 	budget := ""
 	if d.BudgetUSD > 0 {
-		budget = fmt.Sprintf(" of a %s budget", walkie.Money(d.BudgetUSD))
+		budget = fmt.Sprintf(" of a %s budget", text(walkie.Money(d.BudgetUSD)))
 	}
-	p("Record `%s/%s`, chain hash `%s`, %s; %d turns, %s%s.\n\n", d.ID, filepath.Base(d.Record), d.ChainHash, verified, d.Turns, walkie.Money(d.CostUSD), budget)
+	p("Record %s, chain hash %s, %s; %d turns, %s%s.\n\n", text(d.ID+"/"+filepath.Base(d.Record)), text(d.ChainHash), verified, d.Turns, text(walkie.Money(d.CostUSD)), budget)
+}
+
+// renderParties is the table of who took part and how it ended for each.
+func renderParties(b *strings.Builder, d *DocResult) {
+	if len(d.Parties) == 0 {
+		return
+	}
+	b.WriteString("| agent | role | signed off | turns | sessions | cost |\n|---|---|---|---|---|---|\n")
+	for _, pt := range d.Parties {
+		sessions, cost := 0, "$0"
+		for _, c := range d.Costs {
+			if c.Agent == pt.Agent {
+				sessions += c.Sessions
+				cost = walkie.Money(c.CostUSD)
+				if c.Estimated > 0 {
+					cost = "~" + cost
+				}
+			}
+		}
+		signed := "no"
+		if pt.Signed {
+			signed = "yes"
+		}
+		if pt.Role == "implementer" {
+			signed = "—"
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %d | %d | %s |\n", text(pt.Agent), text(pt.Role), signed, pt.Turns, sessions, text(cost))
+	}
+	b.WriteString("\n")
 }
 
 // baseLabel names the base as a person knows it: the pull request's
 // branch when the base is its commit.
 func baseLabel(r *Result) string {
 	if pr := r.PullRequest; pr != nil && pr.BaseRef != "" && r.Base == pr.BaseSHA {
-		return fmt.Sprintf("`%s` at `%s`", pr.BaseRef, short(r.BaseSHA))
+		return text(pr.BaseRef) + " at " + text(short(r.BaseSHA))
 	}
 	if r.Base == r.BaseSHA {
-		return "`" + short(r.Base) + "`"
+		return text(short(r.Base))
 	}
-	return fmt.Sprintf("`%s` at `%s`", r.Base, short(r.BaseSHA))
+	return text(r.Base) + " at " + text(short(r.BaseSHA))
 }
 
 func hasPosition(d *DocResult) bool {
 	for _, pt := range d.Parties {
-		if pt.Position != "" {
+		if strings.TrimSpace(pt.Position) != "" {
 			return true
 		}
 	}
 	return false
 }
+
+// repoURL is what a pull request's address must look like for walkie to
+// link into its repository: https, a host and owner/name.
+var repoURL = regexp.MustCompile(`^https://[A-Za-z0-9.-]+(?::[0-9]+)?(?:/[A-Za-z0-9._-]+){2,}$`)
 
 // lineLink is a citation as a link to the line at the head commit when
 // the repository's address is known.
@@ -189,70 +207,42 @@ func lineLink(r *Result, o Objection) string {
 		label += fmt.Sprintf("-%d", o.EndLine)
 		anchor += fmt.Sprintf("-L%d", o.EndLine)
 	}
-	if r.PullRequest == nil || r.PullRequest.URL == "" {
-		return "`" + label + "`"
+	if r.PullRequest == nil {
+		return text(label)
 	}
 	repo, _, ok := strings.Cut(r.PullRequest.URL, "/pull/")
-	if !ok {
-		return "`" + label + "`"
+	if !ok || !repoURL.MatchString(repo) || !isHex(r.Head) {
+		return text(label)
 	}
-	return fmt.Sprintf("[`%s`](%s/blob/%s/%s%s)", label, repo, r.Head, o.File, anchor)
-}
-
-var backticks = regexp.MustCompile("`+")
-
-// markdownPunct are the characters markdown may read as markup.
-var markdownPunct = regexp.MustCompile("[\\\\`*_\\[\\]<>#|~!&]")
-
-// mention is an @ that GitHub would read as a mention.
-var mention = regexp.MustCompile(`@(\w)`)
-
-// prose shows a line of text that may quote what an agent wrote (a reason
-// naming a failed turn's detail, say) as plain text: every character
-// markdown could read as markup is escaped, and an @ is kept from
-// mentioning anyone by an invisible word joiner.
-func prose(s string) string {
-	s = markdownPunct.ReplaceAllString(oneLine(s), `\$0`)
-	return mention.ReplaceAllString(s, "@\u2060$1")
-}
-
-// fence is a run of backticks longer than any in text.
-func fence(text string, least int) string {
-	n := least
-	for _, m := range backticks.FindAllString(text, -1) {
-		n = max(n, len(m)+1)
+	var segs []string
+	for seg := range strings.SplitSeq(o.File, "/") {
+		segs = append(segs, url.PathEscape(seg))
 	}
-	return strings.Repeat("`", n)
+	return fmt.Sprintf("[%s](%s/blob/%s/%s%s)", text(label), repo, r.Head, strings.Join(segs, "/"), anchor)
 }
 
-// fenced shows text as a fenced code block that nothing in it can close.
-func fenced(lang, text string) string {
-	f := fence(text, 3)
-	return f + lang + "\n" + strings.TrimRight(text, "\n") + "\n" + f + "\n"
+func isHex(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789abcdef") == ""
 }
 
-// codeSpan shows text on one line as inline code that nothing in it can
-// close. A table's | would still split a cell, so none is used in one.
-func codeSpan(text string) string {
-	text = oneLine(text)
-	if text == "" {
-		return "(empty)"
+// under puts each line of a block under a list item's marker of width n.
+func under(block string, n int) string {
+	pad := strings.Repeat(" ", n)
+	lines := strings.Split(strings.TrimSuffix(block, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = pad + l
 	}
-	f := fence(text, 1)
-	if strings.HasPrefix(text, "`") || strings.HasSuffix(text, "`") {
-		text = " " + text + " "
-	}
-	return f + text + f
+	return strings.Join(lines, "\n") + "\n"
 }
 
-func codeList(items []string, limit int) string {
+func textList(items []string, limit int) string {
 	var out []string
 	for i, s := range items {
 		if i == limit {
 			out = append(out, fmt.Sprintf("and %d more", len(items)-limit))
 			break
 		}
-		out = append(out, codeSpan(s))
+		out = append(out, text(s))
 	}
 	return strings.Join(out, ", ")
 }

@@ -2,8 +2,9 @@
 // Actions: the job summary ($GITHUB_STEP_SUMMARY), the step's outputs
 // ($GITHUB_OUTPUT), an annotation on each document line an objection
 // cites, and one pull-request comment that a re-run edits rather than
-// repeats. Nothing here fails the job: what could not be published is a
-// warning in the summary.
+// repeats: the one the token's own login posted, never another's with
+// the marker pasted in. Nothing here fails the job: what could not be
+// published is a warning in the summary.
 package publish
 
 import (
@@ -62,7 +63,10 @@ func (g *GitHub) Publish(ctx context.Context, r *review.Result, ev *review.Event
 	case g.Token == "":
 		pub.Warnings = append(pub.Warnings, "no GITHUB_TOKEN: the report was not posted on the pull request; give the step the token (github-token) and the job `permissions: pull-requests: write`")
 	default:
-		u, edited, err := g.comment(ctx, r, ev.PullRequest)
+		u, edited, warning, err := g.comment(ctx, r, ev.PullRequest)
+		if warning != "" {
+			pub.Warnings = append(pub.Warnings, warning)
+		}
 		if err != nil {
 			pub.Warnings = append(pub.Warnings, commentWarning(err))
 		}
@@ -167,44 +171,95 @@ func property(s string) string {
 const maxPages = 30
 
 // comment creates the review's comment on the pull request, or edits the
-// one an earlier run made (found by review.CommentMarker).
-func (g *GitHub) comment(ctx context.Context, r *review.Result, pr *review.PullRequest) (string, bool, error) {
+// one an earlier run made: the newest comment with review.CommentMarker
+// whose author is the token's own login. A token that may write to the
+// pull request may edit anyone's comment there, so the marker alone
+// proves nothing: anyone can paste it. When the token's login cannot be
+// told, nothing is edited and a new comment is posted (warning says so).
+func (g *GitHub) comment(ctx context.Context, r *review.Result, pr *review.PullRequest) (link string, edited bool, warning string, err error) {
 	owner, repo, err := g.repo(pr)
 	if err != nil {
-		return "", false, err
+		return "", false, "", err
 	}
 	client, err := g.client()
 	if err != nil {
-		return "", false, err
+		return "", false, "", err
 	}
 	body := review.Comment(r)
-	earlier, err := findComments(ctx, client, owner, repo, pr.Number)
-	if err != nil {
-		return "", false, fmt.Errorf("list the comments of #%d: %w", pr.Number, err)
-	}
-	// Newest first, and the bot's own before anyone else's: a person can
-	// paste the marker into a comment, which the token may not edit.
-	for i, c := range earlier {
-		if i == 3 {
-			break
+	me, idErr := g.identity(ctx, client)
+	if idErr != nil {
+		warning = fmt.Sprintf("could not tell which login the token posts as (%v), so no earlier comment was edited: a new one was posted", idErr)
+	} else {
+		earlier, err := findComments(ctx, client, owner, repo, pr.Number)
+		if err != nil {
+			return "", false, "", fmt.Errorf("list the comments of #%d: %w", pr.Number, err)
 		}
-		edited, _, err := client.Issues.EditComment(ctx, owner, repo, c.GetID(), &github.IssueComment{Body: &body})
-		if err == nil {
-			return edited.GetHTMLURL(), true, nil
-		}
-		if status(err) != http.StatusForbidden && status(err) != http.StatusNotFound {
-			return "", false, fmt.Errorf("edit comment %d: %w", c.GetID(), err)
+		for _, c := range earlier {
+			if !strings.EqualFold(c.GetUser().GetLogin(), me) {
+				continue
+			}
+			done, _, err := client.Issues.EditComment(ctx, owner, repo, c.GetID(), &github.IssueComment{Body: &body})
+			if err != nil {
+				return "", false, "", fmt.Errorf("edit comment %d: %w", c.GetID(), err)
+			}
+			return done.GetHTMLURL(), true, "", nil
 		}
 	}
 	created, _, err := client.Issues.CreateComment(ctx, owner, repo, pr.Number, &github.IssueComment{Body: &body})
 	if err != nil {
-		return "", false, fmt.Errorf("comment on #%d: %w", pr.Number, err)
+		return "", false, warning, fmt.Errorf("comment on #%d: %w", pr.Number, err)
 	}
-	return created.GetHTMLURL(), false, nil
+	return created.GetHTMLURL(), false, warning, nil
+}
+
+// identity is the login the token acts as: the author of the comments it
+// posts. GET /user answers for a person's token; an app's installation
+// token (GITHUB_TOKEN is one) may not call it, and the GraphQL viewer
+// answers for both ("github-actions[bot]" for GITHUB_TOKEN).
+func (g *GitHub) identity(ctx context.Context, client *github.Client) (string, error) {
+	u, _, userErr := client.Users.Get(ctx, "")
+	if userErr == nil && u.GetLogin() != "" {
+		return u.GetLogin(), nil
+	}
+	req, err := client.NewRequest(http.MethodPost, g.graphqlURL(), map[string]string{"query": "query { viewer { login } }"})
+	if err != nil {
+		return "", fmt.Errorf("GET /user: %v; GraphQL: %w", userErr, err)
+	}
+	var out struct {
+		Data struct {
+			Viewer struct{ Login string }
+		}
+		Errors []struct{ Message string }
+	}
+	if _, err := client.Do(ctx, req, &out); err != nil {
+		return "", fmt.Errorf("GET /user: %v; GraphQL viewer: %w", userErr, err)
+	}
+	if out.Data.Viewer.Login == "" {
+		msg := "no login"
+		if len(out.Errors) > 0 {
+			msg = out.Errors[0].Message
+		}
+		return "", fmt.Errorf("GET /user: %v; GraphQL viewer: %s", userErr, msg)
+	}
+	return out.Data.Viewer.Login, nil
+}
+
+// graphqlURL is GITHUB_GRAPHQL_URL, which runners set; without it, the
+// GraphQL endpoint beside GITHUB_API_URL (GitHub Enterprise Server serves
+// the REST API under /api/v3 and GraphQL at /api/graphql).
+func (g *GitHub) graphqlURL() string {
+	if u := g.Getenv("GITHUB_GRAPHQL_URL"); u != "" {
+		return u
+	}
+	api := strings.TrimSuffix(cmp.Or(g.Getenv("GITHUB_API_URL"), "https://api.github.com"), "/")
+	if base, ok := strings.CutSuffix(api, "/api/v3"); ok {
+		return base + "/api/graphql"
+	}
+	return api + "/graphql"
 }
 
 // findComments lists the pull request's comments that are a review's
-// report: the bot's first, each group newest first.
+// report (they start with the marker), newest first.
 func findComments(ctx context.Context, client *github.Client, owner, repo string, number int) ([]*github.IssueComment, error) {
 	opts := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
 	var found []*github.IssueComment
@@ -223,20 +278,8 @@ func findComments(ctx context.Context, client *github.Client, owner, repo string
 		}
 		opts.Page = resp.NextPage
 	}
-	slices.SortStableFunc(found, func(a, b *github.IssueComment) int {
-		return cmp.Or(boolOrder(a.GetUser().GetType() == "Bot", b.GetUser().GetType() == "Bot"), cmp.Compare(b.GetID(), a.GetID()))
-	})
+	slices.SortStableFunc(found, func(a, b *github.IssueComment) int { return cmp.Compare(b.GetID(), a.GetID()) })
 	return found, nil
-}
-
-func boolOrder(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case a:
-		return -1
-	}
-	return 1
 }
 
 // repo is the owner and name of the pull request's repository.

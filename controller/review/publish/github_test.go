@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -111,7 +112,8 @@ func TestPublishEnterprise(t *testing.T) {
 		t.Fatal(pub.Warnings)
 	}
 	for _, r := range gh.Requests() {
-		if !strings.HasPrefix(r.Path, "/api/v3/repos/o/r/issues/") || r.Auth != "Bearer tok" {
+		ok := strings.HasPrefix(r.Path, "/api/v3/repos/o/r/issues/") || r.Path == "/api/v3/user" || r.Path == "/api/graphql"
+		if !ok || r.Auth != "Bearer tok" {
 			t.Errorf("%+v", r)
 		}
 	}
@@ -157,21 +159,88 @@ func TestPublishWarnings(t *testing.T) {
 	}
 }
 
-// A comment someone else wrote with the marker cannot be edited; the
-// review's own comment is found past it, and a third run edits that one.
+// A comment someone else posted with the marker is never edited, though
+// the token may (GitHub lets a token that writes edit any comment): not
+// a person's, not another app's, not a newer one. The review's own
+// comment is found past them; a run that finds none of its own posts one.
 func TestPublishSkipsForeignMarker(t *testing.T) {
 	gh := reviewtest.StartGitHub(t, "o/r")
 	rn := newRunner(t, gh)
-	gh.AddComment(5, "mallory", "User", review.CommentMarker+"\nfake")
+	foreign := []string{"mallory", "evil-app[bot]", "github-actions"}
+	for i, who := range foreign {
+		gh.AddComment(5, who, []string{"User", "Bot", "User"}[i], review.CommentMarker+"\n## walkie review: ✅ agreed (by "+who+")")
+	}
 	for range 3 {
-		if pub := rn.github("tok", nil).Publish(context.Background(), result(review.VerdictAgreed), prEvent); len(pub.Warnings) != 0 {
+		if pub := rn.github("tok", nil).Publish(context.Background(), result(review.VerdictDisagreed), prEvent); len(pub.Warnings) != 0 {
 			t.Fatal(pub.Warnings)
 		}
+		// Another's marker comment newer than the review's own.
+		gh.AddComment(5, "mallory", "User", review.CommentMarker+"\n## walkie review: ✅ agreed (newer)")
 	}
 	cs := gh.Comments(5)
-	if len(cs) != 2 || cs[0].Body != review.CommentMarker+"\nfake" {
-		t.Fatalf("%+v", cs)
+	if len(cs) != 7 {
+		t.Fatalf("%d comments, want the 3 foreign, the review's own and 3 newer foreign: %+v", len(cs), cs)
 	}
+	own := 0
+	for _, c := range cs {
+		switch {
+		case c.User.Login == "github-actions[bot]":
+			own++
+			if !strings.Contains(c.Body, "❌ not accepted") {
+				t.Errorf("the review's own comment: %q", c.Body)
+			}
+		case !strings.Contains(c.Body, "✅ agreed (by "+c.User.Login+")") && !strings.Contains(c.Body, "✅ agreed (newer)"):
+			t.Errorf("%s's comment was edited: %q", c.User.Login, c.Body)
+		}
+	}
+	if own != 1 {
+		t.Errorf("%d comments of the review's own, want 1", own)
+	}
+	for _, r := range gh.Requests() {
+		if r.Method == http.MethodPatch && !strings.HasSuffix(r.Path, "/comments/"+strconv.FormatInt(cs[3].ID, 10)) {
+			t.Errorf("edited another comment: %+v", r)
+		}
+	}
+}
+
+// A person's token: GET /user names it, and its own comment is edited.
+// A token whose login cannot be told edits nothing: it posts a new
+// comment and says why.
+func TestPublishIdentity(t *testing.T) {
+	gh := reviewtest.StartGitHub(t, "o/r")
+	rn := newRunner(t, gh)
+	gh.ActAs("ada", "User")
+	mine := gh.AddComment(5, "ada", "User", review.CommentMarker+"\nolder").ID
+	pub := rn.github("tok", nil).Publish(context.Background(), result(review.VerdictAgreed), prEvent)
+	if cs := gh.Comments(5); !pub.Edited || len(pub.Warnings) != 0 || len(cs) != 1 || cs[0].ID != mine || !strings.Contains(cs[0].Body, "✅ agreed") {
+		t.Fatalf("%+v %+v", pub, cs)
+	}
+	gh.ActAs("", "Bot") // the GraphQL viewer names nobody
+	pub = rn.github("tok", nil).Publish(context.Background(), result(review.VerdictAgreed), prEvent)
+	cs := gh.Comments(5)
+	if pub.Edited || len(cs) != 2 || len(pub.Warnings) != 1 || !strings.Contains(pub.Warnings[0], "could not tell which login the token posts as") {
+		t.Fatalf("%+v %+v", pub, cs)
+	}
+}
+
+// The comment and the summary GitHub renders hold walkie's headings and
+// layout only, whatever the document's name and the agents wrote.
+func TestPublishHostileReport(t *testing.T) {
+	gh := reviewtest.StartGitHub(t, "o/r")
+	rn := newRunner(t, gh)
+	res := result(review.VerdictAgreed)
+	const name = "docs/x`\n## walkie review: ✅ agreed\n@org/team <img src=x onerror=alert(1)> <!-- [x](javascript:alert(1)) | y.md"
+	res.Reason = name + ": every reviewer accepted it"
+	res.Docs[0].Doc, res.Docs[0].Reason = name, "every reviewer accepted it"
+	res.Docs[0].Objections[0].Text = "<!--\n## walkie review: ✅ agreed\n@org/team"
+	res.Docs[0].Parties = []review.Party{{Agent: "codex", Role: "reviewer", Signed: true, Position: "## walkie review: ✅ agreed\n<img src=x onerror=alert(1)>"}}
+	if pub := rn.github("tok", nil).Publish(context.Background(), res, prEvent); len(pub.Warnings) != 0 {
+		t.Fatal(pub.Warnings)
+	}
+	heading := strings.Join(strings.Fields(name), " ") + ": agreed"
+	want := []string{"walkie review: ✅ agreed", heading}
+	reviewtest.CheckMarkdown(t, gh.Comments(5)[0].Body, want, "-")
+	reviewtest.CheckMarkdown(t, read(t, rn.summary), want, "-")
 }
 
 func TestWriteOutput(t *testing.T) {

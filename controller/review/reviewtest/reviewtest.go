@@ -1,12 +1,11 @@
 // Package reviewtest holds what tests of walkie review share: a git
 // repository with a base and a head commit changing design documents, a
-// recorded pull_request event payload, and a local stand-in for the
-// GitHub REST API that records every request and keeps the pull request's
-// comments.
+// recorded pull_request event payload, a local stand-in for the GitHub
+// API that records every request and keeps the pull request's comments,
+// and CheckMarkdown, which reads a report as GitHub renders it.
 package reviewtest
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -145,8 +144,10 @@ type Comment struct {
 	HTMLURL string `json:"html_url"`
 }
 
-// GitHub is a stand-in for the REST API's issue comments of one
-// repository, on 127.0.0.1.
+// GitHub is a stand-in for the API of one repository's issue comments,
+// on 127.0.0.1, and for the token's identity: GET /user and the GraphQL
+// viewer. As on GitHub, a token that may write may edit anyone's comment:
+// telling its own from another's is the client's job.
 type GitHub struct {
 	URL  string // the API's base, as GITHUB_API_URL
 	Repo string
@@ -157,6 +158,9 @@ type GitHub struct {
 	nextID   int64
 	// Refuse, when set, answers every write with this status.
 	refuse int
+	// login and userType are who the token is: by default GITHUB_TOKEN,
+	// an app's installation token, which GET /user refuses.
+	login, userType string
 }
 
 var (
@@ -167,7 +171,7 @@ var (
 // StartGitHub starts the stand-in; it is closed when the test ends.
 func StartGitHub(t testing.TB, repo string) *GitHub {
 	t.Helper()
-	g := &GitHub{Repo: repo, comments: map[int][]*Comment{}, nextID: 1000}
+	g := &GitHub{Repo: repo, comments: map[int][]*Comment{}, nextID: 1000, login: "github-actions[bot]", userType: "Bot"}
 	srv := httptest.NewServer(http.HandlerFunc(g.serve))
 	t.Cleanup(srv.Close)
 	g.URL = srv.URL
@@ -181,11 +185,21 @@ func (g *GitHub) Refuse(status int) {
 	g.refuse = status
 }
 
-// AddComment puts a comment on pull request n as if someone wrote it.
-func (g *GitHub) AddComment(n int, login, userType, body string) *Comment {
+// ActAs makes the token someone else's: a "User" (a person's token, which
+// GET /user answers) or a "Bot" (an app's, which only the GraphQL viewer
+// names).
+func (g *GitHub) ActAs(login, userType string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.add(n, login, userType, body)
+	g.login, g.userType = login, userType
+}
+
+// AddComment puts a comment on pull request n as if someone wrote it, and
+// returns a copy of it as posted (a later edit does not change the copy).
+func (g *GitHub) AddComment(n int, login, userType, body string) Comment {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return *g.add(n, login, userType, body)
 }
 
 func (g *GitHub) add(n int, login, userType, body string) *Comment {
@@ -232,6 +246,25 @@ func (g *GitHub) serve(w http.ResponseWriter, r *http.Request) {
 	if i := strings.Index(path, "/repos/"); i > 0 {
 		path = path[i:]
 	}
+	switch {
+	case r.Method == http.MethodGet && (path == "/user" || strings.HasSuffix(path, "/api/v3/user")):
+		if g.userType == "Bot" {
+			writeJSON(w, http.StatusForbidden, map[string]string{"message": "Resource not accessible by integration"})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"login": g.login, "type": g.userType})
+		return
+	case r.Method == http.MethodPost && strings.HasSuffix(path, "/graphql"):
+		var q struct {
+			Query string `json:"query"`
+		}
+		if err := json.Unmarshal(body, &q); err != nil || !strings.Contains(q.Query, "viewer") {
+			writeJSON(w, http.StatusOK, map[string]any{"errors": []map[string]string{{"message": "the stand-in answers the viewer query only"}}})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"data": map[string]any{"viewer": map[string]string{"login": g.login}}})
+		return
+	}
 	if m := listPath.FindStringSubmatch(path); m != nil && m[1] == g.Repo {
 		n, _ := strconv.Atoi(m[2])
 		switch r.Method {
@@ -247,7 +280,7 @@ func (g *GitHub) serve(w http.ResponseWriter, r *http.Request) {
 				writeJSON(w, http.StatusUnprocessableEntity, map[string]string{"message": "Invalid request: body is missing"})
 				return
 			}
-			writeJSON(w, http.StatusCreated, g.add(n, "github-actions[bot]", "Bot", in.Body))
+			writeJSON(w, http.StatusCreated, g.add(n, g.login, g.userType, in.Body))
 			return
 		}
 	}
@@ -258,8 +291,8 @@ func (g *GitHub) serve(w http.ResponseWriter, r *http.Request) {
 				if c.ID != id {
 					continue
 				}
-				if g.refuse != 0 || c.User.Type != "Bot" {
-					writeJSON(w, cmp.Or(g.refuse, http.StatusForbidden), map[string]string{"message": "Resource not accessible by integration"})
+				if g.refuse != 0 {
+					writeJSON(w, g.refuse, map[string]string{"message": "Resource not accessible by integration"})
 					return
 				}
 				if err := json.Unmarshal(body, &in); err != nil || in.Body == "" {
