@@ -9,7 +9,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/walkie-sh/walkie/mdsafe"
+	"github.com/walkie-sh/walkie/walkie/mdsafe"
 	"github.com/walkie-sh/walkie/walkie"
 )
 

@@ -14,7 +14,7 @@ import (
 	"github.com/walkie-sh/walkie/briefing"
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller"
-	"github.com/walkie-sh/walkie/mdsafe"
+	"github.com/walkie-sh/walkie/walkie/mdsafe"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
