@@ -9,8 +9,8 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/walkie-sh/walkie/walkie/mdsafe"
 	"github.com/walkie-sh/walkie/walkie"
+	"github.com/walkie-sh/walkie/walkie/mdsafe"
 )
 
 // CommentMarker opens the pull-request comment. It is an HTML comment, so

@@ -14,8 +14,8 @@ import (
 	"github.com/walkie-sh/walkie/briefing"
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller"
-	"github.com/walkie-sh/walkie/walkie/mdsafe"
 	"github.com/walkie-sh/walkie/walkie"
+	"github.com/walkie-sh/walkie/walkie/mdsafe"
 )
 
 // Options configure a review.
