@@ -143,9 +143,16 @@ func (c *cluster) status() string {
 	return blackbox.Status(c.T, c.MustRun(0, "status", c.name, "--json"))
 }
 
+// waitStatus waits until walkie status says status and no attempt runs.
+// The home stamps a turn into the record (which status reads) a moment
+// before it logs the attempt in turns.jsonl and clears the running
+// attempt: a test that reads turns.jsonl at the status alone can miss the
+// last attempt.
 func (c *cluster) waitStatus(status string, limit time.Duration) {
 	c.T.Helper()
-	sessiontest.WaitFor(c.T, limit, "status "+status, func() bool { return c.status() == status })
+	sessiontest.WaitFor(c.T, limit, "status "+status+", nothing running", func() bool {
+		return c.status() == status && c.state().Running == nil
+	})
 }
 
 func (c *cluster) turns() []blackbox.Turn {
