@@ -81,7 +81,7 @@ type Summary struct {
 }
 
 // Run drives a debate until it ends (or one turn, with Once): the loop of
-// the architecture page. Each pass re-reads and verifies the record and the
+// docs/controller.md ("A turn, step by step"). Each pass re-reads and verifies the record and the
 // state, asks Next what should happen, and takes that one step: a turn, or
 // for a round table the reviews of a round. Only one controller may run a
 // debate at a time.

@@ -452,7 +452,7 @@ func renderMeta(m Meta) []byte {
 	b.WriteString("---\n")
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
-	// A flow-style participant list reads like the architecture page.
+	// A flow-style participant list reads like docs/format.md's example.
 	node := &yaml.Node{}
 	_ = node.Encode(m)
 	for i := 0; i+1 < len(node.Content); i += 2 {
