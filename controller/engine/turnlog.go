@@ -53,12 +53,17 @@ type Usage struct {
 	InputTokens  int64   `json:"input_tokens,omitempty"`
 	OutputTokens int64   `json:"output_tokens,omitempty"`
 	CostUSD      float64 `json:"cost_usd"`
-	// CostSource says where the figure came from: "reported" by the CLI,
-	// "estimated (pricing as of DATE)" from the config's table, or
-	// "unknown" when neither was available.
+	// Kind is how much of the attempt's cost CostUSD is: reported by the
+	// CLI, estimated from the pricing table, partial, or unknown. Ask
+	// CostKind, which also reads lines written before the field existed.
+	Kind CostKind `json:"cost_kind,omitempty"`
+	// CostSource says, for a person, where the figure came from:
+	// "reported" by the CLI, "estimated (pricing as of DATE)" from the
+	// config's table, or "unknown (why)" when neither was possible.
 	CostSource string `json:"cost_source"`
 	// Partial: the CLI was ended before its final figure; the tokens and
-	// cost are what it streamed before, the rest is unknown.
+	// cost are what it streamed before, the rest is unknown. It is set
+	// with Kind CostPartial.
 	Partial bool `json:"partial,omitempty"`
 }
 

@@ -154,9 +154,9 @@ func LoadReport(file string) (*Report, error) {
 		}
 		a.Sessions++
 		switch {
-		case rec.Usage == nil || strings.HasPrefix(rec.Usage.CostSource, "unknown"):
+		case !rec.Usage.Known():
 			a.Unknown++
-		case strings.HasPrefix(rec.Usage.CostSource, "estimated"):
+		case rec.Usage.Estimate():
 			a.Estimated++
 			a.CostUSD += rec.Usage.CostUSD
 		default:
