@@ -1011,3 +1011,32 @@ func TestRoundtablePhaseOutcomes(t *testing.T) {
 		}
 	})
 }
+
+// A phase whose agent reports no usage costs what nobody can tell, and
+// the budget counts it as it counts any attempt of unknown cost (issue 26):
+// with the implementer's $0.95 turn known, one unknown phase counts as
+// $0.95 more, so a $1 budget stops the run before the first review.
+func TestRoundtablePhaseOfUnknownCostCountsAgainstTheBudget(t *testing.T) {
+	leakCheck(t)
+	f := newRT(t)
+	f.maxRounds = 1
+	f.usage = true // claude-json: the phase's agent prints no result line
+	f.extraFrontMatter = "budget_usd: 1\n"
+	f.phases = [][2]string{{"research", "gem"}}
+	f.scripts["ada"] = "usage: true\ncost_usd: 0.95\n"
+	f.setup()
+	sum := f.run()
+	if sum.Status != walkie.StatusOverBudget || sum.Turns != 1 || !strings.Contains(sum.Reason, "counting 1 attempt of unknown cost as $0.95 each") {
+		t.Fatalf("%s after %d turns (%s), want over-budget after the implementer's turn, counting the phase", sum.Status, sum.Turns, sum.Reason)
+	}
+	st, err := walkie.LoadState(f.stateDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.UnknownCosts != 1 || !approx(st.CostUSD, 0.95) {
+		t.Errorf("state: $%v known, %d unknown; want $0.95 and the phase's attempt unknown", st.CostUSD, st.UnknownCosts)
+	}
+	if f.started("brook") || f.started("cy") {
+		t.Error("a reviewer ran past the budget")
+	}
+}
