@@ -188,7 +188,7 @@ func ApprovePhase(file, kind, by string) (string, error) {
 	}
 	// Pin what is there now: a person may have corrected the file before
 	// approving it.
-	text, err := os.ReadFile(PhasePath(dir, kind))
+	text, err := walkie.ReadRegular(PhasePath(dir, kind))
 	if err != nil {
 		return "", err
 	}
@@ -314,7 +314,7 @@ func (rt *Table) approvedPhases(phases []walkie.Phase, pins map[string]Pin) ([]c
 				Fix: "approve it before the first round (walkie phase approve); a record that began without it cannot get it now"})
 		}
 		path := PhasePath(rt.Dir, p.Kind)
-		b, err := os.ReadFile(path)
+		b, err := walkie.ReadRegular(path)
 		if err != nil {
 			return nil, engine.BadInput(&walkie.InputError{File: path, Msg: fmt.Sprintf("the approved %s phase's file cannot be read: %v", p.Kind, err),
 				Fix: fmt.Sprintf("restore it: the record pins its sha256 %s (line %d)", pin.SHA256, pin.Line)})
@@ -348,7 +348,7 @@ func copyPhases(phases []config.PhaseFile, dir string) ([]config.PhaseFile, erro
 	}
 	out := make([]config.PhaseFile, len(phases))
 	for i, p := range phases {
-		b, err := os.ReadFile(p.Path)
+		b, err := walkie.ReadRegular(p.Path)
 		if err != nil {
 			return nil, err
 		}
@@ -568,7 +568,7 @@ func CopyApprovedPhases(src, dst string) error {
 		if !ok {
 			continue
 		}
-		text, err := os.ReadFile(PhasePath(srcDir, p.Kind))
+		text, err := walkie.ReadRegular(PhasePath(srcDir, p.Kind))
 		if err != nil {
 			return err
 		}

@@ -251,7 +251,7 @@ func (rt *Table) reviewRound(ctx context.Context, t *Turn) ([]engine.TurnRecord,
 	if _, err := rt.grade(ctx, t.Round, fr, mf, m); err != nil {
 		return nil, err
 	}
-	record, err := os.ReadFile(rt.File)
+	record, err := walkie.ReadRegular(rt.File)
 	if err != nil {
 		return nil, err
 	}
@@ -284,8 +284,10 @@ func (rt *Table) reviewRound(ctx context.Context, t *Turn) ([]engine.TurnRecord,
 }
 
 // readJSON reads path into v; ok is false when the file does not exist.
+// In walkie review's copies the state directory sits where the agents
+// work, so only a regular file is read.
 func readJSON(path string, v any) (bool, error) {
-	b, err := os.ReadFile(path)
+	b, err := walkie.ReadRegular(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
