@@ -89,11 +89,10 @@ type FileWords struct {
 // sandbox, bad input, a log that cannot be written); a session that went
 // wrong is an outcome in the result.
 func (e *Engine) RunFile(ctx context.Context, a FileAttempt) (FileResult, error) {
-	var out FileResult
 	if a.Acquire != nil {
 		release, err := a.Acquire(ctx, a.Record.Agent)
 		if err != nil {
-			return out, err
+			return FileResult{}, err
 		}
 		defer release()
 	}
@@ -101,15 +100,21 @@ func (e *Engine) RunFile(ctx context.Context, a FileAttempt) (FileResult, error)
 	if a.Sandbox != "" {
 		dir, err := os.MkdirTemp("", a.Sandbox)
 		if err != nil {
-			return out, fmt.Errorf("make a sandbox: %w", err)
+			return FileResult{}, fmt.Errorf("make a sandbox: %w", err)
 		}
 		defer os.RemoveAll(dir)
 		sandbox = dir
 	}
+	return e.runFile(ctx, a, sandbox)
+}
+
+// runFile is RunFile in its slot and sandbox, which outlive it: the file
+// and the copy it inspects are there.
+func (e *Engine) runFile(ctx context.Context, a FileAttempt, sandbox string) (FileResult, error) {
 	started := time.Now().UTC().Truncate(time.Millisecond)
 	j, err := a.Prepare(sandbox, started)
 	if err != nil {
-		return out, err
+		return FileResult{}, err
 	}
 	if j.Ready == nil {
 		j.Ready = func() bool {
@@ -120,15 +125,15 @@ func (e *Engine) RunFile(ctx context.Context, a FileAttempt) (FileResult, error)
 	if a.Note != nil {
 		forget, err := a.Note(j.ID, sandbox)
 		if err != nil {
-			return out, err
+			return FileResult{}, err
 		}
 		defer forget()
 	}
 	res, err := e.Run(ctx, j)
 	if err != nil {
-		return out, err
+		return FileResult{}, err
 	}
-	out = FileResult{Result: res, Record: a.Record}
+	out := FileResult{Result: res, Record: a.Record}
 	rec := &out.Record
 	rec.Started = started
 	res.Fill(rec, a.StateDir)
@@ -144,17 +149,23 @@ func (e *Engine) RunFile(ctx context.Context, a FileAttempt) (FileResult, error)
 			return out, err
 		}
 	}
+	return out, a.record(*rec)
+}
+
+// record logs the attempt in the debate's turns.jsonl and charges its
+// cost to the debate, as far as a says where they are.
+func (a FileAttempt) record(rec TurnRecord) error {
 	if a.StateDir != "" {
-		if err := AppendTurnLog(a.StateDir, *rec); err != nil {
-			return out, err
+		if err := AppendTurnLog(a.StateDir, rec); err != nil {
+			return err
 		}
 	}
 	if a.Debate != "" {
 		if err := ChargeDebate(a.Debate, rec.Usage); err != nil {
-			return out, fmt.Errorf("count the cost of %s's attempt %d: %w", rec.Agent, rec.Attempt, err)
+			return fmt.Errorf("count the cost of %s's attempt %d: %w", rec.Agent, rec.Attempt, err)
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // read reads the file the agent was to write, judges whether it is of
