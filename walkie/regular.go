@@ -33,7 +33,9 @@ func (e *NotRegularError) Error() string {
 // unopened; it opens with O_NOFOLLOW and O_NONBLOCK, so what replaced the
 // file since is refused or opened without waiting; and it checks what it
 // opened (fstat). A refusal is a *NotRegularError; a missing file gives an
-// error for which errors.Is(err, fs.ErrNotExist) holds.
+// error for which errors.Is(err, fs.ErrNotExist) holds. A file under
+// someone's write lease (F_SETLEASE) is not waited for either: the open
+// fails with EWOULDBLOCK.
 func OpenRegular(path string, flag int) (*os.File, error) {
 	return openRegular(path, func() (fs.FileInfo, error) { return os.Lstat(path) }, func(extra int) (*os.File, error) {
 		f, err := os.OpenFile(path, flag|extra|syscall.O_NOFOLLOW, 0)

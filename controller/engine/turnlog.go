@@ -119,7 +119,7 @@ func AppendTurnLog(dir string, r TurnRecord) error {
 // damage is an error naming the line, returned with the records before it.
 func ReadTurnLog(dir string) ([]TurnRecord, error) {
 	path := filepath.Join(dir, "turns.jsonl")
-	b, err := walkie.ReadRegular(path)
+	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

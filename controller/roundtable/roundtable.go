@@ -284,10 +284,8 @@ func (rt *Table) reviewRound(ctx context.Context, t *Turn) ([]engine.TurnRecord,
 }
 
 // readJSON reads path into v; ok is false when the file does not exist.
-// In walkie review's copies the state directory sits where the agents
-// work, so only a regular file is read.
 func readJSON(path string, v any) (bool, error) {
-	b, err := walkie.ReadRegular(path)
+	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
