@@ -140,7 +140,7 @@ func Run(ctx context.Context, o Options) (sum Summary, err error) {
 			return sum, err
 		}
 		sum.Status, sum.Reason, sum.Turns, sum.CostUSD = t.Status, t.reason, t.turns, t.cost
-		sum.UnknownCosts, sum.UnknownUSD, sum.BudgetUSD, sum.Waiting = t.unknown, t.unknownUSD, t.budget, ""
+		sum.UnknownCosts, sum.UnknownUSD, sum.BudgetUSD, sum.Waiting = t.unknown, t.UnknownUSD, t.Budget, ""
 		if startTurns < 0 {
 			startTurns = t.turns
 		}
@@ -223,7 +223,7 @@ func (c *controller) step(ctx context.Context, t *plan) ([]TurnRecord, error) {
 		// outcome meanwhile, and a controller killed before the write
 		// finds the attempt logged and applies it (recoverInterrupted).
 		c.pending = &outcome{retries: c.retries(t.Agent), rec: rec}
-		c.noteCost(rec, t.budget)
+		c.noteCost(rec, t.Budget)
 		return []TurnRecord{rec}, nil
 	}
 	rt := roundtable.Turn{Turn: t.Turn, Round: t.Round, RoundCap: t.RoundCap, Participant: t.Participant, Meta: t.meta}
@@ -280,12 +280,10 @@ type plan struct {
 	// ws is the git worktree the session runs in (workspace: worktree).
 	ws *worktree
 	// Where the debate stands before the turn.
-	reason     string
-	turns      int
-	cost       float64
-	unknown    int     // attempts of unknown cost
-	unknownUSD float64 // what the budget counts them as
-	budget     float64
+	reason  string
+	turns   int
+	cost    float64
+	unknown int // attempts of unknown cost
 	// bell is when the doorbell last rang, as the decision saw it.
 	bell time.Time
 }
@@ -335,8 +333,7 @@ func (c *controller) decide() (*plan, error) {
 		}
 	}
 	t := &plan{Decision: dec, attempt: c.tries[dec.Turn] + 1, meta: d.Meta, reason: st.Reason, turns: p.Turns, cost: st.CostUSD,
-		unknown: st.UnknownCosts, budget: budgetOf(&d.Meta, c.opts.Config)}
-	_, t.unknownUSD = UnknownEstimate(st, t.budget)
+		unknown: st.UnknownCosts}
 	if c.opts.MaxRounds > 0 {
 		t.meta.MaxRounds = c.opts.MaxRounds
 	}

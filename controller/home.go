@@ -277,7 +277,7 @@ func (h *Home) putAgentVersion(r TurnRef, snapshot, after []byte) error {
 	if after == nil {
 		return nil // the agent's copy was gone: the record stays the snapshot, and no turn is judged
 	}
-	cur, err := os.ReadFile(c.file)
+	cur, err := walkie.ReadRegular(c.file)
 	if err != nil {
 		return err
 	}

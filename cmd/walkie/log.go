@@ -133,7 +133,7 @@ func costCell(u *controller.Usage) string {
 }
 
 func costKnown(u *controller.Usage) bool {
-	return u != nil && u.CostSource != "" && !strings.HasPrefix(u.CostSource, "unknown")
+	return u.Known()
 }
 
 // totalCost sums what the attempts cost and says how many of them could

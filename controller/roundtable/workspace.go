@@ -206,11 +206,16 @@ func scan(root string, paths []string, copyTo string) (manifest, error) {
 			}
 		case fi.Mode().IsRegular():
 			e.Mode, e.Size = fi.Mode().Perm(), fi.Size()
-			if e.Sum, err = hashFile(src, dst, e.Mode); err != nil {
+			e.Sum, err = hashFile(src, dst, e.Mode)
+			var nr *walkie.NotRegularError
+			if errors.As(err, &nr) {
+				continue // replaced since the look, by what is never opened
+			}
+			if err != nil {
 				return nil, err
 			}
 		default:
-			continue // directories (a submodule), sockets, fifos
+			continue // directories (a submodule), sockets, fifos, devices: never opened
 		}
 		m = append(m, e)
 	}
@@ -219,9 +224,11 @@ func scan(root string, paths []string, copyTo string) (manifest, error) {
 }
 
 // hashFile returns the sha256 of src, copying it to dst (with mode) when
-// dst is set.
+// dst is set. src must still be a regular file: whoever can write the
+// workspace may have swapped in a named pipe since it was looked at, and
+// opening that would wait for ever (walkie.OpenRegular).
 func hashFile(src, dst string, mode fs.FileMode) (string, error) {
-	in, err := os.Open(src)
+	in, err := walkie.OpenRegular(src, os.O_RDONLY)
 	if err != nil {
 		return "", err
 	}
