@@ -155,7 +155,7 @@ func (r *Repo) committedEntries(ctx context.Context, d *walkie.Doc, data []byte,
 	}
 	blob, err := r.run(ctx, nil, nil, "cat-file", "blob", head+":"+rel)
 	if err != nil {
-		if exitCode(err) == 128 {
+		if ExitCode(err) == 128 {
 			return 0, nil // not in HEAD yet
 		}
 		return 0, err

@@ -1,13 +1,14 @@
 // Package gitrepo asks and changes the git repository a walkie record is
 // bound to, through the git command: it resolves an entry's refs (a
 // walkie.RefResolver), makes and removes the worktrees agents' sessions
-// run in, and commits the record, one commit per entry. Every call names
-// the repository by its top directory, so git's own environment
-// (GIT_DIR, GIT_INDEX_FILE of a hook walkie runs in) never redirects it.
+// run in, and commits the record, one commit per entry. It is the one
+// place walkie runs git (Command, Run): every command names the
+// repository by its top directory and runs with one policy (run.go): an
+// allow-listed environment, no hooks or other programs of the
+// repository's, no prompts, bound to its context.
 package gitrepo
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -27,9 +28,6 @@ var ErrNotRepo = errors.New("not a git repository")
 type Repo struct {
 	// Root is the work tree's top directory.
 	Root string
-	// env is what every git command runs with, on top of os.Environ
-	// without git's own location variables.
-	env []string
 }
 
 // Open finds the work tree dir is in.
@@ -50,65 +48,9 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 	return r, nil
 }
 
-// locationVars are git's variables that would point a command at another
-// repository or index than the one named with -C.
-var locationVars = []string{"GIT_DIR=", "GIT_WORK_TREE=", "GIT_INDEX_FILE=", "GIT_OBJECT_DIRECTORY=", "GIT_COMMON_DIR=", "GIT_PREFIX=", "GIT_NAMESPACE="}
-
-func baseEnv() []string {
-	var out []string
-	for _, kv := range os.Environ() {
-		keep := true
-		for _, p := range locationVars {
-			if strings.HasPrefix(kv, p) {
-				keep = false
-				break
-			}
-		}
-		if keep {
-			out = append(out, kv)
-		}
-	}
-	// Never a prompt for credentials or an editor: nobody is there.
-	return append(out, "GIT_TERMINAL_PROMPT=0", "GIT_EDITOR=true")
-}
-
-// GitError is a git command that failed, with what it said.
-type GitError struct {
-	Args   []string
-	Err    error
-	Stderr string
-}
-
-func (e *GitError) Error() string {
-	msg := strings.TrimSpace(e.Stderr)
-	if msg == "" {
-		return fmt.Sprintf("git %s: %v", strings.Join(e.Args, " "), e.Err)
-	}
-	return fmt.Sprintf("git %s: %v: %s", strings.Join(e.Args, " "), e.Err, msg)
-}
-
-func (e *GitError) Unwrap() error { return e.Err }
-
-// exitCode is the exit code of a git that ran and failed, or -1.
-func exitCode(err error) int {
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return ee.ExitCode()
-	}
-	return -1
-}
-
 // run runs git in the work tree with extra environment and input.
 func (r *Repo) run(ctx context.Context, env []string, stdin io.Reader, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", r.Root}, args...)...)
-	cmd.Env = append(baseEnv(), env...)
-	cmd.Stdin = stdin
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return stdout.Bytes(), &GitError{Args: args, Err: err, Stderr: stderr.String()}
-	}
-	return stdout.Bytes(), nil
+	return run(ctx, r.Root, env, stdin, args...)
 }
 
 func (r *Repo) output(ctx context.Context, env []string, args ...string) (string, error) {
@@ -120,7 +62,7 @@ func (r *Repo) output(ctx context.Context, env []string, args ...string) (string
 func (r *Repo) revParse(ctx context.Context, rev string) (string, error) {
 	out, err := r.output(ctx, nil, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
 	if err != nil {
-		if exitCode(err) == 1 {
+		if ExitCode(err) == 1 {
 			return "", nil
 		}
 		return "", err
@@ -158,7 +100,7 @@ func (r *Repo) Contains(ctx context.Context, branch, commit string) (bool, error
 		return false, err
 	}
 	_, err = r.output(ctx, nil, "merge-base", "--is-ancestor", commit, ref)
-	switch exitCode(err) {
+	switch ExitCode(err) {
 	case -1:
 		return err == nil, err
 	case 1:
@@ -174,7 +116,7 @@ func (r *Repo) HasPath(ctx context.Context, path string, commits []string) (bool
 	}
 	for _, c := range commits {
 		_, err := r.output(ctx, nil, "cat-file", "-e", c+":"+path)
-		switch exitCode(err) {
+		switch ExitCode(err) {
 		case -1:
 			if err == nil {
 				return true, nil
@@ -197,7 +139,7 @@ func (r *Repo) Unchanged(ctx context.Context, from, to string) (bool, error) {
 		return true, nil
 	}
 	_, err := r.output(ctx, nil, "merge-base", "--is-ancestor", from, to)
-	switch exitCode(err) {
+	switch ExitCode(err) {
 	case -1:
 		if err != nil {
 			return false, err

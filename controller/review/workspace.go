@@ -10,11 +10,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/walkie-sh/walkie/gitrepo"
 )
 
 // The agents never run in the checkout itself. Each debate gets a copy of
@@ -94,7 +95,7 @@ func (w *workspace) extract(ctx context.Context, root, commit string) error {
 	defer r.Close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", "-C", root, "archive", "--format=tar", commit)
+	cmd := gitrepo.Command(ctx, root, nil, "archive", "--format=tar", commit)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
