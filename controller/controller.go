@@ -378,6 +378,10 @@ type controller struct {
 	activity *activity
 	// waitingFor is the turn the run last said it waits for.
 	waitingFor int
+	// gitHeld, once set, is why the record's commits stop: a session
+	// changed the repository and not all of it could be put back, and
+	// nothing is committed on top of what it moved.
+	gitHeld error
 }
 
 // countTries reads the attempt numbers already used from the turn log. A

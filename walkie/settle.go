@@ -80,6 +80,9 @@ func Settle(file string, snapshot []byte, want Expect, keep string) (Settled, er
 	if v.Outcome == VerdictAccepted {
 		v = checkTurnRefs(&meta, v, want.Refs)
 	}
+	if want.Tampered != "" && v.Outcome != VerdictTampered {
+		v = Verdict{Outcome: VerdictTampered, Detail: want.Tampered}
+	}
 	if v.Outcome != VerdictAccepted {
 		return restore(file, dir, snapshot, av, keep, v, st)
 	}
