@@ -348,7 +348,7 @@ func TestHomeLandsARemoteWorktreesCommits(t *testing.T) {
 	}
 	rec, err := openHome(t, file, cfg).Settle(r, after, res, commits)
 	must(t, err)
-	ref := "walkie/t/turn-1@" + commits.Head[:12]
+	ref := "walkie/t/turn-1@" + commits.Head
 	if rec.Outcome != walkie.OutcomeAccepted || rec.Branch != ref {
 		t.Fatalf("recorded %+v, want turn 1 accepted on %s", rec, ref)
 	}

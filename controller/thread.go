@@ -308,9 +308,10 @@ func (w *worktree) finish(ctx context.Context) (*walkie.Ref, error) {
 	return w.came, nil
 }
 
-// branchRef cites a branch at a commit, as a turn's refs do.
+// branchRef cites a branch at a commit, as a turn's refs do: by its full
+// id, which no other commit can come to share.
 func branchRef(branch, sha string) *walkie.Ref {
-	return &walkie.Ref{Branch: branch, SHA: sha[:min(len(sha), 12)]}
+	return &walkie.Ref{Branch: branch, SHA: sha}
 }
 
 // prune deletes the branch of a session that committed nothing, once its

@@ -227,7 +227,13 @@ func CommitMessage(id string, e *walkie.Entry) string {
 		subject = append(subject, t.Kind())
 	}
 	if len(t.Refs) > 0 {
-		subject = append(subject, strings.Join(t.RefStrings(), ", "))
+		// Abbreviated as people read them; the trailers keep full ids.
+		var refs []string
+		for _, r := range t.Refs {
+			r.SHA = short(r.SHA)
+			refs = append(refs, r.String())
+		}
+		subject = append(subject, strings.Join(refs, ", "))
 	}
 	var b strings.Builder
 	b.WriteString(strings.Join(subject, " · ") + "\n")

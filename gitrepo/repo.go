@@ -70,9 +70,34 @@ func (r *Repo) revParse(ctx context.Context, rev string) (string, error) {
 	return strings.TrimSpace(out), nil
 }
 
-// Commit is the full sha of the commit sha names, "" when none.
+// Commit is the full sha of the commit sha names, "" when none. An
+// abbreviated sha that more than one commit starts with names none of
+// them: the error wraps walkie.ErrAmbiguous and lists them.
 func (r *Repo) Commit(ctx context.Context, sha string) (string, error) {
-	return r.revParse(ctx, sha)
+	full, err := r.revParse(ctx, sha)
+	if err != nil || full != "" || len(sha) >= 40 {
+		return full, err
+	}
+	// git says "no such commit" for an ambiguous one too: ask which
+	// objects start so, and how many are commits.
+	out, err := r.output(ctx, nil, "rev-parse", "--disambiguate="+sha)
+	if err != nil || strings.TrimSpace(out) == "" {
+		return "", nil
+	}
+	types, err := r.run(ctx, nil, strings.NewReader(out), "cat-file", "--batch-check=%(objectname) %(objecttype)")
+	if err != nil {
+		return "", err
+	}
+	var commits []string
+	for _, l := range strings.Split(string(types), "\n") {
+		if id, typ, _ := strings.Cut(l, " "); typ == "commit" {
+			commits = append(commits, short(id))
+		}
+	}
+	if len(commits) > 1 {
+		return "", fmt.Errorf("%w: %s is the start of %d commits (%s)", walkie.ErrAmbiguous, sha, len(commits), strings.Join(commits, ", "))
+	}
+	return "", nil
 }
 
 // branchRef is the ref a branch name stands for: a local branch, else a

@@ -260,3 +260,32 @@ func must(t testing.TB, err error) {
 		t.Fatal(err)
 	}
 }
+
+// An abbreviated id two commits start with names neither: the answer
+// says so and lists them; one more digit, or the full id, names one.
+func TestCommitAmbiguous(t *testing.T) {
+	gittest.Isolate(t)
+	dir := gittest.Init(t)
+	a, b := gittest.Colliding(t, dir, 7)
+	gittest.WriteCommit(t, dir, a)
+	r, err := Open(ctx, dir)
+	must(t, err)
+	if got, err := r.Commit(ctx, a.ID[:7]); err != nil || got != a.ID {
+		t.Fatalf("with one commit of the prefix: %q, %v", got, err)
+	}
+	gittest.WriteCommit(t, dir, b)
+	got, err := r.Commit(ctx, a.ID[:7])
+	if !errors.Is(err, walkie.ErrAmbiguous) || got != "" || !strings.Contains(err.Error(), a.ID[:12]) || !strings.Contains(err.Error(), b.ID[:12]) {
+		t.Fatalf("Commit(%s) = %q, %v; want it ambiguous, naming both", a.ID[:7], got, err)
+	}
+	for _, c := range []gittest.Object{a, b} {
+		if got, err := r.Commit(ctx, c.ID); err != nil || got != c.ID {
+			t.Fatalf("Commit(full) = %q, %v", got, err)
+		}
+	}
+	if a.ID[7] != b.ID[7] {
+		if got, err := r.Commit(ctx, a.ID[:8]); err != nil || got != a.ID {
+			t.Fatalf("Commit(8 digits) = %q, %v", got, err)
+		}
+	}
+}

@@ -146,6 +146,9 @@ type Post struct {
 	// record is bound to before anything is written (walkie post
 	// --verify-refs, on by default when the record is bound).
 	Resolver RefResolver
+	// resolved are the post's tags with the full ids the resolver found,
+	// set before the lock is taken.
+	resolved *Tags
 }
 
 // Receipt says what Append did.
@@ -174,7 +177,7 @@ func Append(file string, p Post) (Receipt, error) {
 		return Receipt{}, err
 	}
 	meta := head.Meta
-	if err := checkPostRefs(&meta, p); err != nil {
+	if err := checkPostRefs(&meta, &p); err != nil {
 		return Receipt{}, err
 	}
 	dir := StateDir(file, meta.ID)

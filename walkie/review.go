@@ -94,8 +94,9 @@ func SamePrefix(a, b string) (bool, error) {
 // MergeGate decides whether sha may be merged: the record's last verdict
 // approves exactly that commit (every commit it cites is sha), and after
 // it a supervisor entry of type ack cites sha too: a person read the
-// verdict. same compares commits (through the bound repository, else
-// SamePrefix).
+// verdict. Both must name the commit by its full id: an abbreviation
+// that is the approved commit's today may be another's tomorrow. same
+// compares commits (through the bound repository, else SamePrefix).
 func (d *Doc) MergeGate(sha string, same SameCommit) (Gate, error) {
 	var g Gate
 	at := -1
@@ -115,11 +116,16 @@ func (d *Doc) MergeGate(sha string, same SameCommit) (Gate, error) {
 		g.Why = fmt.Sprintf("%s requests changes", who)
 		return g, nil
 	}
+	if r := abbreviated(v.Marker.Tags); r != nil {
+		g.Why = fmt.Sprintf("%s names %s by an abbreviated id, which another commit can come to share: the gate counts only a verdict that names the commit by its full id (walkie records the full id in a record bound to a repository, repo:)", who, r)
+		return g, nil
+	}
 	ok, err := citesOnly(v.Marker.Tags, sha, same)
 	if err != nil || !ok {
 		g.Why = fmt.Sprintf("%s approves %s, not %s", who, orWord(strings.Join(refList(v.Marker.Tags.Commits()), ", "), "no commit"), sha)
 		return g, err
 	}
+	var short *Entry // an ack that would count but for an abbreviated id
 	for i := at + 1; i < len(d.Entries); i++ {
 		e := &d.Entries[i]
 		if e.Kind != KindSupervisor || e.Marker.Tags.Type != TypeAck {
@@ -127,9 +133,15 @@ func (d *Doc) MergeGate(sha string, same SameCommit) (Gate, error) {
 		}
 		if ok, err := citesOnly(e.Marker.Tags, sha, same); err != nil {
 			return g, err
+		} else if ok && abbreviated(e.Marker.Tags) != nil {
+			short = e
 		} else if ok {
 			g.Ack = e
 		}
+	}
+	if g.Ack == nil && short != nil {
+		g.Why = fmt.Sprintf("%s approves %s, but the supervisor's ack (seq %d) names %s by an abbreviated id, which another commit can come to share: post the ack again citing the full id (walkie post FILE --supervisor --type ack --refs %s)", who, sha, short.Marker.Seq, abbreviated(short.Marker.Tags), sha)
+		return g, nil
 	}
 	if g.Ack == nil {
 		g.Why = fmt.Sprintf("%s approves %s, but no person has acknowledged it: a supervisor entry of type ack citing %s must follow it (walkie post FILE --supervisor --type ack --refs %s)", who, sha, sha, sha)
@@ -138,6 +150,20 @@ func (d *Doc) MergeGate(sha string, same SameCommit) (Gate, error) {
 	g.Open = true
 	g.Why = fmt.Sprintf("%s approves %s, acknowledged by the supervisor (seq %d)", who, sha, g.Ack.Marker.Seq)
 	return g, nil
+}
+
+// IsFullID reports whether sha is a whole object id (SHA-1 or SHA-256),
+// not an abbreviation another commit can come to share.
+func IsFullID(sha string) bool { return shaRe.MatchString(sha) && (len(sha) == 40 || len(sha) == 64) }
+
+// abbreviated is the first commit t cites by an abbreviated id, or nil.
+func abbreviated(t Tags) *Ref {
+	for _, r := range t.Commits() {
+		if !IsFullID(r.SHA) {
+			return &r
+		}
+	}
+	return nil
 }
 
 // citesOnly reports whether t cites commits and every one of them is sha.

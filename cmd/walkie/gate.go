@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 
@@ -22,14 +23,16 @@ func gateCommand() *cli.Command {
 --ref SHA (every commit that verdict cites is SHA), and after that verdict a
 supervisor entry of type ack cites SHA too: a person read the verdict before
 the merge. Otherwise it exits 3 and says which of these is missing (4 when
-the record does not verify). In a record bound to a repository (repo:) the
-shas are compared as commits there, so an abbreviated sha in the record
-matches the full one CI gives; otherwise one must be the start of the other.
+the record does not verify). The verdict and the ack must name the commit by
+its full id (walkie records full ids in a record bound to a repository): an
+abbreviation another commit can come to share never opens the gate. In a
+bound record (repo:) the commits are compared there, and --ref may be
+abbreviated if exactly one commit starts so; otherwise --ref is the full id.
 Make it a required check of the merge (docs/ci.md, "The merge gate").
 
 EXAMPLES:
    walkie gate reviews/login.walkie.md --ref "$GITHUB_SHA"
-   walkie post reviews/login.walkie.md --supervisor --type ack --refs 3f2a9c1 --body-file - <<< "Read it."`,
+   walkie post reviews/login.walkie.md --supervisor --type ack --refs "$SHA" --body-file - <<< "Read it."`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "ref", Usage: "the commit to be merged (required)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the finding as JSON"},
@@ -91,6 +94,9 @@ EXAMPLES:
 // the bound repository, else by their text.
 func gateCompare(c *cli.Context, file string, m *walkie.Meta, sha string) (walkie.SameCommit, error) {
 	if !m.Bound() {
+		if !walkie.IsFullID(sha) {
+			return nil, withCode(exitBadInput, fmt.Errorf("--ref %s is abbreviated, and the record is bound to no repository to tell which commit it names: give the full id (git rev-parse %s)", sha, sha))
+		}
 		return walkie.SamePrefix, nil
 	}
 	repo, err := gitrepo.Open(c.Context, m.RepoDir(file))
@@ -98,6 +104,9 @@ func gateCompare(c *cli.Context, file string, m *walkie.Meta, sha string) (walki
 		return nil, withCode(exitBadInput, fmt.Errorf("%s is bound to repo: %s, which walkie cannot read: %w", file, m.Repo, err))
 	}
 	full, err := repo.Commit(c.Context, sha)
+	if errors.Is(err, walkie.ErrAmbiguous) {
+		return nil, withCode(exitRefused, fmt.Errorf("gate shut for %s: %v in the repository the record is bound to (repo: %s); give the full id", sha, err, m.Repo))
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -234,11 +234,25 @@ func threadLine(t *debateView) string {
 	if e := t.LastEntry; e != nil && e.Type != "" {
 		last := "last: " + strings.TrimSpace(e.Type+" "+e.Verdict)
 		if len(e.Refs) > 0 {
-			last += " " + strings.Join(e.Refs, ",")
+			last += " " + strings.Join(shortRefs(e.Refs), ",")
 		}
 		parts = append(parts, last)
 	}
 	return strings.Join(parts, "   ")
+}
+
+// shortRefs abbreviates the full ids of refs as people read them in a
+// line; the record and --json keep them whole.
+func shortRefs(refs []string) []string {
+	out := make([]string, len(refs))
+	for i, s := range refs {
+		out[i] = s
+		if r, err := walkie.ParseRef(s); err == nil && len(r.SHA) > 12 {
+			r.SHA = r.SHA[:12]
+			out[i] = r.String()
+		}
+	}
+	return out
 }
 
 // postTags reads walkie post's --type, --verdict and --refs, and opens the

@@ -137,8 +137,11 @@ func TestReviewCycle(t *testing.T) {
 	}
 	d.noProcessesLeft()
 
+	// The record names every commit by its full id, as the agents'
+	// abbreviations stood for when they wrote them.
+	abcFull, defFull := d.git("rev-parse", abc), d.git("rev-parse", def)
 	doc := d.doc()
-	want := []string{"review-request main@" + abc, "verdict changes-requested main@" + abc, "fix-report main@" + def, "verdict approve main@" + def, "close "}
+	want := []string{"review-request main@" + abcFull, "verdict changes-requested main@" + abcFull, "fix-report main@" + defFull, "verdict approve main@" + defFull, "close "}
 	var got []string
 	for _, e := range doc.Entries {
 		got = append(got, e.Marker.Tags.Kind()+" "+strings.Join(e.Marker.Tags.RefStrings(), ","))
@@ -168,7 +171,7 @@ func TestReviewCycle(t *testing.T) {
 	// The branch's head is the record's last commit: it changes no code.
 	d.mustRun(0, "gate", d.name, "--ref", d.git("rev-parse", "HEAD"))
 	r = d.mustRun(3, "gate", d.name, "--ref", abc)
-	if !strings.Contains(r.stderr, "approves main@"+def+", not "+abc) {
+	if !strings.Contains(r.stderr, "approves main@"+defFull+", not "+abc) {
 		t.Fatalf("gate for abc: %s", r.stderr)
 	}
 
@@ -176,12 +179,12 @@ func TestReviewCycle(t *testing.T) {
 	// the record clean in git; the side files ignored.
 	subjects := strings.Split(d.git("log", "--format=%s", "--reverse", "--", d.name), "\n")
 	wantSubjects := []string{
-		"login #1 · turn 1 · builder · review-request · main@" + abc,
-		"login #2 · turn 2 · reviewer · verdict changes-requested · main@" + abc,
-		"login #3 · turn 3 · builder · fix-report · main@" + def,
-		"login #4 · turn 4 · reviewer · verdict approve · main@" + def,
+		"login #1 · turn 1 · builder · review-request · main@" + abcFull[:12],
+		"login #2 · turn 2 · reviewer · verdict changes-requested · main@" + abcFull[:12],
+		"login #3 · turn 3 · builder · fix-report · main@" + defFull[:12],
+		"login #4 · turn 4 · reviewer · verdict approve · main@" + defFull[:12],
 		"login #5 · turn 5 · builder · close",
-		"login #6 · supervisor · ack · " + def,
+		"login #6 · supervisor · ack · " + defFull[:12],
 	}
 	if !slices.Equal(subjects, wantSubjects) {
 		t.Fatalf("git log:\n%s\nwant:\n%s", strings.Join(subjects, "\n"), strings.Join(wantSubjects, "\n"))
@@ -226,7 +229,7 @@ func TestReviewWorktrees(t *testing.T) {
 	recs := d.turns()
 	d.wantOutcomes(recs, "accepted", "accepted", "accepted")
 	builderCommit := d.git("rev-parse", "walkie/login/turn-1")
-	if b := recs[0].Branch; b != "walkie/login/turn-1@"+builderCommit[:12] {
+	if b := recs[0].Branch; b != "walkie/login/turn-1@"+builderCommit {
 		t.Fatalf("turn 1 came back on %q", b)
 	}
 	read := func(name string) string {
@@ -243,7 +246,7 @@ func TestReviewWorktrees(t *testing.T) {
 	}
 	// The builder's turn cites its branch though it did not write it.
 	doc := d.doc()
-	if refs := doc.Entries[0].Marker.Tags.RefStrings(); !slices.Equal(refs, []string{"walkie/login/turn-1@" + builderCommit[:12]}) {
+	if refs := doc.Entries[0].Marker.Tags.RefStrings(); !slices.Equal(refs, []string{"walkie/login/turn-1@" + builderCommit}) {
 		t.Fatalf("turn 1 refs %v", refs)
 	}
 	if !strings.Contains(string(doc.Entries[0].Body), "Type: review-request\nRefs: walkie/login/turn-1@") {
