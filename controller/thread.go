@@ -62,6 +62,21 @@ func (c *controller) expect(ctx context.Context, t *plan) (walkie.Expect, error)
 	return want, err
 }
 
+// signStamped signs the verdict this controller just recorded with the
+// host's key, when it has one: the merge gate counts a verdict only when
+// an allowed signer stands behind it, and an agent can post anything. A
+// failure is told; the verdict stays recorded, unsigned.
+func (c *controller) signStamped(ctx context.Context, seq int) {
+	if c.signer == nil {
+		return
+	}
+	err := walkie.SignEntry(c.file, seq, func(msg []byte) (string, error) { return c.signer.Sign(context.WithoutCancel(ctx), msg) })
+	if err != nil {
+		c.log.Warn("the verdict was not signed: the merge gate will not count it", zap.Int("seq", seq), zap.Error(err))
+		c.emit(Event{Kind: EventNote, Line: fmt.Sprintf("the verdict (seq %d) was not signed: %v", seq, err)})
+	}
+}
+
 // commitRecord makes the entries recorded since the last commit commits
 // of the record, when the debate asks for it. The entries are recorded
 // whatever git says; a failure is told, and the next call catches up.

@@ -117,6 +117,9 @@ func (c *controller) settle(ctx context.Context, t *plan, started time.Time, sna
 		return rec, err
 	}
 	c.tries[t.Turn] = max(c.tries[t.Turn], t.attempt)
+	if rec.Outcome == walkie.OutcomeAccepted && settled.Entry != nil && settled.Entry.Type == walkie.TypeVerdict {
+		c.signStamped(ctx, settled.Entry.Seq)
+	}
 	if _, err := walkie.FlushInbox(c.file); err != nil {
 		c.log.Warn("queued supervisor notes not recorded", zap.Error(err))
 	}

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -157,8 +158,8 @@ func (r *Repo) HasPath(ctx context.Context, path string, commits []string) (bool
 }
 
 // Unchanged reports whether to is from, or descends from it with nothing
-// changed but walkie records: the files named *.walkie.md and what lies
-// under a .walkie directory.
+// changed but walkie records: the files named *.walkie.md, their
+// signatures (*.walkie.md.sig) and what lies under a .walkie directory.
 func (r *Repo) Unchanged(ctx context.Context, from, to string) (bool, error) {
 	if from == to {
 		return true, nil
@@ -189,7 +190,7 @@ func (r *Repo) Unchanged(ctx context.Context, from, to string) (bool, error) {
 // recordPath reports whether a path in the repository is walkie's: a
 // record, or a side file beside one.
 func recordPath(p string) bool {
-	if strings.HasSuffix(p, walkie.FileSuffix) {
+	if strings.HasSuffix(p, walkie.FileSuffix) || strings.HasSuffix(p, walkie.FileSuffix+walkie.SignaturesSuffix) {
 		return true
 	}
 	for _, part := range strings.Split(p, "/") {
@@ -227,3 +228,20 @@ func (v Resolver) HasPath(path string, commits []string) (bool, error) {
 
 // Unchanged implements walkie.RefResolver.
 func (v Resolver) Unchanged(from, to string) (bool, error) { return v.r.Unchanged(v.ctx, from, to) }
+
+// FileAt is the content of path (from the top) at rev. A rev that names
+// no commit is an error; a commit without the file is fs.ErrNotExist.
+func (r *Repo) FileAt(ctx context.Context, rev, path string) ([]byte, error) {
+	commit, err := r.Commit(ctx, rev)
+	if err != nil {
+		return nil, err
+	}
+	if commit == "" {
+		return nil, fmt.Errorf("%s names no commit in %s", rev, r.Root)
+	}
+	b, err := r.run(ctx, nil, nil, "cat-file", "blob", commit+":"+path)
+	if ExitCode(err) == 128 {
+		return nil, fmt.Errorf("%s at %s: %w", path, short(commit), fs.ErrNotExist)
+	}
+	return b, err
+}

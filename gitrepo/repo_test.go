@@ -289,3 +289,46 @@ func TestCommitAmbiguous(t *testing.T) {
 		}
 	}
 }
+
+// The record's signatures travel with it: an entry's commit holds the
+// signatures of the entries up to it; one made after its entry was
+// committed gets a commit of its own, which changes no code.
+func TestCommitEntriesWithSignatures(t *testing.T) {
+	gittest.Isolate(t)
+	dir := gittest.Init(t)
+	file := newRecord(t, dir)
+	post(t, file, walkie.Post{From: "builder", Body: []byte("Please review.\n")})
+	d, err := walkie.Load(file)
+	must(t, err)
+	sig := walkie.Signature{Seq: 1, Hash: d.Entries[0].Marker.Hash, Signature: "-----BEGIN SSH SIGNATURE-----\nU1NIU0lH\n-----END SSH SIGNATURE-----\n"}
+	must(t, walkie.AppendSignature(file, sig))
+	c, err := CommitEntries(ctx, file)
+	must(t, err)
+	if len(c.Commits) != 1 {
+		t.Fatalf("committed %+v", c)
+	}
+	if got := gittest.Git(t, dir, "show", "HEAD:reviews/r.walkie.md.sig"); !strings.Contains(got, `"seq":1`) {
+		t.Fatalf("the entry's commit holds signatures %q", got)
+	}
+	before := gittest.Git(t, dir, "rev-parse", "HEAD")
+	must(t, walkie.AppendSignature(file, sig)) // a second signer
+	c, err = CommitEntries(ctx, file)
+	must(t, err)
+	if len(c.Commits) != 1 || len(c.Seqs) != 0 {
+		t.Fatalf("committed %+v, want one commit of signatures", c)
+	}
+	if n := strings.Count(gittest.Git(t, dir, "show", "HEAD:reviews/r.walkie.md.sig"), `"seq":1`); n != 2 {
+		t.Fatalf("%d signatures committed", n)
+	}
+	r, err := Open(ctx, dir)
+	must(t, err)
+	if same, err := r.Unchanged(ctx, before, gittest.Git(t, dir, "rev-parse", "HEAD")); err != nil || !same {
+		t.Fatalf("a commit of signatures changed code: %v, %v", same, err)
+	}
+	if c, err := CommitEntries(ctx, file); err != nil || len(c.Commits) != 0 {
+		t.Fatalf("nothing new, yet %+v, %v", c, err)
+	}
+	if s := gittest.Git(t, dir, "status", "--porcelain"); s != "" {
+		t.Fatalf("git status:\n%s", s)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // newTyped creates a format-3 debate between a and b; repo binds it.
@@ -432,12 +433,30 @@ func TestJudgeTypedTurn(t *testing.T) {
 	}
 }
 
+// fakeTrust says who signed which entry (by seq), and who approved on
+// the platform after when.
+type fakeTrust struct {
+	signed   map[int][]string
+	approver string
+	at       time.Time
+}
+
+func (f *fakeTrust) Signers(e *Entry) ([]string, error) { return f.signed[e.Marker.Seq], nil }
+
+func (f *fakeTrust) Approval(sha string, after time.Time, exclude []string, same SameCommit) (string, error) {
+	if f.approver == "" || !f.at.After(after) || slices.Contains(exclude, f.approver) {
+		return "", nil
+	}
+	return f.approver, nil
+}
+
 func TestMergeGate(t *testing.T) {
 	file := newTyped(t, "")
+	trust := &fakeTrust{signed: map[int][]string{}}
 	gate := func(sha string) Gate {
 		t.Helper()
 		d := mustVerify(t, file)
-		g, err := d.MergeGate(sha, SamePrefix)
+		g, err := d.MergeGate(sha, SamePrefix, trust)
 		must(t, err)
 		return g
 	}
@@ -455,26 +474,45 @@ func TestMergeGate(t *testing.T) {
 	mustAppend(t, file, typed("builder", "Fixed.\n", Tags{Type: TypeFixReport, Refs: refs(t, "main@"+def)}),
 		typed("reviewer", "Yes.\n", Tags{Type: TypeVerdict, Verdict: VerdictApprove, Refs: refs(t, "main@"+def)}))
 	wantShut(abc, "approves main@"+def+", not "+abc)
+	// Nobody signed the verdict: anyone can append one.
+	wantShut(def, "no allowed signer signed it")
+	trust.signed[4] = []string{"ci-host"}
 	wantShut(def, "no person has acknowledged it")
 	mustAppend(t, file, Post{Supervisor: true, Body: []byte("Read it; merge abc.\n"), Tags: Tags{Type: TypeAck, Refs: refs(t, abc)}})
 	wantShut(def, "no person has acknowledged it")
 	// An ack by an abbreviated id does not count, and the gate says why.
 	mustAppend(t, file, Post{Supervisor: true, Body: []byte("Read it.\n"), Tags: Tags{Type: TypeAck, Refs: refs(t, def[:7])}})
 	wantShut(def, "the supervisor's ack (seq 6) names "+def[:7]+" by an abbreviated id")
+	// Unsigned, or signed by the verdict's own signer: no ack.
 	mustAppend(t, file, Post{Supervisor: true, Body: []byte("Read it.\n"), Tags: Tags{Type: TypeAck, Refs: refs(t, def)}})
-	if g := gate(def); !g.Open || g.Ack == nil || g.Ack.Marker.Seq != 7 || g.Verdict.Turn != 4 {
+	wantShut(def, "the supervisor's ack (seq 7) is signed by no allowed signer")
+	trust.signed[7] = []string{"ci-host"}
+	wantShut(def, "the supervisor's ack (seq 7) is signed by ci-host, who signed the verdict")
+	trust.signed[7] = []string{"alice@example.com"}
+	if g := gate(def); !g.Open || g.Ack == nil || g.Ack.Marker.Seq != 7 || g.Verdict.Turn != 4 || !slices.Equal(g.AckBy, []string{"alice@example.com"}) {
 		t.Fatalf("gate: %+v", g)
 	}
 	wantShut("def5679"+def[7:], "not def5679")
+	// Or the platform's approval, given after the verdict, by another.
+	trust.signed[7] = nil
+	trust.approver, trust.at = "github:bob", time.Now().Add(time.Hour)
+	if g := gate(def); !g.Open || g.Ack != nil || !slices.Equal(g.AckBy, []string{"github:bob"}) || !strings.Contains(g.Why, "approved on the platform by github:bob") {
+		t.Fatalf("gate: %+v", g)
+	}
+	trust.signed[4] = []string{"ci-host", "github:bob"}
+	wantShut(def, "no person has acknowledged it")
+	trust.signed[4] = []string{"ci-host"}
 	// A verdict by an abbreviated id never opens it: another commit can
 	// come to share the abbreviation.
 	mustAppend(t, file, typed("builder", "Shorter.\n", Tags{Type: TypeFixReport, Refs: refs(t, "main@"+def)}),
-		typed("reviewer", "Yes.\n", Tags{Type: TypeVerdict, Verdict: VerdictApprove, Refs: refs(t, "main@"+def[:7])}),
-		Post{Supervisor: true, Body: []byte("Read it.\n"), Tags: Tags{Type: TypeAck, Refs: refs(t, def)}})
+		typed("reviewer", "Yes.\n", Tags{Type: TypeVerdict, Verdict: VerdictApprove, Refs: refs(t, "main@"+def[:7])}))
 	wantShut(def, "names main@"+def[:7]+" by an abbreviated id")
+	// Nor does the builder's approval of its own work, signed or not.
+	mustAppend(t, file, typed("builder", "Approving my own.\n", Tags{Type: TypeVerdict, Verdict: VerdictApprove, Refs: refs(t, "main@"+def)}))
+	trust.signed[10] = []string{"ci-host"}
+	wantShut(def, "is by builder, the thread's builder")
 	// A newer verdict shuts it again, whatever was acknowledged before.
-	mustAppend(t, file, typed("builder", "One more change.\n", Tags{Type: TypeFixReport, Refs: refs(t, "main@"+other)}),
-		typed("reviewer", "That broke it.\n", Tags{Type: TypeVerdict, Verdict: VerdictChangesRequested, Refs: refs(t, "main@"+other)}))
+	mustAppend(t, file, typed("reviewer", "That broke it.\n", Tags{Type: TypeVerdict, Verdict: VerdictChangesRequested, Refs: refs(t, "main@"+other)}))
 	wantShut(def, "requests changes")
 }
 

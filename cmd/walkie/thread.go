@@ -13,6 +13,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/walkie-sh/walkie/gitrepo"
+	"github.com/walkie-sh/walkie/session"
+	"github.com/walkie-sh/walkie/sshsig"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -274,6 +276,35 @@ func postTags(c *cli.Context, file string, meta *walkie.Meta) (walkie.Tags, walk
 		return t, nil, withCode(exitBadInput, fmt.Errorf("%s is bound to repo: %s, which walkie cannot read (%w); fix repo: in its front matter, or post with --verify-refs=false", file, meta.Repo, err))
 	}
 	return t, repo.Resolver(c.Context), nil
+}
+
+// postSigner is the signer of walkie post --signing-key, nil without
+// one. A signed entry stands for a person: inside a session walkie
+// started (an agent's), it is refused.
+func postSigner(key string) (*sshsig.Signer, error) {
+	if key == "" {
+		return nil, nil
+	}
+	if os.Getenv(session.SessionVar) != "" {
+		return nil, withCode(exitRefused, fmt.Errorf("post refused: --signing-key signs for a person, and this runs inside a session walkie started (%s is set): an agent's entry is never signed as a person's", session.SessionVar))
+	}
+	s, err := sshsig.NewSigner(key)
+	if err != nil {
+		return nil, withCode(exitBadInput, fmt.Errorf("--signing-key: %w", err))
+	}
+	return s, nil
+}
+
+// signPosted signs the entry just posted, when there is a signer.
+func signPosted(ctx context.Context, file string, seq int, s *sshsig.Signer) error {
+	if s == nil {
+		return nil
+	}
+	err := walkie.SignEntry(file, seq, func(msg []byte) (string, error) { return s.Sign(ctx, msg) })
+	if err != nil {
+		return fmt.Errorf("the entry is recorded (seq %d), but not signed: %w", seq, err)
+	}
+	return nil
 }
 
 // commitRecord makes the entries just recorded commits of the record

@@ -101,6 +101,11 @@ func TestReviewCycle(t *testing.T) {
   - body_cmd: 'printf "Approved.\n\nType: verdict\nVerdict: approve\nRefs: main@%s\n" "` + priorCode + `"'
   - body_cmd: 'printf "Approved: the tests pass at %s.\n\nType: verdict\nVerdict: approve\nRefs: main@%s\n" "` + lastCode + `" "` + lastCode + `"'`,
 	}, "", "--git-commit")
+	// Who may say approved, on the base: the controller's host key
+	// signs the verdicts it stamps; alice acknowledges.
+	keys := map[string]keyPair{"host": newKey(t, "ci-host"), "alice": newKey(t, "alice@example.com")}
+	base := gittest.Commit(t, d.dir, ".walkie-signers", keys["host"].line+keys["alice"].line, "who may say approved")
+	d.env = append(d.env, "WALKIE_SIGNING_KEY="+keys["host"].path)
 
 	// While the thread is open, no other starts in its channel.
 	r := d.mustRun(3, "thread", "new", "reviews", "logout", "--agents", "builder,reviewer")
@@ -158,19 +163,19 @@ func TestReviewCycle(t *testing.T) {
 
 	// The gate: shut without a person's ack, open for def once there is
 	// one, never for abc.
-	r = d.mustRun(3, "gate", d.name, "--ref", def)
-	if !strings.Contains(r.stderr, "no person has acknowledged it") {
+	r = d.mustRun(3, "gate", d.name, "--ref", def, "--base", base)
+	if !strings.Contains(r.stderr, "signed by ci-host, but no person has acknowledged it") {
 		t.Fatalf("gate: %s", r.stderr)
 	}
-	d.mustRun(0, "post", d.name, "--supervisor", "--type", "ack", "--refs", def, "--body-file", d.write2("agents/ack.md", "Read the verdict; merge.\n"))
+	d.mustRun(0, "post", d.name, "--supervisor", "--type", "ack", "--refs", def, "--signing-key", keys["alice"].path, "--body-file", d.write2("agents/ack.md", "Read the verdict; merge.\n"))
 	full := d.git("rev-parse", def)
-	r = d.mustRun(0, "gate", d.name, "--ref", full)
+	r = d.mustRun(0, "gate", d.name, "--ref", full, "--base", base)
 	if !strings.Contains(r.stdout, "gate open for "+full) {
 		t.Fatalf("gate: %s", r.stdout)
 	}
 	// The branch's head is the record's last commit: it changes no code.
-	d.mustRun(0, "gate", d.name, "--ref", d.git("rev-parse", "HEAD"))
-	r = d.mustRun(3, "gate", d.name, "--ref", abc)
+	d.mustRun(0, "gate", d.name, "--ref", d.git("rev-parse", "HEAD"), "--base", base)
+	r = d.mustRun(3, "gate", d.name, "--ref", abc, "--base", base)
 	if !strings.Contains(r.stderr, "approves main@"+defFull+", not "+abc) {
 		t.Fatalf("gate for abc: %s", r.stderr)
 	}
