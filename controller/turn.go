@@ -91,6 +91,10 @@ func (c *controller) settle(ctx context.Context, t *plan, started time.Time, sna
 	if c.parsed != nil && bytes.Equal(c.parsedRaw, snapshot) {
 		want.Before = c.parsed // begin parsed these very bytes
 	}
+	var checked string // the evidence walkie checked, for an accepted turn's detail
+	if res.Stop == "" {
+		checked, want.Refuse = c.evidence(ctx, t, snapshot, want)
+	}
 	keep := walkie.KeepPath(c.dir, t.Turn, t.Participant, t.attempt)
 	var settled walkie.Settled
 	if res.Stop != "" { // halted or interrupted: the attempt is void whatever it wrote
@@ -108,6 +112,9 @@ func (c *controller) settle(ctx context.Context, t *plan, started time.Time, sna
 		c.log.Warn("the branch of a worktree that got no commits was not deleted", zap.Error(err))
 	}
 	rec.Outcome, rec.Detail = classify(res, settled)
+	if checked != "" && rec.Outcome == walkie.OutcomeAccepted {
+		rec.Detail += "; " + checked
+	}
 	rec.Signed = rec.Outcome == walkie.OutcomeAccepted && settled.Signed
 	rec.Kept = engine.Rel(c.dir, settled.Kept)
 	if settled.Entry != nil {

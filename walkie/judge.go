@@ -46,6 +46,10 @@ type Expect struct {
 	// caller found and put back): Settle rejects the turn as tampered,
 	// whatever it wrote, with this as the detail.
 	Tampered string
+	// Refuse, when set, is why a turn that is otherwise valid does not
+	// hold (its evidence, checked by the caller): Settle rejects it as
+	// malformed with this as the detail.
+	Refuse string
 }
 
 // Judge decides, without touching anything, whether after holds exactly

@@ -85,6 +85,9 @@ func Settle(file string, snapshot []byte, want Expect, keep string) (Settled, er
 	if want.Tampered != "" && v.Outcome != VerdictTampered {
 		v = Verdict{Outcome: VerdictTampered, Detail: want.Tampered}
 	}
+	if want.Refuse != "" && v.Outcome == VerdictAccepted {
+		v = Verdict{Outcome: VerdictMalformed, Detail: want.Refuse}
+	}
 	if v.Outcome != VerdictAccepted {
 		return restore(file, dir, snapshot, av, keep, v, st)
 	}

@@ -42,7 +42,9 @@ Without --briefing the thread gets walkie's briefing of the review vocabulary
 --repo binds the thread to a git repository (refs must resolve there; a
 verdict must name its branch's head); --git-commit makes every entry a commit
 of the record; --worktree runs each agent's session in a git worktree of its
-own, starting at --base until the thread cites a commit.
+own, starting at --base until the thread cites a commit; --test names the
+thread's test command, which walkie runs at the cited commit to check a
+verdict's count of passing tests.
 
 EXAMPLES:
    walkie thread new reviews login-fix --agents claude,codex --repo .. --approve
@@ -68,12 +70,15 @@ func threadFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "git-commit", Category: "review thread", Usage: "make every recorded entry a commit of the record (git: commit)"},
 		&cli.BoolFlag{Name: "worktree", Category: "review thread", Usage: "run each agent's session in a git worktree of its own (workspace: worktree)"},
 		&cli.StringFlag{Name: "base", Category: "review thread", Usage: "where worktrees start until the record cites a commit (a branch or a sha)"},
+		&cli.StringFlag{Name: "test", Category: "review thread", Usage: "the thread's test command (sh -c): a verdict saying how many tests pass is held to what it prints at the cited commit"},
+		&cli.StringFlag{Name: "test-passed", Category: "review thread", Usage: "the pattern of an output line of --test that reports one passing test (default: go test -v's)"},
 	}
 }
 
 // threadOptions adds the review-thread flags to o.
 func threadOptions(c *cli.Context, o *walkie.InitOptions) error {
 	o.Typed, o.Repo, o.Base = c.Bool("typed"), c.String("repo"), c.String("base")
+	o.Test, o.TestPassed = walkie.Command{Shell: c.String("test")}, c.String("test-passed")
 	if c.Bool("git-commit") {
 		o.Git = walkie.GitCommit
 	}
@@ -148,6 +153,9 @@ verdict and a fix-report must cite a ref.
 `)
 	if o.Repo != "" {
 		b.WriteString("\nEvery ref must name something in the repository, and a verdict must name\nthe current head of its branch: a verdict on a commit the branch has moved\npast is refused.\n")
+	}
+	if !o.Test.IsZero() {
+		fmt.Fprintf(&b, "\nA verdict that says how many tests pass (\"27 tests pass\") is checked: walkie\nruns `%s` itself at the commit the verdict cites, and refuses a count\nit does not see there.\n", o.Test)
 	}
 	if o.Workspace == walkie.WorkspaceWorktree {
 		b.WriteString("\nEach turn runs in a git worktree of its own (its path is in WALKIE_WORKTREE),\non a branch named in WALKIE_BRANCH, started at the last commit this thread\ncites. Commit your work there and cite it as that branch @ the commit.\n")
