@@ -3,39 +3,21 @@ package sshsig
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/walkie-sh/walkie/session/sessiontest"
+	"github.com/walkie-sh/walkie/sshsig/sshsigtest"
 )
-
-// newKey makes an ed25519 key pair without a passphrase and returns the
-// private key's path and the allowed-signers line naming principals.
-func newKey(t *testing.T, principals string) (string, string) {
-	t.Helper()
-	sessiontest.Tool(t, "ssh-keygen")
-	key := filepath.Join(t.TempDir(), "key")
-	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "test", "-f", key).CombinedOutput(); err != nil {
-		t.Fatalf("ssh-keygen: %v\n%s", err, out)
-	}
-	pub, err := os.ReadFile(key + ".pub")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := strings.Fields(string(pub))
-	return key, principals + " " + f[0] + " " + f[1] + "\n"
-}
 
 // A signature verifies as the principals its key is listed under, and
 // never for another message, another namespace's listing, or a key not
 // in the file.
 func TestSignVerify(t *testing.T) {
 	ctx := context.Background()
-	key, line := newKey(t, "ci-host,github:walkie-bot")
-	other, otherLine := newKey(t, "mallory")
+	k, o := sshsigtest.NewKey(t, "ci-host,github:walkie-bot"), sshsigtest.NewKey(t, "mallory")
+	key, line, other, otherLine := k.Path, k.Line, o.Path, o.Line
 	s, err := NewSigner(key)
 	if err != nil {
 		t.Fatal(err)

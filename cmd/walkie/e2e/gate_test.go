@@ -5,14 +5,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/walkie-sh/walkie/gitrepo/gittest"
-	"github.com/walkie-sh/walkie/session/sessiontest"
+	"github.com/walkie-sh/walkie/sshsig/sshsigtest"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -37,8 +36,8 @@ func TestGateAfterAShortShaSwap(t *testing.T) {
 		return d.mustRun(code, append([]string{"post", d.name, "--body-file", d.write2("agents/body.md", body+"\n")}, args...)...)
 	}
 	post(0, "Please review feat.", "--from", "builder", "--type", "review-request", "--refs", "feat@"+abbrev)
-	post(0, "Approved: the tests pass.", "--from", "reviewer", "--type", "verdict", "--verdict", "approve", "--refs", "feat@"+abbrev, "--signing-key", keys["host"].path)
-	post(0, "Read it; merge.", "--supervisor", "--type", "ack", "--refs", abbrev, "--signing-key", keys["alice"].path)
+	post(0, "Approved: the tests pass.", "--from", "reviewer", "--type", "verdict", "--verdict", "approve", "--refs", "feat@"+abbrev, "--signing-key", keys["host"].Path)
+	post(0, "Read it; merge.", "--supervisor", "--type", "ack", "--refs", abbrev, "--signing-key", keys["alice"].Path)
 	if !strings.Contains(string(d.read(d.name)), "Refs: feat@"+benign.ID+"\n") {
 		t.Fatalf("the verdict does not record the full id:\n%s", d.read(d.name))
 	}
@@ -71,32 +70,15 @@ func TestGateAfterAShortShaSwap(t *testing.T) {
 	}
 }
 
-// keyPair is an SSH key made for a test: its private key's path and its
-// allowed-signers line for principals.
-type keyPair struct{ path, line string }
-
-func newKey(t *testing.T, principals string) keyPair {
-	t.Helper()
-	sessiontest.Tool(t, "ssh-keygen")
-	path := filepath.Join(t.TempDir(), "key")
-	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", principals, "-f", path).CombinedOutput(); err != nil {
-		t.Fatalf("ssh-keygen: %v\n%s", err, out)
-	}
-	pub, err := os.ReadFile(path + ".pub")
-	must(t, err)
-	f := strings.Fields(string(pub))
-	return keyPair{path, principals + " " + f[0] + " " + f[1] + "\n"}
-}
-
 // gateRepo is a thread's repository with allowed signers on main (the
 // base): the controller's host key, alice (who may also approve on
 // GitHub) and bob (on GitHub only, by his key's listing); and the change
 // under review on the branch feat. It returns the keys, the base and the
 // head.
-func gateRepo(t *testing.T, d *debate) (keys map[string]keyPair, base, head string) {
+func gateRepo(t *testing.T, d *debate) (keys map[string]sshsigtest.Key, base, head string) {
 	t.Helper()
-	keys = map[string]keyPair{"host": newKey(t, "ci-host"), "alice": newKey(t, "alice@example.com,github:alice"), "bob": newKey(t, "github:bob")}
-	base = gittest.Commit(t, d.dir, ".walkie-signers", "# who may say approved\n"+keys["host"].line+keys["alice"].line+keys["bob"].line, "who may say approved")
+	keys = map[string]sshsigtest.Key{"host": sshsigtest.NewKey(t, "ci-host"), "alice": sshsigtest.NewKey(t, "alice@example.com,github:alice"), "bob": sshsigtest.NewKey(t, "github:bob")}
+	base = gittest.Commit(t, d.dir, ".walkie-signers", "# who may say approved\n"+keys["host"].Line+keys["alice"].Line+keys["bob"].Line, "who may say approved")
 	d.git("switch", "--quiet", "-c", "feat")
 	head = gittest.Commit(t, d.dir, "login.go", "package login\n", "login: v1")
 	return keys, base, head
@@ -124,8 +106,8 @@ func TestGateRefusesAForgedRecord(t *testing.T) {
 	}
 
 	// The pull request lists keys of its own, and signs with them.
-	mallory, trent := newKey(t, "mallory"), newKey(t, "trent")
-	signers := string(d.read(".walkie-signers")) + mallory.line + trent.line
+	mallory, trent := sshsigtest.NewKey(t, "mallory"), sshsigtest.NewKey(t, "trent")
+	signers := string(d.read(".walkie-signers")) + mallory.Line + trent.Line
 	pr := gittest.Commit(t, d.dir, ".walkie-signers", signers, "add reviewers")
 	d2 := d.fork(t, "again")
 	post2 := func(body string, args ...string) {
@@ -133,8 +115,8 @@ func TestGateRefusesAForgedRecord(t *testing.T) {
 		d2.mustRun(0, append([]string{"post", d2.name, "--body-file", d2.write2("agents/body.md", body+"\n")}, args...)...)
 	}
 	post2("Please review.", "--from", "builder", "--type", "review-request", "--refs", "feat@"+pr)
-	post2("Approved.", "--from", "reviewer", "--type", "verdict", "--verdict", "approve", "--refs", "feat@"+pr, "--signing-key", mallory.path)
-	post2("Read it; merge.", "--supervisor", "--type", "ack", "--refs", pr, "--signing-key", trent.path)
+	post2("Approved.", "--from", "reviewer", "--type", "verdict", "--verdict", "approve", "--refs", "feat@"+pr, "--signing-key", mallory.Path)
+	post2("Read it; merge.", "--supervisor", "--type", "ack", "--refs", pr, "--signing-key", trent.Path)
 	r = d2.mustRun(3, "gate", d2.name, "--ref", pr, "--base", base)
 	if !strings.Contains(r.stderr, "no allowed signer signed it") {
 		t.Fatalf("gate with the pull request's own signers: %s", r.stderr)
@@ -173,8 +155,8 @@ func TestGateRefusesAnAckFromASession(t *testing.T) {
 body_cmd: 'printf "Approved.\n\nType: verdict\nVerdict: approve\nRefs: feat@%s\n" "$(git rev-parse feat)"'`,
 	}, "")
 	keys, base, head := gateRepo(t, d)
-	d.write("agents/reviewer.yaml", strings.NewReplacer("{file}", d.path(d.name), "{alice}", keys["alice"].path).Replace(string(d.read("agents/reviewer.yaml"))))
-	d.env = append(d.env, "WALKIE_SIGNING_KEY="+keys["host"].path)
+	d.write("agents/reviewer.yaml", strings.NewReplacer("{file}", d.path(d.name), "{alice}", keys["alice"].Path).Replace(string(d.read("agents/reviewer.yaml"))))
+	d.env = append(d.env, "WALKIE_SIGNING_KEY="+keys["host"].Path)
 	d.mustRun(0, "turn", d.name, "--approve")
 	d.mustRun(0, "turn", d.name, "--approve")
 	d.wantOutcomes(d.turns(), "accepted", "accepted")
@@ -219,7 +201,7 @@ body_cmd: 'printf "Approved.\n\nType: verdict\nVerdict: approve\nRefs: feat@%s\n
 	}
 
 	// A listed person's signed ack opens it without the platform.
-	d.mustRun(0, "post", d.name, "--supervisor", "--type", "ack", "--refs", head, "--signing-key", keys["alice"].path, "--body-file", d.write2("agents/ack.md", "Read it; merge.\n"))
+	d.mustRun(0, "post", d.name, "--supervisor", "--type", "ack", "--refs", head, "--signing-key", keys["alice"].Path, "--body-file", d.write2("agents/ack.md", "Read it; merge.\n"))
 	r = d.mustRun(0, "gate", d.name, "--ref", head, "--base", base)
 	if !strings.Contains(r.stdout, "acknowledged by the supervisor (seq 4), signed by alice@example.com, github:alice") {
 		t.Fatalf("gate with alice's ack: %s", r.stdout)

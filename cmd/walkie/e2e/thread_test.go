@@ -14,6 +14,7 @@ import (
 
 	"github.com/walkie-sh/walkie/gitrepo/gittest"
 	"github.com/walkie-sh/walkie/session/sessiontest"
+	"github.com/walkie-sh/walkie/sshsig/sshsigtest"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -103,9 +104,9 @@ func TestReviewCycle(t *testing.T) {
 	}, "", "--git-commit")
 	// Who may say approved, on the base: the controller's host key
 	// signs the verdicts it stamps; alice acknowledges.
-	keys := map[string]keyPair{"host": newKey(t, "ci-host"), "alice": newKey(t, "alice@example.com")}
-	base := gittest.Commit(t, d.dir, ".walkie-signers", keys["host"].line+keys["alice"].line, "who may say approved")
-	d.env = append(d.env, "WALKIE_SIGNING_KEY="+keys["host"].path)
+	keys := map[string]sshsigtest.Key{"host": sshsigtest.NewKey(t, "ci-host"), "alice": sshsigtest.NewKey(t, "alice@example.com")}
+	base := gittest.Commit(t, d.dir, ".walkie-signers", keys["host"].Line+keys["alice"].Line, "who may say approved")
+	d.env = append(d.env, "WALKIE_SIGNING_KEY="+keys["host"].Path)
 
 	// While the thread is open, no other starts in its channel.
 	r := d.mustRun(3, "thread", "new", "reviews", "logout", "--agents", "builder,reviewer")
@@ -167,7 +168,7 @@ func TestReviewCycle(t *testing.T) {
 	if !strings.Contains(r.stderr, "signed by ci-host, but no person has acknowledged it") {
 		t.Fatalf("gate: %s", r.stderr)
 	}
-	d.mustRun(0, "post", d.name, "--supervisor", "--type", "ack", "--refs", def, "--signing-key", keys["alice"].path, "--body-file", d.write2("agents/ack.md", "Read the verdict; merge.\n"))
+	d.mustRun(0, "post", d.name, "--supervisor", "--type", "ack", "--refs", def, "--signing-key", keys["alice"].Path, "--body-file", d.write2("agents/ack.md", "Read the verdict; merge.\n"))
 	full := d.git("rev-parse", def)
 	r = d.mustRun(0, "gate", d.name, "--ref", full, "--base", base)
 	if !strings.Contains(r.stdout, "gate open for "+full) {
