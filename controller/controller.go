@@ -14,6 +14,7 @@ import (
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller/engine"
 	"github.com/walkie-sh/walkie/controller/roundtable"
+	"github.com/walkie-sh/walkie/gitrepo/sshsig"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -376,6 +377,13 @@ type controller struct {
 	activity *activity
 	// waitingFor is the turn the run last said it waits for.
 	waitingFor int
+	// signer signs the verdicts this controller stamps, for the merge
+	// gate (WALKIE_SIGNING_KEY); nil signs nothing.
+	signer *sshsig.Signer
+	// gitHeld, once set, is why the record's commits stop: a session
+	// changed the repository and not all of it could be put back, and
+	// nothing is committed on top of what it moved.
+	gitHeld error
 }
 
 // countTries reads the attempt numbers already used from the turn log. A
@@ -407,6 +415,9 @@ func newController(o Options) (*controller, error) {
 		return nil, badInput(err)
 	}
 	c := &controller{opts: o, file: file, dir: walkie.StateDir(file, meta.ID), eng: o.Engine}
+	if c.signer, err = sshsig.FromEnv(); err != nil {
+		return nil, badInput(err)
+	}
 	c.log = o.Log.With(zap.String("debate", meta.ID))
 	c.activity = newActivity(c.dir, os.Getpid(), c.log)
 	if c.eng == nil {

@@ -251,7 +251,8 @@ EXAMPLES:
    walkie post api.walkie.md --from codex --wait 10m --body-file reply.md
    walkie post reviews/login.walkie.md --from codex --type verdict --verdict approve \
        --refs main@3f2a9c1 --body-file - <<< "Approved: the 27 tests pass at 3f2a9c1."
-   walkie post reviews/login.walkie.md --supervisor --type ack --refs 3f2a9c1 --body-file - <<< "Read it; merge."`,
+   walkie post reviews/login.walkie.md --supervisor --type ack --refs 3f2a9c1 --signing-key ~/.ssh/id_ed25519 \
+       --body-file - <<< "Read it; merge."`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "from", Usage: "participant posting the turn"},
 			&cli.BoolFlag{Name: "supervisor", Usage: "post a supervisor entry instead of a turn"},
@@ -262,6 +263,7 @@ EXAMPLES:
 			&cli.StringFlag{Name: "verdict", Category: "review thread", Usage: "a verdict's direction: " + strings.Join(walkie.Verdicts, " or ")},
 			&cli.StringFlag{Name: "refs", Category: "review thread", Usage: "what the entry cites, comma separated: BRANCH@SHA, SHA or a path"},
 			&cli.BoolFlag{Name: "verify-refs", Category: "review thread", Value: true, Usage: "check the refs in the git repository the record is bound to (repo:)"},
+			&cli.StringFlag{Name: "signing-key", Category: "review thread", Usage: "sign the entry with this SSH key, so the merge gate counts it (a person's ack; never inside an agent's session)"},
 		},
 		Action: func(c *cli.Context) error {
 			file, err := recordArg(c)
@@ -286,8 +288,16 @@ EXAMPLES:
 			if p.Tags, p.Resolver, err = postTags(c, file, &meta); err != nil {
 				return err
 			}
+			signer, err := postSigner(c.String("signing-key"))
+			if err != nil {
+				return err
+			}
+			p.NoQueue = signer != nil
 			rc, err := appendWaiting(c.Context, file, p, c.Duration("wait"))
 			if err != nil {
+				return err
+			}
+			if err := signPosted(c.Context, file, rc.Entry.Seq, signer); err != nil {
 				return err
 			}
 			if !rc.Queued {

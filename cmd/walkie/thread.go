@@ -13,6 +13,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/walkie-sh/walkie/gitrepo"
+	"github.com/walkie-sh/walkie/gitrepo/sshsig"
+	"github.com/walkie-sh/walkie/session"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -40,7 +42,9 @@ Without --briefing the thread gets walkie's briefing of the review vocabulary
 --repo binds the thread to a git repository (refs must resolve there; a
 verdict must name its branch's head); --git-commit makes every entry a commit
 of the record; --worktree runs each agent's session in a git worktree of its
-own, starting at --base until the thread cites a commit.
+own, starting at --base until the thread cites a commit; --test names the
+thread's test command, which walkie runs at the cited commit to check a
+verdict's count of passing tests.
 
 EXAMPLES:
    walkie thread new reviews login-fix --agents claude,codex --repo .. --approve
@@ -66,12 +70,15 @@ func threadFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "git-commit", Category: "review thread", Usage: "make every recorded entry a commit of the record (git: commit)"},
 		&cli.BoolFlag{Name: "worktree", Category: "review thread", Usage: "run each agent's session in a git worktree of its own (workspace: worktree)"},
 		&cli.StringFlag{Name: "base", Category: "review thread", Usage: "where worktrees start until the record cites a commit (a branch or a sha)"},
+		&cli.StringFlag{Name: "test", Category: "review thread", Usage: "the thread's test command (sh -c): a verdict saying how many tests pass is held to what it prints at the cited commit"},
+		&cli.StringFlag{Name: "test-passed", Category: "review thread", Usage: "the pattern of an output line of --test that reports one passing test (default: go test -v's)"},
 	}
 }
 
 // threadOptions adds the review-thread flags to o.
 func threadOptions(c *cli.Context, o *walkie.InitOptions) error {
 	o.Typed, o.Repo, o.Base = c.Bool("typed"), c.String("repo"), c.String("base")
+	o.Test, o.TestPassed = walkie.Command{Shell: c.String("test")}, c.String("test-passed")
 	if c.Bool("git-commit") {
 		o.Git = walkie.GitCommit
 	}
@@ -146,6 +153,9 @@ verdict and a fix-report must cite a ref.
 `)
 	if o.Repo != "" {
 		b.WriteString("\nEvery ref must name something in the repository, and a verdict must name\nthe current head of its branch: a verdict on a commit the branch has moved\npast is refused.\n")
+	}
+	if !o.Test.IsZero() {
+		fmt.Fprintf(&b, "\nA verdict that says how many tests pass (\"27 tests pass\") is checked: walkie\nruns `%s` itself at the commit the verdict cites, and refuses a count\nit does not see there.\n", o.Test)
 	}
 	if o.Workspace == walkie.WorkspaceWorktree {
 		b.WriteString("\nEach turn runs in a git worktree of its own (its path is in WALKIE_WORKTREE),\non a branch named in WALKIE_BRANCH, started at the last commit this thread\ncites. Commit your work there and cite it as that branch @ the commit.\n")
@@ -234,11 +244,25 @@ func threadLine(t *debateView) string {
 	if e := t.LastEntry; e != nil && e.Type != "" {
 		last := "last: " + strings.TrimSpace(e.Type+" "+e.Verdict)
 		if len(e.Refs) > 0 {
-			last += " " + strings.Join(e.Refs, ",")
+			last += " " + strings.Join(shortRefs(e.Refs), ",")
 		}
 		parts = append(parts, last)
 	}
 	return strings.Join(parts, "   ")
+}
+
+// shortRefs abbreviates the full ids of refs as people read them in a
+// line; the record and --json keep them whole.
+func shortRefs(refs []string) []string {
+	out := make([]string, len(refs))
+	for i, s := range refs {
+		out[i] = s
+		if r, err := walkie.ParseRef(s); err == nil && len(r.SHA) > 12 {
+			r.SHA = r.SHA[:12]
+			out[i] = r.String()
+		}
+	}
+	return out
 }
 
 // postTags reads walkie post's --type, --verdict and --refs, and opens the
@@ -260,6 +284,35 @@ func postTags(c *cli.Context, file string, meta *walkie.Meta) (walkie.Tags, walk
 		return t, nil, withCode(exitBadInput, fmt.Errorf("%s is bound to repo: %s, which walkie cannot read (%w); fix repo: in its front matter, or post with --verify-refs=false", file, meta.Repo, err))
 	}
 	return t, repo.Resolver(c.Context), nil
+}
+
+// postSigner is the signer of walkie post --signing-key, nil without
+// one. A signed entry stands for a person: inside a session walkie
+// started (an agent's), it is refused.
+func postSigner(key string) (*sshsig.Signer, error) {
+	if key == "" {
+		return nil, nil
+	}
+	if os.Getenv(session.SessionVar) != "" {
+		return nil, withCode(exitRefused, fmt.Errorf("post refused: --signing-key signs for a person, and this runs inside a session walkie started (%s is set): an agent's entry is never signed as a person's", session.SessionVar))
+	}
+	s, err := sshsig.NewSigner(key)
+	if err != nil {
+		return nil, withCode(exitBadInput, fmt.Errorf("--signing-key: %w", err))
+	}
+	return s, nil
+}
+
+// signPosted signs the entry just posted, when there is a signer.
+func signPosted(ctx context.Context, file string, seq int, s *sshsig.Signer) error {
+	if s == nil {
+		return nil
+	}
+	err := walkie.SignEntry(file, seq, func(msg []byte) (string, error) { return s.Sign(ctx, msg) })
+	if err != nil {
+		return fmt.Errorf("the entry is recorded (seq %d), but not signed: %w", seq, err)
+	}
+	return nil
 }
 
 // commitRecord makes the entries just recorded commits of the record
