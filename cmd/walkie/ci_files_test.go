@@ -395,6 +395,32 @@ func TestActionReviewScript(t *testing.T) {
 	}
 }
 
+// The release the action restored from the cache goes on PATH only when
+// it says it is the release asked for.
+func TestActionChecksTheCachedRelease(t *testing.T) {
+	for _, c := range []struct {
+		says string
+		ok   bool
+	}{
+		{"walkie v0.1.0", true},
+		{"walkie v0.0.9", false},
+		{"walkie v0.1.0-rc.1", false},
+	} {
+		dir := t.TempDir()
+		stub := "#!/bin/sh\necho '" + c.says + "'\necho 'commit abc'\n"
+		if err := os.WriteFile(filepath.Join(dir, "walkie"), []byte(stub), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("bash", "-e", "-c", actionStep(t, "path"))
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "VERSION=v0.1.0", "BIN_DIR=" + dir, "GITHUB_PATH=" + filepath.Join(dir, "path")}
+		out, err := cmd.CombinedOutput()
+		onPath, _ := os.ReadFile(filepath.Join(dir, "path"))
+		if c.ok != (err == nil) || c.ok != (string(onPath) == dir+"\n") {
+			t.Errorf("a cached walkie saying %q: %v, PATH %q\n%s", c.says, err, onPath, out)
+		}
+	}
+}
+
 // prepare runs the action's first step with the inputs given as the
 // action passes them, and returns its outputs (nil and the message when
 // it refuses).
