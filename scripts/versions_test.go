@@ -85,4 +85,11 @@ func TestDocsNameTheRelease(t *testing.T) {
 			}
 		}
 	}
+	gitlab, err := os.ReadFile("gitlab/walkie-review.gitlab-ci.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := regexp.MustCompile(`WALKIE_VERSION: (\S+)`).FindSubmatch(gitlab); m == nil || string(m[1]) != want {
+		t.Errorf("the GitLab example runs walkie %q; versions.env's WALKIE_VERSION is %s", m, want)
+	}
 }
