@@ -58,33 +58,30 @@ out bin-dir "${RUNNER_TOOL_CACHE:?}/walkie/$version/$os-$arch"
 # The CLIs: the presets among the agents, unless named outright.
 want=${WALKIE_INSTALL_CLIS:-auto}
 clis=()
-add_cli() {
-	local c
-	for c in "${clis[@]}"; do [[ "$c" == "$1" ]] && return 0; done
-	clis+=("$1")
+# pick_clis OTHER LIST adds the presets LIST names (comma or space
+# separated) once each; OTHER says what another name is: "agent", a note
+# (an agent of the config brings its own CLI), or "cli", refused.
+pick_clis() {
+	local other=$1 name c words
+	IFS=', ' read -r -a words <<<"$2"
+	for name in "${words[@]}"; do
+		case "$name" in
+		claude | codex | gemini)
+			for c in "${clis[@]}"; do [[ "$c" == "$name" ]] && continue 2; done
+			clis+=("$name")
+			;;
+		"") ;;
+		*)
+			[[ "$other" == agent ]] || die "install-clis \"$2\": auto, none, or a list of claude, codex and gemini"
+			echo "walkie action: agent $name is no preset; install its CLI in a step before this one (install-clis installs claude, codex and gemini only)"
+			;;
+		esac
+	done
 }
 case "$want" in
-auto)
-	IFS=', ' read -r -a agents <<<"${WALKIE_AGENTS:-}"
-	for a in "${agents[@]}"; do
-		case "$a" in
-		claude | codex | gemini) add_cli "$a" ;;
-		"") ;;
-		*) echo "walkie action: agent $a is no preset; install its CLI in a step before this one (install-clis installs claude, codex and gemini only)" ;;
-		esac
-	done
-	;;
+auto) pick_clis agent "${WALKIE_AGENTS:-}" ;;
 none) ;;
-*)
-	IFS=', ' read -r -a named <<<"$want"
-	for c in "${named[@]}"; do
-		case "$c" in
-		claude | codex | gemini) add_cli "$c" ;;
-		"") ;;
-		*) die "install-clis \"$want\": auto, none, or a list of claude, codex and gemini" ;;
-		esac
-	done
-	;;
+*) pick_clis cli "$want" ;;
 esac
 key=""
 for c in "${clis[@]}"; do
