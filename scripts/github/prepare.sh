@@ -19,6 +19,8 @@
 #   config    the config file walkie review reads ("" for none): the config
 #             input, or one written here from the model and cloud inputs
 set -euo pipefail
+# Empty arrays are expanded as ${a[@]+"${a[@]}"}: macOS ships bash 3.2,
+# where set -u refuses "${a[@]}" of an empty one.
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=../versions.env
@@ -64,10 +66,10 @@ clis=()
 pick_clis() {
 	local other=$1 name c words
 	IFS=', ' read -r -a words <<<"$2"
-	for name in "${words[@]}"; do
+	for name in ${words[@]+"${words[@]}"}; do
 		case "$name" in
 		claude | codex | gemini)
-			for c in "${clis[@]}"; do [[ "$c" == "$name" ]] && continue 2; done
+			for c in ${clis[@]+"${clis[@]}"}; do [[ "$c" == "$name" ]] && continue 2; done
 			clis+=("$name")
 			;;
 		"") ;;
@@ -84,14 +86,14 @@ none) ;;
 *) pick_clis cli "$want" ;;
 esac
 key=""
-for c in "${clis[@]}"; do
+for c in ${clis[@]+"${clis[@]}"}; do
 	case "$c" in
 	claude) key+="claude-${CLAUDE_VERSION}_" ;;
 	codex) key+="codex-${CODEX_VERSION}_" ;;
 	gemini) key+="gemini-${GEMINI_VERSION}_" ;;
 	esac
 done
-out clis "${clis[*]}"
+out clis "${clis[*]+${clis[*]}}"
 out clis-key "${key%_}"
 out clis-dir "$RUNNER_TOOL_CACHE/walkie-clis/$os-$arch"
 
