@@ -225,7 +225,8 @@ func TestInstallScript(t *testing.T) {
 
 // The README's go install line, run as is against a module proxy of the
 // test's own (GOPROXY=file://…) holding this tree as the module's release
-// versions.env names, the dependencies coming from the local module cache:
+// versions.env names, the dependencies coming from the local module cache
+// (or, for one it lacks, the machine's own proxy):
 // the module builds as a go install of a tagged release does, with no
 // VCS information and no linker flags, and says its version. A go.mod
 // with a replace directive, which go install refuses, fails it.
@@ -234,6 +235,9 @@ func TestGoInstall(t *testing.T) {
 	version := pins(t)["WALKIE_VERSION"]
 	line := readmeLine(t, "TestGoInstall")
 	gomodcache := strings.TrimSpace(run(t, "go", "env", "GOMODCACHE"))
+	// After the module cache, the proxies this machine uses, for a
+	// dependency the cache lacks; go.sum checks what they serve.
+	goproxy := strings.TrimSpace(run(t, "go", "env", "GOPROXY"))
 
 	install := func(t *testing.T, gomod []byte) (string, error) {
 		proxy := t.TempDir()
@@ -246,7 +250,7 @@ func TestGoInstall(t *testing.T) {
 		// folder this module cache is in. GOFLAGS=-modcacherw lets the
 		// test remove it.
 		cmd.Env = append(withoutEnv(os.Environ(), "GOPROXY", "GOSUMDB", "GONOSUMDB", "GOPRIVATE", "GOFLAGS", "GOMODCACHE", "GOBIN", "GOTOOLCHAIN", "CGO_ENABLED"),
-			"GOPROXY=file://"+filepath.ToSlash(proxy)+",file://"+filepath.ToSlash(filepath.Join(gomodcache, "cache/download")),
+			"GOPROXY=file://"+filepath.ToSlash(proxy)+",file://"+filepath.ToSlash(filepath.Join(gomodcache, "cache/download"))+","+goproxy,
 			"GOSUMDB=off", "GOFLAGS=-modcacherw -trimpath", "CGO_ENABLED=0", "GOTOOLCHAIN=local",
 			"GOMODCACHE="+filepath.Join(tmp, "mod"), "GOBIN="+filepath.Join(tmp, "bin"))
 		out, err := cmd.CombinedOutput()
