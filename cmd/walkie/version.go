@@ -23,25 +23,39 @@ type buildVersion struct {
 	Platform  string `json:"platform"`
 }
 
+// The release build (scripts/release/goreleaser.yaml) sets these with
+// -ldflags -X: a build without version control information
+// (-buildvcs=false, or from a source archive) still knows its tag and
+// commit. The linker can set only package-level string variables.
+var (
+	linkedVersion    string
+	linkedCommit     string
+	linkedCommitTime string
+)
+
 func readBuildVersion() buildVersion {
 	v := buildVersion{Version: "(devel)", GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return v
-	}
-	if info.Main.Version != "" {
-		v.Version = info.Main.Version
-	}
-	v.GoVersion = info.GoVersion
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			v.Commit = s.Value
-		case "vcs.modified":
-			v.Modified = s.Value == "true"
-		case "vcs.time":
-			v.Time = s.Value
+	if info, ok := debug.ReadBuildInfo(); ok {
+		if info.Main.Version != "" {
+			v.Version = info.Main.Version
 		}
+		v.GoVersion = info.GoVersion
+		for _, s := range info.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				v.Commit = s.Value
+			case "vcs.modified":
+				v.Modified = s.Value == "true"
+			case "vcs.time":
+				v.Time = s.Value
+			}
+		}
+	}
+	if linkedVersion != "" {
+		v.Version = linkedVersion
+	}
+	if linkedCommit != "" {
+		v.Commit, v.Modified, v.Time = linkedCommit, false, linkedCommitTime
 	}
 	return v
 }
@@ -71,10 +85,12 @@ func versionCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "version",
 		Usage: "print the version, commit and Go version",
-		Description: `The version is the module's (v1.2.3 when installed with go install
-github.com/walkie-sh/walkie/cmd/walkie@v1.2.3, "(devel)" for a build from a
-checkout), the commit is the one the binary was built from, as Go records
-it, and the Go version the one that built it. walkie --version and walkie -v
+		Description: `The version is the release's tag (v1.2.3) for a binary of a release
+archive or package, the module's for go install
+github.com/walkie-sh/walkie/cmd/walkie@v1.2.3, and "(devel)" for a build
+from a checkout; the commit is the one the binary was built from (set by
+the release build, else as Go records it), and the Go version the one
+that built it. walkie --version and walkie -v
 print the same. The skills walkie skill install writes carry this version.
 
 EXAMPLES:
