@@ -14,7 +14,7 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
+	xterm "golang.org/x/term"
 
 	"github.com/walkie-sh/walkie/briefing"
 	"github.com/walkie-sh/walkie/config"
@@ -391,7 +391,7 @@ EXAMPLES:
 			}
 			if !c.Bool("yes") {
 				in, ok := c.App.Reader.(*os.File)
-				if !ok || !term.IsTerminal(int(in.Fd())) {
+				if !ok || !xterm.IsTerminal(int(in.Fd())) {
 					return withCode(exitBadInput, errors.New("not approved: standard input is not a terminal, so nobody can confirm; pass --yes to approve without the question"))
 				}
 				if !confirm(in, w, "\nApprove this briefing? [y/N] ") {

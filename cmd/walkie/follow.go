@@ -10,6 +10,8 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/urfave/cli/v2"
 
+	"github.com/walkie-sh/walkie/cmd/walkie/debateview"
+	"github.com/walkie-sh/walkie/cmd/walkie/term"
 	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/walkie"
 )
@@ -47,9 +49,9 @@ type follower struct {
 	file    string
 	dir     string
 	out     io.Writer
-	r       *renderer
-	disp    *display // nil off a terminal
-	shown   int      // the last sequence number printed
+	r       *term.Renderer
+	disp    *term.Display // nil off a terminal
+	shown   int           // the last sequence number printed
 	started map[string]bool
 }
 
@@ -64,7 +66,7 @@ func runFollow(c *cli.Context) error {
 	}
 	w := c.App.Writer
 	pal := colorFor(c, w)
-	r := newRenderer(pal, termWidth(w, 80), time.Local)
+	r := term.NewRenderer(pal, term.Width(w, 80), time.Local)
 	f := &follower{file: file, dir: walkie.StateDir(file, d.Meta.ID), out: w, r: r, started: map[string]bool{}}
 	// Watch before the first look, so that nothing recorded between the
 	// two goes unseen.
@@ -73,20 +75,20 @@ func runFollow(c *cli.Context) error {
 		return err
 	}
 	defer watcher.Close()
-	if isTerminal(w) {
-		f.disp = newDisplay(w, pal)
-		defer f.disp.stop()
+	if term.IsTerminal(w) {
+		f.disp = term.NewDisplay(w, pal)
+		defer f.disp.Stop()
 	}
-	v, err := viewOf(d)
+	v, err := debateview.Of(d)
 	if err != nil {
 		return err
 	}
-	f.print(r.header(v, d))
+	f.print(r.Header(v, d))
 	if n := c.Int("last"); n >= 0 && n < len(d.Entries) {
 		f.shown = d.Entries[len(d.Entries)-n-1].Marker.Seq
-		f.print(r.pal.dim(fmt.Sprintf("(%s before these: walkie show %s)", walkie.Count(len(d.Entries)-n, "entry", "entries"), file)))
+		f.print(r.Palette().Dim(fmt.Sprintf("(%s before these: walkie show %s)", walkie.Count(len(d.Entries)-n, "entry", "entries"), file)))
 	} else {
-		f.print("\n" + r.briefing(d))
+		f.print("\n" + r.Briefing(d))
 	}
 	ctx, stop := interruptible(c.Context, c.App.ErrWriter)
 	defer stop()
@@ -97,10 +99,10 @@ func runFollow(c *cli.Context) error {
 		}
 		if ended {
 			if f.disp != nil {
-				f.disp.stop()
+				f.disp.Stop()
 			}
 			fmt.Fprintln(w)
-			writeEnd(w, r, file, where(file), f.doc(), sum)
+			term.End(w, r, file, term.Where(file), f.doc(), sum)
 			return runResult(sum, false)
 		}
 		select {
@@ -139,7 +141,7 @@ func (f *follower) doc() *walkie.Doc {
 
 func (f *follower) print(text string) {
 	if f.disp != nil {
-		f.disp.print(text)
+		f.disp.Print(text)
 		return
 	}
 	fmt.Fprint(f.out, text)
@@ -157,15 +159,15 @@ func (f *follower) look() (controller.Summary, bool, error) {
 	}
 	for i := range d.Entries {
 		if e := &d.Entries[i]; e.Marker.Seq > f.shown {
-			f.print("\n" + f.r.entry(d, e))
+			f.print("\n" + f.r.Entry(d, e))
 			f.shown = e.Marker.Seq
 		}
 	}
-	v, err := viewOf(d)
+	v, err := debateview.Of(d)
 	if err != nil {
 		return controller.Summary{}, false, err
 	}
-	running := f.running(d, v)
+	running := debateview.Running(f.dir, d, v)
 	sum := controller.Summary{Status: v.Status, Reason: v.Reason, Turns: v.Turns, CostUSD: v.CostUSD}
 	if v.Status != walkie.StatusOpen && len(running) == 0 {
 		return sum, true, nil
@@ -175,32 +177,15 @@ func (f *follower) look() (controller.Summary, bool, error) {
 		idle = fmt.Sprintf("waiting for turn %d · %s", v.NextTurn, v.Whose)
 	}
 	if f.disp != nil {
-		f.disp.follow(running, idle)
+		f.disp.Follow(running, idle)
 		return sum, false, nil
 	}
 	for _, s := range running {
 		key := fmt.Sprintf("%d/%s/%d", s.Turn, s.Agent, s.Attempt)
 		if !f.started[key] {
 			f.started[key] = true
-			fmt.Fprintln(f.out, startedLine(controller.Event{Turn: s.Turn, Round: s.Round, Agent: s.Agent, Attempt: s.Attempt}, f.r.pal)+" started")
+			fmt.Fprintln(f.out, term.StartedLine(controller.Event{Turn: s.Turn, Round: s.Round, Agent: s.Agent, Attempt: s.Attempt}, f.r.Palette())+" started")
 		}
 	}
 	return sum, false, nil
-}
-
-// running is what runs now: the activity.json of the controller that runs
-// the debate (any form: auto, turn, serve, watch), or else the attempt
-// state.json names, without its activity.
-func (f *follower) running(d *walkie.Doc, v *debateView) []walkie.SessionActivity {
-	if a, err := walkie.ReadActivity(f.dir); err == nil && a != nil {
-		return a.Sessions
-	}
-	if a := v.Running; a != nil && walkie.ProcessAlive(a.ControllerPID) {
-		round := 0
-		if len(d.Meta.Participants) > 0 {
-			round = d.Meta.RoundOf(a.Turn)
-		}
-		return []walkie.SessionActivity{{Turn: a.Turn, Round: round, Agent: a.Agent, Attempt: a.Number, Started: a.Started}}
-	}
-	return nil
 }

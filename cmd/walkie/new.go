@@ -13,7 +13,7 @@ import (
 	"unicode"
 
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
+	xterm "golang.org/x/term"
 
 	"github.com/walkie-sh/walkie/briefing"
 	"github.com/walkie-sh/walkie/config"
@@ -82,7 +82,7 @@ func runNew(c *cli.Context) error {
 	// Settle everything that can refuse before anything is created or an
 	// agent is paid to draft.
 	in, interactive := c.App.Reader.(*os.File)
-	interactive = interactive && term.IsTerminal(int(in.Fd()))
+	interactive = interactive && xterm.IsTerminal(int(in.Fd()))
 	if !interactive && !c.Bool("yes") {
 		return withCode(exitBadInput, errors.New("standard input is not a terminal, so nobody can approve the briefing: pass --yes to approve it as drafted, or run walkie init, walkie brief distill, walkie brief approve and walkie auto one by one"))
 	}
@@ -180,7 +180,7 @@ func newDistill(c *cli.Context, cfg *config.Config, file, chat string) error {
 	if out.disp != nil {
 		// The live line says what the distilling agent does, read from
 		// its output as a turn's is.
-		show, done := out.disp.task("drafting the briefing · " + out.disp.pal.bold(name))
+		show, done := out.disp.Task("drafting the briefing · " + out.disp.Palette().Bold(name))
 		defer done()
 		kind := ""
 		if a, err := cfg.Agent(name); err == nil {

@@ -10,8 +10,9 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
+	xterm "golang.org/x/term"
 
+	"github.com/walkie-sh/walkie/cmd/walkie/term"
 	"github.com/walkie-sh/walkie/controller/roundtable"
 	"github.com/walkie-sh/walkie/walkie"
 )
@@ -99,7 +100,7 @@ prints the phase's file on standard output and its state on standard error.`,
 				}
 				fmt.Fprintf(w, "| phase | agent | state | attempts | time | cost | sha256 |\n|---|---|---|---|---|---|---|\n")
 				for _, p := range phases {
-					fmt.Fprintf(w, "| %s | %s | %s | %d | %s | %s | %s |\n", p.Phase, p.Agent, phaseState(p), p.Attempts, ms(p.DurationMS), money(p.CostUSD, false), orDash(shortHash(p.SHA256)))
+					fmt.Fprintf(w, "| %s | %s | %s | %d | %s | %s | %s |\n", p.Phase, p.Agent, phaseState(p), p.Attempts, ms(p.DurationMS), term.Money(p.CostUSD, false), orDash(shortHash(p.SHA256)))
 				}
 				return nil
 			}
@@ -194,7 +195,7 @@ EXAMPLES:
 			fmt.Fprintf(w, "# The %s phase of %s, by %s\n\n%s\n— %d words, %s\n", kind, file, p.Agent, bytes.TrimRight(shown, "\n"), len(strings.Fields(string(shown))), p.Output)
 			if !c.Bool("yes") {
 				in, ok := c.App.Reader.(*os.File)
-				if !ok || !term.IsTerminal(int(in.Fd())) {
+				if !ok || !xterm.IsTerminal(int(in.Fd())) {
 					return withCode(exitBadInput, errors.New("not approved: standard input is not a terminal, so nobody can confirm; pass --yes to approve without the question"))
 				}
 				if !confirm(in, w, fmt.Sprintf("\nApprove the %s phase's file? [y/N] ", kind)) {

@@ -13,6 +13,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/walkie-sh/walkie/cmd/walkie/debateview"
+	"github.com/walkie-sh/walkie/cmd/walkie/term"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -393,68 +395,6 @@ func readBriefing(stdin io.Reader, path string) ([]byte, error) {
 	return b, nil
 }
 
-// debateView is the status of a debate as `walkie status --json` prints it.
-type debateView struct {
-	File         string             `json:"file"`
-	ID           string             `json:"id"`
-	Status       string             `json:"status"`
-	Reason       string             `json:"reason,omitempty"`
-	Participants []string           `json:"participants"`
-	Turns        int                `json:"turns"`
-	Seq          int                `json:"seq"`
-	NextTurn     int                `json:"next_turn,omitempty"`
-	Whose        string             `json:"whose_turn,omitempty"`
-	Round        int                `json:"round"`
-	RoundCap     int                `json:"round_cap"`
-	Signed       []string           `json:"signed"`
-	Approved     bool               `json:"briefing_approved"`
-	CostUSD      float64            `json:"cost_usd"`
-	Running      *walkie.Attempt    `json:"running,omitempty"`
-	LastEntry    *walkie.EntryBrief `json:"last_entry,omitempty"`
-}
-
-func loadView(file string) (*debateView, error) {
-	d, err := walkie.Load(file)
-	if err != nil {
-		return nil, err
-	}
-	return viewOf(d)
-}
-
-// viewOf is the status of a loaded record, with its state.
-func viewOf(d *walkie.Doc) (*debateView, error) {
-	file := d.File
-	st, err := walkie.LoadState(walkie.StateDir(file, d.Meta.ID))
-	if err != nil {
-		return nil, err
-	}
-	p := d.Progress()
-	status := walkie.DebateStatus(&d.Meta, p, st)
-	// The round of a running debate is the next turn's; of one that is
-	// over, the last turn's: one converged in round 1 ended in round 1.
-	held := walkie.CapHeld(&d.Meta, p, st)
-	round := min(p.NextRound, held)
-	if status != walkie.StatusOpen && p.Turns > 0 {
-		round = d.Meta.RoundOf(p.Turns)
-	}
-	v := &debateView{File: file, ID: d.Meta.ID, Status: status, Reason: st.Reason,
-		Participants: d.Meta.Participants, Turns: p.Turns, Seq: p.Seq, Round: round,
-		RoundCap: held, Signed: p.Signed, Approved: d.Meta.BriefingSHA256 != "", CostUSD: st.CostUSD, Running: st.Running}
-	if v.Signed == nil {
-		v.Signed = []string{}
-	}
-	if v.Status == walkie.StatusOpen {
-		v.NextTurn, v.Whose = p.NextTurn, p.NextAgent
-	}
-	if v.Status == walkie.StatusClosed {
-		v.Reason = d.ClosedWhy()
-	}
-	if n := len(d.Entries); n > 0 {
-		v.LastEntry = d.Entries[n-1].Brief()
-	}
-	return v, nil
-}
-
 func statusCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "status",
@@ -484,7 +424,7 @@ EXAMPLES:
 			if err != nil {
 				return err
 			}
-			v, err := loadView(file)
+			v, err := debateview.Load(file)
 			if err != nil {
 				return err
 			}
@@ -500,7 +440,7 @@ EXAMPLES:
 				fmt.Fprintf(w, " — %s", v.Reason)
 			}
 			fmt.Fprintln(w)
-			fmt.Fprintf(w, "turns    %d recorded, %s of %d\n", v.Turns, roundWord(v), v.RoundCap)
+			fmt.Fprintf(w, "turns    %d recorded, %s of %d\n", v.Turns, term.RoundWord(v), v.RoundCap)
 			if v.Whose != "" {
 				fmt.Fprintf(w, "next     turn %d · %s\n", v.NextTurn, v.Whose)
 			}
@@ -597,7 +537,7 @@ EXAMPLES:
 			if err != nil {
 				return err
 			}
-			v, err := loadView(file)
+			v, err := debateview.Load(file)
 			if err != nil {
 				return err
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/walkie-sh/walkie/cmd/walkie/term"
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/controller/roundtable"
@@ -132,7 +133,7 @@ func writeReplays(w io.Writer, r *roundtable.Report) {
 		if !rp.Known {
 			round = "after " + round + ": unknown"
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", q, strings.Join(rp.Reviewers, ", "), round, rp.Decision, money(rp.CostUSD, false), ms(rp.DurationMS))
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", q, strings.Join(rp.Reviewers, ", "), round, rp.Decision, term.Money(rp.CostUSD, false), ms(rp.DurationMS))
 	}
 	fmt.Fprintln(w)
 	for _, rp := range r.Replays {
@@ -212,8 +213,8 @@ func writeReport(w io.Writer, r *roundtable.Report, ex reportExtras) {
 	if r.Mode == "roundtable" {
 		fmt.Fprintf(w, "- implementer: %s; reviewers: %s; quorum %d of %d\n", r.Implementer, strings.Join(r.Reviewers, ", "), r.Quorum, len(r.Reviewers))
 	}
-	fmt.Fprintf(w, "- cost: %s", money(r.CostUSD, estimatedAny(r.Agents)))
-	if s := unknownCosts(ex.UnknownCosts, ex.UnknownUSD, ex.BudgetUSD); s != "" {
+	fmt.Fprintf(w, "- cost: %s", term.Money(r.CostUSD, estimatedAny(r.Agents)))
+	if s := term.UnknownCosts(ex.UnknownCosts, ex.UnknownUSD, ex.BudgetUSD); s != "" {
 		fmt.Fprintf(w, " %s", s)
 	}
 	fmt.Fprintln(w)
@@ -221,7 +222,7 @@ func writeReport(w io.Writer, r *roundtable.Report, ex reportExtras) {
 	if len(r.Phases) > 0 {
 		fmt.Fprintf(w, "\n## Phases\n\n| phase | agent | state | attempts | time | cost | sha256 |\n|---|---|---|---|---|---|---|\n")
 		for _, p := range r.Phases {
-			fmt.Fprintf(w, "| %s | %s | %s | %d | %s | %s | %s |\n", p.Phase, p.Agent, phaseState(p), p.Attempts, ms(p.DurationMS), money(p.CostUSD, false), orDash(shortHash(p.SHA256)))
+			fmt.Fprintf(w, "| %s | %s | %s | %d | %s | %s | %s |\n", p.Phase, p.Agent, phaseState(p), p.Attempts, ms(p.DurationMS), term.Money(p.CostUSD, false), orDash(shortHash(p.SHA256)))
 		}
 	}
 
@@ -252,11 +253,11 @@ func writeReport(w io.Writer, r *roundtable.Report, ex reportExtras) {
 		if a.Unknown > 0 {
 			note = fmt.Sprintf(" (%d unknown)", a.Unknown)
 		}
-		fmt.Fprintf(w, "| %s | %s | %d | %s%s | %s | %s |\n", a.Agent, orDash(a.Role), a.Sessions, money(a.CostUSD, a.Estimated > 0), note,
+		fmt.Fprintf(w, "| %s | %s | %d | %s%s | %s | %s |\n", a.Agent, orDash(a.Role), a.Sessions, term.Money(a.CostUSD, a.Estimated > 0), note,
 			orDash(strings.Join(ran[a.Agent].Models, ", ")), orDash(strings.Join(ran[a.Agent].Versions, ", ")))
 		sessions += a.Sessions
 	}
-	fmt.Fprintf(w, "| total | | %d | %s | | |\n", sessions, money(r.CostUSD, estimatedAny(r.Agents)))
+	fmt.Fprintf(w, "| total | | %d | %s | | |\n", sessions, term.Money(r.CostUSD, estimatedAny(r.Agents)))
 
 	if len(r.Scores) > 0 {
 		fmt.Fprintf(w, "\n## Reviewers against the grader\n\n| reviewer | rounds | agreed | approved, grader failed | blocked, grader passed | no verdict | grader unknown | objections | confirmed by grader | confirmed by fix |\n|---|---|---|---|---|---|---|---|---|---|\n")
@@ -270,14 +271,6 @@ func writeReport(w io.Writer, r *roundtable.Report, ex reportExtras) {
 		fmt.Fprintf(w, "\n## Deadlock\n\nThe contested question: what must the work do on %s?\n\n%s.\n\nEvidence and what to do: .walkie/%s/roundtable/deadlock.md\n", d.InputWords(), d.Summary, r.ID)
 	}
 	writeReplays(w, r)
-}
-
-func money(usd float64, estimated bool) string {
-	s := walkie.Money(usd)
-	if estimated {
-		s = "~" + s
-	}
-	return s
 }
 
 func estimatedAny(as []roundtable.AgentCost) bool {

@@ -16,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"go.uber.org/zap"
 
+	"github.com/walkie-sh/walkie/cmd/walkie/term"
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/walkie"
@@ -189,17 +190,6 @@ func heldBy(file string) error {
 	return fmt.Errorf("%s is already being run by %s: watch it with walkie follow %s, stop it with walkie halt %s", file, who, file, file)
 }
 
-// observers calls each observer that is set, in order.
-func observers(fns ...func(controller.Event)) func(controller.Event) {
-	return func(e controller.Event) {
-		for _, fn := range fns {
-			if fn != nil {
-				fn(e)
-			}
-		}
-	}
-}
-
 // runResult is how a run that went as far as it could ends: nil for exit
 // 0, else an error carrying the status's exit code.
 func runResult(sum controller.Summary, once bool) error {
@@ -239,21 +229,7 @@ func errorForStatus(sum controller.Summary) error {
 	case sum.Status == walkie.StatusOpen:
 		return fmt.Errorf("the debate is still open after %s", walkie.Count(sum.Turns, "turn", "turns"))
 	}
-	return errors.New(endLine(sum.Status, sum.Reason))
-}
-
-// endLine says how a debate or round table ended, in the words the live
-// display and the error use: "stopped: max-rounds (reached its round cap of
-// 6)". The status is the name status, report and the exit codes use.
-func endLine(status, reason string) string {
-	s := "stopped: " + status
-	if status == walkie.StatusConverged || status == walkie.StatusClosed {
-		s = status
-	}
-	if reason != "" {
-		s += " (" + reason + ")"
-	}
-	return s
+	return errors.New(term.EndLine(sum.Status, sum.Reason))
 }
 
 func runExitCode(sum controller.Summary, once bool) int {
@@ -370,29 +346,9 @@ func printSummary(c *cli.Context, file string, sum controller.Summary) error {
 	w := c.App.Writer
 	d, _ := walkie.Load(file) // the summary without the record's text is still worth printing
 	if c.Bool("json") {
-		return writeEndJSON(w, file, d, sum)
+		return term.EndJSON(w, file, d, sum)
 	}
-	r := newRenderer(colorFor(c, w), termWidth(w, 80), time.Local)
-	writeEnd(w, r, file, where(file), d, sum)
+	r := term.NewRenderer(colorFor(c, w), term.Width(w, 80), time.Local)
+	term.End(w, r, file, term.Where(file), d, sum)
 	return nil
-}
-
-// unknownCosts says how much of a debate's cost is unknown, and what a
-// budget counts it as; "" when none is.
-func unknownCosts(n int, estimate, budget float64) string {
-	if n == 0 {
-		return ""
-	}
-	s := "+ " + walkie.Count(n, "attempt", "attempts") + " of unknown cost"
-	if budget > 0 {
-		s += fmt.Sprintf(", counted as %s against the %s budget", walkie.Money(estimate), walkie.Money(budget))
-	}
-	return s
-}
-
-func nonNil(r []controller.TurnRecord) []controller.TurnRecord {
-	if r == nil {
-		return []controller.TurnRecord{}
-	}
-	return r
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/walkie-sh/walkie/cmd/walkie/debateview"
+	"github.com/walkie-sh/walkie/cmd/walkie/term"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -50,31 +52,16 @@ EXAMPLES:
 			if err != nil {
 				return err
 			}
-			r := newRenderer(colorFor(c, w), termWidth(w, 80), time.Local)
-			if err := writeShow(w, r, d); err != nil {
+			r := term.NewRenderer(colorFor(c, w), term.Width(w, 80), time.Local)
+			v, err := debateview.Of(d)
+			if err != nil {
 				return err
 			}
+			r.Record(w, v, d)
 			if err := d.Verify(); err != nil {
 				return withCode(exitUnverified, fmt.Errorf("shown, but the record does not verify: %w", err))
 			}
 			return nil
 		},
 	}
-}
-
-// writeShow prints the whole record for reading.
-func writeShow(w io.Writer, r *renderer, d *walkie.Doc) error {
-	v, err := viewOf(d)
-	if err != nil {
-		return err
-	}
-	fmt.Fprint(w, r.header(v, d))
-	fmt.Fprint(w, "\n"+r.briefing(d))
-	for i := range d.Entries {
-		fmt.Fprint(w, "\n"+r.entry(d, &d.Entries[i]))
-	}
-	if len(d.Entries) == 0 {
-		fmt.Fprintln(w, "\n"+r.pal.dim("no entries yet"))
-	}
-	return nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/walkie-sh/walkie/cmd/walkie/debateview"
 	"github.com/walkie-sh/walkie/gitrepo"
 	"github.com/walkie-sh/walkie/walkie"
 )
@@ -164,10 +165,10 @@ func dirArg(c *cli.Context) (string, bool) {
 
 // channelView is walkie status DIR --json.
 type channelView struct {
-	Dir     string        `json:"dir"`
-	Channel bool          `json:"channel"`
-	Open    string        `json:"open,omitempty"` // the open thread's file
-	Threads []*debateView `json:"threads"`
+	Dir     string             `json:"dir"`
+	Channel bool               `json:"channel"`
+	Open    string             `json:"open,omitempty"` // the open thread's file
+	Threads []*debateview.View `json:"threads"`
 }
 
 // statusDir lists the walkie files in a directory (a channel's threads).
@@ -176,7 +177,7 @@ func statusDir(c *cli.Context, dir string) error {
 	if err != nil {
 		return withCode(exitBadInput, err)
 	}
-	v := channelView{Dir: dir, Channel: walkie.IsChannel(dir), Threads: []*debateView{}}
+	v := channelView{Dir: dir, Channel: walkie.IsChannel(dir), Threads: []*debateview.View{}}
 	if v.Channel {
 		ch, err := walkie.LoadChannel(dir)
 		if err != nil {
@@ -187,7 +188,7 @@ func statusDir(c *cli.Context, dir string) error {
 		}
 	}
 	for _, f := range files {
-		dv, err := loadView(f)
+		dv, err := debateview.Load(f)
 		if err != nil {
 			return fmt.Errorf("%s: %w", f, err)
 		}
@@ -224,7 +225,7 @@ func printChannel(w io.Writer, v channelView) error {
 
 // threadLine is one thread's state after its status: whose turn and the
 // last entry's type and refs, or why it ended.
-func threadLine(t *debateView) string {
+func threadLine(t *debateview.View) string {
 	var parts []string
 	if t.Whose != "" {
 		parts = append(parts, fmt.Sprintf("turn %d · %s", t.NextTurn, t.Whose))

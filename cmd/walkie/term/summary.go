@@ -1,4 +1,4 @@
-package main
+package term
 
 import (
 	"bytes"
@@ -8,55 +8,14 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/walkie-sh/walkie/cmd/walkie/debateview"
 	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
-// position is a party's last turn.
-type position struct {
-	Agent  string `json:"agent"`
-	Turn   int    `json:"turn"`
-	Round  int    `json:"round"`
-	Signed bool   `json:"signed"`
-	Text   string `json:"text"` // the turn's body, its sign-off line left out
-}
-
-// positions is each party's last turn, in the order they first spoke.
-func positions(d *walkie.Doc) []position {
-	var out []position
-	at := map[string]int{}
-	for i := range d.Entries {
-		e := &d.Entries[i]
-		if e.Kind != walkie.KindTurn {
-			continue
-		}
-		p := position{Agent: e.Agent, Turn: e.Turn, Round: d.Meta.RoundOf(e.Turn), Signed: e.Signed(), Text: string(withoutSignOff(e.Body))}
-		if j, ok := at[e.Agent]; ok {
-			out[j] = p
-			continue
-		}
-		at[e.Agent] = len(out)
-		out = append(out, p)
-	}
-	return out
-}
-
-// agreedTurns are the signed turns that made the debate converge: one
-// by each participant since the last unsigned turn, in order.
-func agreedTurns(d *walkie.Doc) []*walkie.Entry {
-	n := len(d.Progress().Signed)
-	var out []*walkie.Entry
-	for i := len(d.Entries) - 1; i >= 0 && len(out) < n; i-- {
-		if e := &d.Entries[i]; e.Kind == walkie.KindTurn {
-			out = append([]*walkie.Entry{e}, out...)
-		}
-	}
-	return out
-}
-
 // headline is "orders.walkie.md: converged after 6 turns in 3 rounds, $0.0080".
-func headline(file string, d *walkie.Doc, sum controller.Summary, pal palette) string {
-	s := fmt.Sprintf("%s: %s after %s", file, pal.status(sum.Status), walkie.Count(sum.Turns, "turn", "turns"))
+func headline(file string, d *walkie.Doc, sum controller.Summary, pal Palette) string {
+	s := fmt.Sprintf("%s: %s after %s", file, pal.Status(sum.Status), walkie.Count(sum.Turns, "turn", "turns"))
 	if d != nil && sum.Turns > 0 {
 		s += " in " + walkie.Count(d.Meta.RoundOf(sum.Turns), "round", "rounds")
 	}
@@ -64,10 +23,10 @@ func headline(file string, d *walkie.Doc, sum controller.Summary, pal palette) s
 		s += ": " + sum.Reason
 	}
 	if sum.CostUSD > 0 {
-		s += ", " + money(sum.CostUSD, estimatedRun(sum.Attempts))
+		s += ", " + Money(sum.CostUSD, estimatedRun(sum.Attempts))
 	}
 	if sum.BudgetUSD > 0 { // without a budget, the cost line below says it
-		if u := unknownCosts(sum.UnknownCosts, sum.UnknownUSD, sum.BudgetUSD); u != "" {
+		if u := UnknownCosts(sum.UnknownCosts, sum.UnknownUSD, sum.BudgetUSD); u != "" {
 			s += " " + u
 		}
 	}
@@ -83,26 +42,26 @@ func estimatedRun(recs []controller.TurnRecord) bool {
 	return false
 }
 
-// writeEnd prints how a run ended, for the person who started it: the
+// End prints how a run ended, for the person who started it: the
 // outcome; for a converged debate the agreed proposal (its last turn), for
 // one that did not converge where each party stands, a line each; what
 // it cost; and where the record is (record, its absolute path). d is nil
 // when the record could not be read after the run.
-func writeEnd(w io.Writer, r *renderer, file, record string, d *walkie.Doc, sum controller.Summary) {
+func End(w io.Writer, r *Renderer, file, record string, d *walkie.Doc, sum controller.Summary) {
 	fmt.Fprintln(w, headline(file, d, sum, r.pal))
 	if d == nil {
 		return
 	}
-	if agreed := agreedTurns(d); len(agreed) > 0 && sum.Status == walkie.StatusConverged {
+	if agreed := debateview.Agreed(d); len(agreed) > 0 && sum.Status == walkie.StatusConverged {
 		// The agreement is the turns that signed off, the last one
 		// included: the first of them usually states the proposal as it
 		// stands, the others accept it.
-		fmt.Fprintf(w, "\n%s, signed off by %s:\n", r.pal.green("Agreed"), andList(d.Progress().Signed))
+		fmt.Fprintf(w, "\n%s, signed off by %s:\n", r.pal.Green("Agreed"), andList(d.Progress().Signed))
 		for _, e := range agreed {
-			fmt.Fprint(w, "\n"+r.entry(d, e))
+			fmt.Fprint(w, "\n"+r.Entry(d, e))
 		}
-	} else if ps := positions(d); len(ps) > 0 {
-		fmt.Fprintf(w, "\n%s\n", r.pal.bold("Where each party stands:"))
+	} else if ps := debateview.Positions(d); len(ps) > 0 {
+		fmt.Fprintf(w, "\n%s\n", r.pal.Bold("Where each party stands:"))
 		wide := 0
 		for _, p := range ps {
 			wide = max(wide, len(p.Agent))
@@ -110,21 +69,21 @@ func writeEnd(w io.Writer, r *renderer, file, record string, d *walkie.Doc, sum 
 		for _, p := range ps {
 			mark := " "
 			if p.Signed {
-				mark = r.pal.green("✓")
+				mark = r.pal.Green("✓")
 			}
 			head := fmt.Sprintf("  %-*s  turn %-3d %s", wide, p.Agent, p.Turn, mark)
-			fmt.Fprintln(w, fit(head+"  "+gist(p.Text), r.width-1))
+			fmt.Fprintln(w, Fit(head+"  "+gist(p.Text), r.width-1))
 		}
 	}
-	if t := totalCost(sum.Attempts); t != "" && strings.Contains(t, "unknown") {
+	if t := TotalCost(sum.Attempts); t != "" && strings.Contains(t, "unknown") {
 		fmt.Fprintf(w, "\n%s (this run)\n", t)
 	}
 	fmt.Fprintf(w, "\nrecord: %s\n", record)
 	fmt.Fprintf(w, "read it: walkie show %s · every attempt: walkie log %s\n", file, file)
 }
 
-// where is the record's path for a reader in another directory.
-func where(file string) string {
+// Where is the record's path for a reader in another directory.
+func Where(file string) string {
 	if abs, err := filepath.Abs(file); err == nil {
 		return abs
 	}
@@ -172,21 +131,22 @@ type endJSON struct {
 	UnknownUSD  float64                 `json:"unknown_cost_estimate_usd,omitempty"`
 	BudgetUSD   float64                 `json:"budget_usd,omitempty"`
 	Waiting     string                  `json:"waiting,omitempty"`
-	Agreed      []position              `json:"agreed,omitempty"` // converged: the turns that signed off, the last one last
-	Positions   []position              `json:"positions"`        // each party's last turn
+	Agreed      []debateview.Position   `json:"agreed,omitempty"` // converged: the turns that signed off, the last one last
+	Positions   []debateview.Position   `json:"positions"`        // each party's last turn
 	Attempts    []controller.TurnRecord `json:"attempts"`
 }
 
-func writeEndJSON(w io.Writer, file string, d *walkie.Doc, sum controller.Summary) error {
-	v := endJSON{File: file, Record: where(file), Status: sum.Status, Reason: sum.Reason, Interrupted: sum.Interrupted,
+// EndJSON is End as one JSON object (walkie auto --json).
+func EndJSON(w io.Writer, file string, d *walkie.Doc, sum controller.Summary) error {
+	v := endJSON{File: file, Record: Where(file), Status: sum.Status, Reason: sum.Reason, Interrupted: sum.Interrupted,
 		Turns: sum.Turns, CostUSD: sum.CostUSD, Unknown: sum.UnknownCosts, UnknownUSD: sum.UnknownUSD, BudgetUSD: sum.BudgetUSD, Waiting: sum.Waiting,
-		Positions: []position{}, Attempts: nonNil(sum.Attempts)}
+		Positions: []debateview.Position{}, Attempts: nonNil(sum.Attempts)}
 	if d != nil {
-		v.Positions = positions(d)
+		v.Positions = debateview.Positions(d)
 		if sum.Status == walkie.StatusConverged {
-			for _, e := range agreedTurns(d) {
-				v.Agreed = append(v.Agreed, position{Agent: e.Agent, Turn: e.Turn, Round: d.Meta.RoundOf(e.Turn), Signed: true,
-					Text: string(bytes.TrimSpace(withoutSignOff(e.Body)))})
+			for _, e := range debateview.Agreed(d) {
+				v.Agreed = append(v.Agreed, debateview.Position{Agent: e.Agent, Turn: e.Turn, Round: d.Meta.RoundOf(e.Turn), Signed: true,
+					Text: string(bytes.TrimSpace(debateview.WithoutSignOff(e.Body)))})
 			}
 		}
 	}
