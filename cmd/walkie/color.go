@@ -16,8 +16,8 @@ func colorFlag() cli.Flag {
 }
 
 // checkColor refuses a --color value other than the three.
-func checkColor(c *cli.Context) error {
-	switch v := c.String("color"); v {
+func checkColor(v string) error {
+	switch v {
 	case "auto", "always", "never", "":
 		return nil
 	default:

@@ -14,7 +14,8 @@ import (
 	"github.com/walkie-sh/walkie/walkie"
 )
 
-// Exit codes, documented in `walkie --help` and docs/cli.md.
+// Exit codes, documented in `walkie --help` and docs/controller.md ("Exit
+// codes").
 const (
 	exitOK         = 0
 	exitError      = 1  // anything unexpected (I/O, a bug)
@@ -57,7 +58,7 @@ const exitCodesHelp = `EXIT CODES:
    22  review: an agent cannot run here (CLI missing, not logged in, blocked)
    130 interrupted (SIGINT)`
 
-// exitError carries an exit code up to main, the one place that exits.
+// codedError carries an exit code up to main, the one place that exits.
 type codedError struct {
 	code int
 	err  error
@@ -110,7 +111,7 @@ func main() {
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	app := newApp(stdin, stdout, stderr)
+	app := newApp(newFactory(stdin, stdout, stderr))
 	err := app.Run(interspersed(app, args))
 	if err != nil {
 		fmt.Fprintln(stderr, "walkie:", err)
@@ -118,7 +119,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return exitCode(err)
 }
 
-func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
+// newApp is walkie's command line, every command built with f.
+func newApp(f *Factory) *cli.App {
 	app := &cli.App{
 		Name:  "walkie",
 		Usage: "make AI coding agents debate and review each other's work, one turn at a time",
@@ -128,9 +130,9 @@ pseudo-terminal; the agent reads the file, appends exactly one turn and is
 ended; walkie checks the turn, stamps it into a tamper-evident chain, and
 starts the next agent, until every participant signs off, a cap is hit or
 a person halts it. See docs/ for the file format and configuration.`,
-		Reader:                 stdin,
-		Writer:                 stdout,
-		ErrWriter:              stderr,
+		Reader:                 f.IO.In,
+		Writer:                 f.IO.Out,
+		ErrWriter:              f.IO.ErrOut,
 		CustomAppHelpTemplate:  cli.AppHelpTemplate + "\n" + exitCodesHelp + "\n",
 		UseShortOptionHandling: true,
 		// Exit codes are decided in one place (run); urfave must not exit.
@@ -142,12 +144,15 @@ a person halts it. See docs/ for the file format and configuration.`,
 			colorFlag(),
 			&cli.BoolFlag{Name: "version", Aliases: []string{"v"}, Usage: "print the version, commit and Go version, and exit"},
 		},
-		Before: checkColor,
+		Before: func(c *cli.Context) error {
+			f.IO.Color = c.String("color")
+			return checkColor(f.IO.Color)
+		},
 		Action: rootAction,
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
 			return withCode(exitBadInput, fmt.Errorf("%w; see `walkie --help`", err))
 		},
-		Commands: commands(),
+		Commands: commands(f),
 	}
 	usageErrorsAreBadInput(app.Commands)
 	return app
@@ -166,7 +171,7 @@ func rootAction(c *cli.Context) error {
 }
 
 // commands lists every command, in the order --help shows them.
-func commands() []*cli.Command {
+func commands(f *Factory) []*cli.Command {
 	return []*cli.Command{
 		newCommand(), initCommand(), briefCommand(), phaseCommand(), postCommand(), readCommand(), statusCommand(), showCommand(), followCommand(), verifyCommand(),
 		threadCommand(), gateCommand(),

@@ -1,48 +1,16 @@
 package main
 
 import (
-	"fmt"
+	"encoding/json"
 	"io"
 
 	"github.com/urfave/cli/v2"
 	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 
 	"github.com/walkie-sh/walkie/cmd/walkie/term"
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller"
 )
-
-// newLogger builds the zap logger: human-readable on a terminal, JSON
-// otherwise, unless --log-format says which.
-func newLogger(w io.Writer, format string, verbose, tty bool) (*zap.Logger, error) {
-	level := zap.InfoLevel
-	if verbose {
-		level = zap.DebugLevel
-	}
-	switch format {
-	case "json":
-		return zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(encoderConfig()), zapcore.AddSync(w), level)), nil
-	case "console":
-		return consoleLogger(w, level), nil
-	case "auto", "":
-		if tty {
-			return consoleLogger(w, level), nil
-		}
-		return zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(encoderConfig()), zapcore.AddSync(w), level)), nil
-	}
-	return nil, fmt.Errorf("--log-format %q: use auto, console or json", format)
-}
-
-func encoderConfig() zapcore.EncoderConfig {
-	cfg := zap.NewProductionEncoderConfig()
-	cfg.TimeKey, cfg.EncodeTime = "ts", zapcore.ISO8601TimeEncoder
-	return cfg
-}
-
-func consoleLogger(w io.Writer, level zapcore.Level) *zap.Logger {
-	return zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(encoderConfig()), zapcore.AddSync(w), level))
-}
 
 // runOutput is how a controller run shows itself on standard error: the
 // live display on a terminal, readable progress lines elsewhere (a pipe,
@@ -110,4 +78,29 @@ func commandLoggerAndConfig(c *cli.Context) (*zap.Logger, *config.Config, error)
 		return nil, nil, withCode(exitBadInput, err)
 	}
 	return log, cfg, nil
+}
+
+// loggerAndConfig is what serve, watch and worker start with: the log
+// their --log-format and --verbose ask for, and the config their --config
+// names. The caller syncs the logger when it is done.
+func loggerAndConfig(logger func(string, bool) (*zap.Logger, error), loadConfig func(string) (*config.Config, error),
+	format string, verbose bool, path string) (*zap.Logger, *config.Config, error) {
+	log, err := logger(format, verbose)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg, err := loadConfig(path)
+	if err != nil {
+		_ = log.Sync()
+		return nil, nil, err
+	}
+	return log, cfg, nil
+}
+
+// writeJSON prints v as indented JSON, as every --json but log's and
+// read's does.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
-	"go.uber.org/zap"
 
 	"github.com/walkie-sh/walkie/cmd/walkie/term"
 	"github.com/walkie-sh/walkie/config"
@@ -164,18 +163,6 @@ func runDebate(c *cli.Context, file string, cfg *config.Config, cast map[string]
 		return err
 	}
 	return runResult(sum, once)
-}
-
-// registryDir is the machine's registry of debates, where every run is
-// noted for walkie serve's fleet page (docs/operations.md); "" when the
-// user has no state directory, which costs only the listing.
-func registryDir(log *zap.Logger) string {
-	dir, err := walkie.DefaultRegistry()
-	if err != nil {
-		log.Debug("no registry of debates; walkie serve's page will not list this run", zap.Error(err))
-		return ""
-	}
-	return dir
 }
 
 // heldBy says which controller runs a debate already, and what to do
