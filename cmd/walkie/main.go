@@ -173,9 +173,9 @@ func rootAction(c *cli.Context) error {
 // commands lists every command, in the order --help shows them.
 func commands(f *Factory) []*cli.Command {
 	return []*cli.Command{
-		newCommand(), initCommand(), briefCommand(), phaseCommand(), postCommand(), readCommand(), statusCommand(), showCommand(), followCommand(), verifyCommand(),
-		threadCommand(), gateCommand(),
-		haltCommand(), resumeCommand(), extendCommand(), repairCommand(),
+		newCommand(), initCommand(f, nil), briefCommand(), phaseCommand(), postCommand(f, nil), readCommand(), statusCommand(f, nil), showCommand(), followCommand(), verifyCommand(f, nil),
+		threadCommand(f, nil), gateCommand(),
+		haltCommand(f, nil), resumeCommand(f, nil), extendCommand(f, nil), repairCommand(f, nil),
 		autoCommand(), turnCommand(), trialsCommand(), logCommand(), reportCommand(), doctorCommand(),
 		serveCommand(), workerCommand(), watchCommand(), notifyCommand(), reviewCommand(), skillCommand(), versionCommand(),
 	}

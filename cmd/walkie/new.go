@@ -75,7 +75,7 @@ func runNew(c *cli.Context) error {
 		return withCode(exitBadInput, fmt.Errorf(`new needs the question, quoted, as its one argument (got %d arguments); see `+"`walkie new --help`", c.NArg()))
 	}
 	question := strings.TrimSpace(c.Args().First())
-	o, err := initOptions(c)
+	o, err := debateInit(c)
 	if err != nil {
 		return err
 	}
