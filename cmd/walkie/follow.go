@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -16,7 +17,7 @@ import (
 	"github.com/walkie-sh/walkie/walkie"
 )
 
-func followCommand() *cli.Command {
+func followCommand(f *Factory, runF func(context.Context, *followOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "follow",
 		Usage:     "follow a debate from another terminal: each entry as it lands, what the agent is doing, the end",
@@ -40,8 +41,21 @@ EXAMPLES:
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "last", Value: -1, Usage: "show only the last N entries already recorded (default: all, with the briefing)"},
 		},
-		Action: runFollow,
+		Action: func(c *cli.Context) error {
+			file, err := recordArg(c)
+			if err != nil {
+				return err
+			}
+			return runWith(c.Context, runF, followRun, &followOptions{IO: f.IO, File: file, Last: c.Int("last")})
+		},
 	}
+}
+
+// followOptions are walkie follow's.
+type followOptions struct {
+	IO   *IOStreams
+	File string
+	Last int // show only the last N entries already recorded; negative: all
 }
 
 // follower is one `walkie follow`: what it has shown so far.
@@ -55,18 +69,15 @@ type follower struct {
 	started map[string]bool
 }
 
-func runFollow(c *cli.Context) error {
-	file, err := recordArg(c)
-	if err != nil {
-		return err
-	}
+func followRun(ctx context.Context, o *followOptions) error {
+	file := o.File
 	d, err := walkie.Load(file)
 	if err != nil {
 		return err
 	}
-	w := c.App.Writer
-	pal := colorFor(c, w)
-	r := term.NewRenderer(pal, term.Width(w, 80), time.Local)
+	w := o.IO.Out
+	pal := o.IO.OutPalette()
+	r := term.NewRenderer(pal, o.IO.OutWidth(), time.Local)
 	f := &follower{file: file, dir: walkie.StateDir(file, d.Meta.ID), out: w, r: r, started: map[string]bool{}}
 	// Watch before the first look, so that nothing recorded between the
 	// two goes unseen.
@@ -75,7 +86,7 @@ func runFollow(c *cli.Context) error {
 		return err
 	}
 	defer watcher.Close()
-	if term.IsTerminal(w) {
+	if o.IO.IsStdoutTTY() {
 		f.disp = term.NewDisplay(w, pal)
 		defer f.disp.Stop()
 	}
@@ -84,13 +95,13 @@ func runFollow(c *cli.Context) error {
 		return err
 	}
 	f.print(r.Header(v, d))
-	if n := c.Int("last"); n >= 0 && n < len(d.Entries) {
+	if n := o.Last; n >= 0 && n < len(d.Entries) {
 		f.shown = d.Entries[len(d.Entries)-n-1].Marker.Seq
 		f.print(r.Palette().Dim(fmt.Sprintf("(%s before these: walkie show %s)", walkie.Count(len(d.Entries)-n, "entry", "entries"), file)))
 	} else {
 		f.print("\n" + r.Briefing(d))
 	}
-	ctx, stop := interruptible(c.Context, c.App.ErrWriter)
+	ctx, stop := interruptible(ctx, o.IO.ErrOut)
 	defer stop()
 	for {
 		sum, ended, err := f.look()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,7 +18,7 @@ import (
 	"github.com/walkie-sh/walkie/walkie"
 )
 
-func logCommand() *cli.Command {
+func logCommand(f *Factory, runF func(context.Context, *logOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "log",
 		Usage:     "show every turn attempt: agent, timing, outcome, exit, output, cost, model, CLI version",
@@ -40,32 +41,44 @@ EXAMPLES:
 			if err != nil {
 				return err
 			}
-			meta, err := walkie.ReadMeta(file)
-			if err != nil {
-				return err
-			}
-			recs, err := controller.ReadTurnLog(walkie.StateDir(file, meta.ID))
-			if err != nil {
-				return err
-			}
-			if c.Bool("json") {
-				enc := json.NewEncoder(c.App.Writer)
-				for _, r := range recs {
-					if err := enc.Encode(r); err != nil {
-						return err
-					}
-				}
-				return nil
-			}
-			if len(recs) == 0 {
-				fmt.Fprintf(c.App.Writer, "%s: no turn attempts yet\n", file)
-				return nil
-			}
-			writeLogTable(c.App.Writer, recs)
-			writeTranscripts(c.App.Writer, walkie.StateDir(file, meta.ID), recs)
-			return nil
+			return runWith(c.Context, runF, logRun, &logOptions{IO: f.IO, File: file, JSON: c.Bool("json")})
 		},
 	}
+}
+
+// logOptions are walkie log's.
+type logOptions struct {
+	IO   *IOStreams
+	File string
+	JSON bool
+}
+
+func logRun(_ context.Context, o *logOptions) error {
+	file, w := o.File, o.IO.Out
+	meta, err := walkie.ReadMeta(file)
+	if err != nil {
+		return err
+	}
+	recs, err := controller.ReadTurnLog(walkie.StateDir(file, meta.ID))
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		enc := json.NewEncoder(w)
+		for _, r := range recs {
+			if err := enc.Encode(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if len(recs) == 0 {
+		fmt.Fprintf(w, "%s: no turn attempts yet\n", file)
+		return nil
+	}
+	writeLogTable(w, recs)
+	writeTranscripts(w, walkie.StateDir(file, meta.ID), recs)
+	return nil
 }
 
 // writeTranscripts says where the attempts' transcripts are: the folder,

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"encoding/json"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -18,7 +18,7 @@ import (
 	"github.com/walkie-sh/walkie/walkie"
 )
 
-func reportCommand() *cli.Command {
+func reportCommand(f *Factory, runF func(context.Context, *reportOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "report",
 		Usage:     "how a debate or round table went: rounds, outcome, cost per agent, reviewers against the grader",
@@ -64,40 +64,55 @@ EXAMPLES:
 			if format != "markdown" && format != "json" {
 				return withCode(exitBadInput, fmt.Errorf("--format %q: use markdown or json", format))
 			}
-			r, err := roundtable.LoadReport(file)
-			if err != nil {
-				return err
-			}
-			if err := replays(c, r); err != nil {
-				return withCode(exitBadInput, err)
-			}
-			cfg, err := config.Load(c.String("config"))
-			if err != nil {
-				return withCode(exitBadInput, err)
-			}
-			ex, err := loadReportExtras(file, r.ID, cfg)
-			if err != nil {
-				return err
-			}
-			if format == "json" {
-				enc := json.NewEncoder(c.App.Writer)
-				enc.SetIndent("", "  ")
-				return enc.Encode(struct {
-					*roundtable.Report
-					reportExtras
-				}{r, ex})
-			}
-			writeReport(c.App.Writer, r, ex)
-			return nil
+			return runWith(c.Context, runF, reportRun, &reportOptions{IO: f.IO, Config: f.Config, File: file, Format: format,
+				Quorum: c.String("quorum"), Reviewers: c.StringSlice("reviewers"), ConfigPath: c.String("config")})
 		},
 	}
 }
 
+// reportOptions are walkie report's.
+type reportOptions struct {
+	IO     *IOStreams
+	Config func(path string) (*config.Config, error)
+
+	File       string
+	Format     string // markdown or json
+	Quorum     string // --quorum: K, all, or "" for the recorded rule only
+	Reviewers  []string
+	ConfigPath string
+}
+
+func reportRun(_ context.Context, o *reportOptions) error {
+	r, err := roundtable.LoadReport(o.File)
+	if err != nil {
+		return err
+	}
+	if err := replays(r, o.Quorum, o.Reviewers); err != nil {
+		return withCode(exitBadInput, err)
+	}
+	cfg, err := o.Config(o.ConfigPath)
+	if err != nil {
+		return err
+	}
+	ex, err := loadReportExtras(o.File, r.ID, cfg)
+	if err != nil {
+		return err
+	}
+	if o.Format == "json" {
+		return writeJSON(o.IO.Out, struct {
+			*roundtable.Report
+			reportExtras
+		}{r, ex})
+	}
+	writeReport(o.IO.Out, r, ex)
+	return nil
+}
+
 // replays adds what --quorum and --reviewers ask for to r.
-func replays(c *cli.Context, r *roundtable.Report) error {
-	q := strings.TrimSpace(c.String("quorum"))
+func replays(r *roundtable.Report, quorum string, only []string) error {
+	q := strings.TrimSpace(quorum)
 	var reviewers []string
-	for _, name := range c.StringSlice("reviewers") {
+	for _, name := range only {
 		reviewers = append(reviewers, strings.TrimSpace(name))
 	}
 	switch {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -13,7 +14,7 @@ import (
 	"github.com/walkie-sh/walkie/walkie"
 )
 
-func showCommand() *cli.Command {
+func showCommand(f *Factory, runF func(context.Context, *showOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "show",
 		Usage:     "print the record for reading: each turn with its author, time, round and sign-off",
@@ -38,30 +39,41 @@ EXAMPLES:
 			if err != nil {
 				return err
 			}
-			w := c.App.Writer
-			if c.Bool("raw") {
-				f, err := os.Open(file)
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				_, err = io.Copy(w, f)
-				return err
-			}
-			d, err := walkie.Load(file)
-			if err != nil {
-				return err
-			}
-			r := term.NewRenderer(colorFor(c, w), term.Width(w, 80), time.Local)
-			v, err := debateview.Of(d)
-			if err != nil {
-				return err
-			}
-			r.Record(w, v, d)
-			if err := d.Verify(); err != nil {
-				return withCode(exitUnverified, fmt.Errorf("shown, but the record does not verify: %w", err))
-			}
-			return nil
+			return runWith(c.Context, runF, showRun, &showOptions{IO: f.IO, File: file, Raw: c.Bool("raw")})
 		},
 	}
+}
+
+// showOptions are walkie show's.
+type showOptions struct {
+	IO   *IOStreams
+	File string
+	Raw  bool
+}
+
+func showRun(_ context.Context, o *showOptions) error {
+	w := o.IO.Out
+	if o.Raw {
+		f, err := os.Open(o.File)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = io.Copy(w, f)
+		return err
+	}
+	d, err := walkie.Load(o.File)
+	if err != nil {
+		return err
+	}
+	r := term.NewRenderer(o.IO.OutPalette(), o.IO.OutWidth(), time.Local)
+	v, err := debateview.Of(d)
+	if err != nil {
+		return err
+	}
+	r.Record(w, v, d)
+	if err := d.Verify(); err != nil {
+		return withCode(exitUnverified, fmt.Errorf("shown, but the record does not verify: %w", err))
+	}
+	return nil
 }
