@@ -173,10 +173,10 @@ func rootAction(c *cli.Context) error {
 // commands lists every command, in the order --help shows them.
 func commands(f *Factory) []*cli.Command {
 	return []*cli.Command{
-		newCommand(), initCommand(f, nil), briefCommand(), phaseCommand(), postCommand(f, nil), readCommand(f, nil), statusCommand(f, nil), showCommand(f, nil), followCommand(f, nil), verifyCommand(f, nil),
+		newCommand(), initCommand(f, nil), briefCommand(f), phaseCommand(f), postCommand(f, nil), readCommand(f, nil), statusCommand(f, nil), showCommand(f, nil), followCommand(f, nil), verifyCommand(f, nil),
 		threadCommand(f, nil), gateCommand(),
 		haltCommand(f, nil), resumeCommand(f, nil), extendCommand(f, nil), repairCommand(f, nil),
-		autoCommand(), turnCommand(), trialsCommand(), logCommand(f, nil), reportCommand(f, nil), doctorCommand(),
+		autoCommand(), turnCommand(), trialsCommand(f, nil), logCommand(f, nil), reportCommand(f, nil), doctorCommand(),
 		serveCommand(), workerCommand(), watchCommand(), notifyCommand(), reviewCommand(), skillCommand(), versionCommand(),
 	}
 }
