@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -177,7 +178,7 @@ func TestActionLints(t *testing.T) {
 // reviewFlags are walkie review's flag names.
 func reviewFlags() []string {
 	var names []string
-	for _, f := range reviewCommand().Flags {
+	for _, f := range reviewCommand(newFactory(nil, io.Discard, io.Discard), nil).Flags {
 		names = append(names, f.Names()...)
 	}
 	return names

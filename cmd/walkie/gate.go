@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -13,7 +14,7 @@ import (
 
 var gateSHARe = regexp.MustCompile(`^[0-9a-f]{7,64}$`)
 
-func gateCommand() *cli.Command {
+func gateCommand(f *Factory, runF func(context.Context, *gateOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "gate",
 		Usage:     "the merge gate: exit 0 only if the last verdict approves this commit and a person acknowledged it",
@@ -46,58 +47,71 @@ EXAMPLES:
 			if !gateSHARe.MatchString(sha) {
 				return withCode(exitBadInput, fmt.Errorf("--ref %q is not a commit's sha (7 to 64 lower-case hex digits)", sha))
 			}
-			d, err := loadVerified(file)
-			if err != nil {
-				return err
-			}
-			same, err := gateCompare(c, file, &d.Meta, sha)
-			if err != nil {
-				return err
-			}
-			g, err := d.MergeGate(sha, same)
-			if err != nil {
-				return err
-			}
-			if c.Bool("json") {
-				out := struct {
-					Open    bool   `json:"open"`
-					Ref     string `json:"ref"`
-					Why     string `json:"why"`
-					Verdict int    `json:"verdict_seq,omitempty"`
-					Ack     int    `json:"ack_seq,omitempty"`
-				}{Open: g.Open, Ref: sha, Why: g.Why}
-				if g.Verdict != nil {
-					out.Verdict = g.Verdict.Marker.Seq
-				}
-				if g.Ack != nil {
-					out.Ack = g.Ack.Marker.Seq
-				}
-				if err := json.NewEncoder(c.App.Writer).Encode(out); err != nil {
-					return err
-				}
-			}
-			if !g.Open {
-				return withCode(exitRefused, fmt.Errorf("gate shut for %s: %s", sha, g.Why))
-			}
-			if !c.Bool("json") {
-				fmt.Fprintf(c.App.Writer, "gate open for %s: %s\n", sha, g.Why)
-			}
-			return nil
+			return runWith(c.Context, runF, gateRun, &gateOptions{IO: f.IO, File: file, Ref: sha, JSON: c.Bool("json")})
 		},
 	}
 }
 
+// gateOptions are walkie gate's: the record, and the commit to be merged.
+type gateOptions struct {
+	IO   *IOStreams
+	File string
+	Ref  string
+	JSON bool
+}
+
+func gateRun(ctx context.Context, o *gateOptions) error {
+	file, sha := o.File, o.Ref
+	d, err := loadVerified(file)
+	if err != nil {
+		return err
+	}
+	same, err := gateCompare(ctx, file, &d.Meta, sha)
+	if err != nil {
+		return err
+	}
+	g, err := d.MergeGate(sha, same)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		out := struct {
+			Open    bool   `json:"open"`
+			Ref     string `json:"ref"`
+			Why     string `json:"why"`
+			Verdict int    `json:"verdict_seq,omitempty"`
+			Ack     int    `json:"ack_seq,omitempty"`
+		}{Open: g.Open, Ref: sha, Why: g.Why}
+		if g.Verdict != nil {
+			out.Verdict = g.Verdict.Marker.Seq
+		}
+		if g.Ack != nil {
+			out.Ack = g.Ack.Marker.Seq
+		}
+		if err := json.NewEncoder(o.IO.Out).Encode(out); err != nil {
+			return err
+		}
+	}
+	if !g.Open {
+		return withCode(exitRefused, fmt.Errorf("gate shut for %s: %s", sha, g.Why))
+	}
+	if !o.JSON {
+		fmt.Fprintf(o.IO.Out, "gate open for %s: %s\n", sha, g.Why)
+	}
+	return nil
+}
+
 // gateCompare is how the gate tells two shas name one commit: through
 // the bound repository, else by their text.
-func gateCompare(c *cli.Context, file string, m *walkie.Meta, sha string) (walkie.SameCommit, error) {
+func gateCompare(ctx context.Context, file string, m *walkie.Meta, sha string) (walkie.SameCommit, error) {
 	if !m.Bound() {
 		return walkie.SamePrefix, nil
 	}
-	repo, err := gitrepo.Open(c.Context, m.RepoDir(file))
+	repo, err := gitrepo.Open(ctx, m.RepoDir(file))
 	if err != nil {
 		return nil, withCode(exitBadInput, fmt.Errorf("%s is bound to repo: %s, which walkie cannot read: %w", file, m.Repo, err))
 	}
-	full, err := repo.Commit(c.Context, sha)
+	full, err := repo.Commit(ctx, sha)
 	if err != nil {
 		return nil, err
 	}
@@ -109,13 +123,13 @@ func gateCompare(c *cli.Context, file string, m *walkie.Meta, sha string) (walki
 	// way round: a verdict citing the branch's head, which was such a
 	// commit) are the same to the gate, as to a verdict's freshness.
 	return func(refSHA, _ string) (bool, error) {
-		got, err := repo.Commit(c.Context, refSHA)
+		got, err := repo.Commit(ctx, refSHA)
 		if err != nil || got == "" {
 			return false, err
 		}
-		if same, err := repo.Unchanged(c.Context, got, full); same || err != nil {
+		if same, err := repo.Unchanged(ctx, got, full); same || err != nil {
 			return same, err
 		}
-		return repo.Unchanged(c.Context, full, got)
+		return repo.Unchanged(ctx, full, got)
 	}, nil
 }

@@ -174,10 +174,10 @@ func rootAction(c *cli.Context) error {
 func commands(f *Factory) []*cli.Command {
 	return []*cli.Command{
 		newCommand(), initCommand(f, nil), briefCommand(f), phaseCommand(f), postCommand(f, nil), readCommand(f, nil), statusCommand(f, nil), showCommand(f, nil), followCommand(f, nil), verifyCommand(f, nil),
-		threadCommand(f, nil), gateCommand(),
+		threadCommand(f, nil), gateCommand(f, nil),
 		haltCommand(f, nil), resumeCommand(f, nil), extendCommand(f, nil), repairCommand(f, nil),
 		autoCommand(), turnCommand(), trialsCommand(f, nil), logCommand(f, nil), reportCommand(f, nil), doctorCommand(),
-		serveCommand(), workerCommand(), watchCommand(), notifyCommand(), reviewCommand(), skillCommand(), versionCommand(),
+		serveCommand(), workerCommand(), watchCommand(), notifyCommand(), reviewCommand(f, nil), skillCommand(), versionCommand(),
 	}
 }
 
