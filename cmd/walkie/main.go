@@ -177,7 +177,7 @@ func commands(f *Factory) []*cli.Command {
 		threadCommand(f, nil), gateCommand(f, nil),
 		haltCommand(f, nil), resumeCommand(f, nil), extendCommand(f, nil), repairCommand(f, nil),
 		autoCommand(), turnCommand(), trialsCommand(f, nil), logCommand(f, nil), reportCommand(f, nil), doctorCommand(),
-		serveCommand(), workerCommand(), watchCommand(), notifyCommand(), reviewCommand(f, nil), skillCommand(), versionCommand(),
+		serveCommand(f, nil), workerCommand(f, nil), watchCommand(f, nil), notifyCommand(f, nil), reviewCommand(f, nil), skillCommand(), versionCommand(),
 	}
 }
 

@@ -132,7 +132,7 @@ func runDebate(c *cli.Context, file string, cfg *config.Config, cast map[string]
 	}
 	defer out.stop()
 	defer func() { _ = out.log.Sync() }()
-	n, stopNotify, err := startNotifier(c, cfg, out.log)
+	n, stopNotify, err := startNotifier(&IOStreams{ErrOut: c.App.ErrWriter}, notifyFlagValues(c), cfg, out.log)
 	if err != nil {
 		return err
 	}
