@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/walkie-sh/walkie/cmd/walkie/term"
 )
 
@@ -77,4 +79,19 @@ func (s *IOStreams) Confirm(question string) bool {
 	line, _ := bufio.NewReader(s.In).ReadString('\n')
 	a := strings.ToLower(strings.TrimSpace(line))
 	return a == "y" || a == "yes"
+}
+
+// colorFlag is the global --color flag.
+func colorFlag() cli.Flag {
+	return &cli.StringFlag{Name: "color", Value: "auto", Usage: "colour: auto (on a terminal, unless NO_COLOR is set), always or never"}
+}
+
+// checkColor refuses a --color value other than the three.
+func checkColor(v string) error {
+	switch v {
+	case "auto", "always", "never", "":
+		return nil
+	default:
+		return withCode(exitBadInput, fmt.Errorf("--color %q: use auto, always or never", v))
+	}
 }

@@ -173,10 +173,10 @@ func rootAction(c *cli.Context) error {
 // commands lists every command, in the order --help shows them.
 func commands(f *Factory) []*cli.Command {
 	return []*cli.Command{
-		newCommand(), initCommand(f, nil), briefCommand(f), phaseCommand(f), postCommand(f, nil), readCommand(f, nil), statusCommand(f, nil), showCommand(f, nil), followCommand(f, nil), verifyCommand(f, nil),
+		newCommand(f, nil), initCommand(f, nil), briefCommand(f), phaseCommand(f), postCommand(f, nil), readCommand(f, nil), statusCommand(f, nil), showCommand(f, nil), followCommand(f, nil), verifyCommand(f, nil),
 		threadCommand(f, nil), gateCommand(f, nil),
 		haltCommand(f, nil), resumeCommand(f, nil), extendCommand(f, nil), repairCommand(f, nil),
-		autoCommand(), turnCommand(), trialsCommand(f, nil), logCommand(f, nil), reportCommand(f, nil), doctorCommand(),
+		autoCommand(f, nil), turnCommand(f, nil), trialsCommand(f, nil), logCommand(f, nil), reportCommand(f, nil), doctorCommand(),
 		serveCommand(f, nil), workerCommand(f, nil), watchCommand(f, nil), notifyCommand(f, nil), reviewCommand(f, nil), skillCommand(), versionCommand(),
 	}
 }

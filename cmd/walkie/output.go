@@ -22,19 +22,18 @@ type runOutput struct {
 	disp    *term.Display          // the live display, on a terminal
 }
 
-func newRunOutput(c *cli.Context) (*runOutput, error) {
-	stderr := c.App.ErrWriter
-	tty := term.IsTerminal(stderr)
-	format := c.String("log-format")
-	if format != "auto" || c.Bool("verbose") {
-		log, err := newLogger(stderr, format, c.Bool("verbose"), tty)
+// newRunOutput is a run's output as --log-format and --verbose ask.
+func newRunOutput(streams *IOStreams, logger func(format string, verbose bool) (*zap.Logger, error), format string, verbose bool) (*runOutput, error) {
+	stderr := streams.ErrOut
+	if format != "auto" || verbose {
+		log, err := logger(format, verbose)
 		if err != nil {
-			return nil, withCode(exitBadInput, err)
+			return nil, err
 		}
 		return &runOutput{log: log, stop: func() {}}, nil
 	}
-	pal := colorFor(c, stderr)
-	if tty {
+	pal := streams.ErrPalette()
+	if streams.IsStderrTTY() {
 		d := term.NewDisplay(stderr, pal)
 		// Warnings and errors still show, as lines above the live ones.
 		return &runOutput{log: consoleLogger(d, zap.WarnLevel), observe: d.Observe, stop: d.Stop, disp: d}, nil
@@ -44,40 +43,14 @@ func newRunOutput(c *cli.Context) (*runOutput, error) {
 }
 
 // logFormatFlag and verboseFlag are how a command that logs as the
-// daemon does lets its log be chosen; commandLogger builds that log.
+// daemon does lets its log be chosen; the factory's Logger builds that
+// log.
 func logFormatFlag() cli.Flag {
 	return &cli.StringFlag{Name: "log-format", Value: "auto", Usage: "auto (human on a terminal, JSON otherwise), console or json"}
 }
 
 func verboseFlag() cli.Flag {
 	return &cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "debug logging"}
-}
-
-// commandLogger is newLogger as --log-format and --verbose ask, on the
-// command's standard error; a --log-format it does not know is bad input.
-func commandLogger(c *cli.Context) (*zap.Logger, error) {
-	stderr := c.App.ErrWriter
-	log, err := newLogger(stderr, c.String("log-format"), c.Bool("verbose"), term.IsTerminal(stderr))
-	if err != nil {
-		return nil, withCode(exitBadInput, err)
-	}
-	return log, nil
-}
-
-// commandLoggerAndConfig is what serve, watch and worker start with: the
-// logger of commandLogger and the config their --config names. The
-// caller syncs the logger when it is done.
-func commandLoggerAndConfig(c *cli.Context) (*zap.Logger, *config.Config, error) {
-	log, err := commandLogger(c)
-	if err != nil {
-		return nil, nil, err
-	}
-	cfg, err := config.Load(c.String("config"))
-	if err != nil {
-		_ = log.Sync()
-		return nil, nil, withCode(exitBadInput, err)
-	}
-	return log, cfg, nil
 }
 
 // loggerAndConfig is what serve, watch and worker start with: the log

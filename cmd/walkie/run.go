@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+	"go.uber.org/zap"
 
 	"github.com/walkie-sh/walkie/cmd/walkie/term"
 	"github.com/walkie-sh/walkie/config"
@@ -40,7 +41,7 @@ func takeOverFlag() cli.Flag {
 		"its mark (.walkie/ID/" + controller.HomeFile + ") is removed and a turn it left running is recovered as interrupted"}
 }
 
-func autoCommand() *cli.Command {
+func autoCommand(f *Factory, runF func(context.Context, *runOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "auto",
 		Usage:     "run the debate to its end: one agent session per turn",
@@ -85,11 +86,11 @@ EXAMPLES:
    walkie auto design.walkie.md --approve --log-format json   # in CI
 `,
 		Flags:  append(runFlags(), takeOverFlag()),
-		Action: func(c *cli.Context) error { return runController(c, false) },
+		Action: func(c *cli.Context) error { return runController(c, f, runF, false) },
 	}
 }
 
-func turnCommand() *cli.Command {
+func turnCommand(f *Factory, runF func(context.Context, *runOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "turn",
 		Usage:     "run exactly one turn (with its retries) and stop",
@@ -103,46 +104,77 @@ status's code.
 EXAMPLES:
    walkie turn api.walkie.md && walkie status api.walkie.md`,
 		Flags:  append(runFlags(), takeOverFlag()),
-		Action: func(c *cli.Context) error { return runController(c, true) },
+		Action: func(c *cli.Context) error { return runController(c, f, runF, true) },
 	}
 }
 
-func runController(c *cli.Context, once bool) error {
+// runOptions are walkie auto's and turn's, and what walkie new runs its
+// debate with.
+type runOptions struct {
+	IO       *IOStreams
+	Config   func(path string) (*config.Config, error)
+	Logger   func(format string, verbose bool) (*zap.Logger, error)
+	Registry func(log *zap.Logger) string
+
+	File       string
+	ConfigPath string
+	Agents     []string // --agents, as given
+	// By is who runs it, for the registry: "walkie auto".
+	By        string
+	Once      bool // walkie turn
+	MaxRounds int  // replaces the file's max_rounds; 0 keeps it
+	Approve   bool
+	JSON      bool
+	TakeOver  bool
+	LogFormat string
+	Verbose   bool
+	Notify    notifyOptions
+}
+
+// runController reads auto's and turn's flags into runOptions.
+func runController(c *cli.Context, f *Factory, runF func(context.Context, *runOptions) error, once bool) error {
 	file, err := recordArg(c)
 	if err != nil {
 		return err
 	}
-	cfg, err := config.Load(c.String("config"))
-	if err != nil {
-		return withCode(exitBadInput, err)
-	}
-	cast, err := castFlag(file, c.StringSlice("agents"))
-	if err != nil {
-		return withCode(exitBadInput, err)
-	}
-	return runDebate(c, file, cfg, cast, once)
+	opts := &runOptions{IO: f.IO, Config: f.Config, Logger: f.Logger, Registry: f.Registry,
+		File: file, ConfigPath: c.String("config"), Agents: c.StringSlice("agents"), By: "walkie " + c.Command.Name,
+		Once: once, MaxRounds: c.Int("max-rounds"), Approve: c.Bool("approve"), JSON: c.Bool("json"), TakeOver: c.Bool("take-over"),
+		LogFormat: c.String("log-format"), Verbose: c.Bool("verbose"), Notify: notifyFlagValues(c)}
+	return runWith(c.Context, runF, autoRun, opts)
 }
 
-// runDebate runs the controller on file, showing it on standard error as
-// it goes and how it ended on standard output (walkie auto, turn, new).
-func runDebate(c *cli.Context, file string, cfg *config.Config, cast map[string]string, once bool) error {
-	out, err := newRunOutput(c)
+func autoRun(ctx context.Context, o *runOptions) error {
+	cfg, err := o.Config(o.ConfigPath)
+	if err != nil {
+		return err
+	}
+	cast, err := castFlag(o.File, o.Agents)
+	if err != nil {
+		return withCode(exitBadInput, err)
+	}
+	return runDebate(ctx, o, cfg, cast)
+}
+
+// runDebate runs the controller on o.File, showing it on standard error
+// as it goes and how it ended on standard output (walkie auto, turn, new).
+func runDebate(ctx context.Context, o *runOptions, cfg *config.Config, cast map[string]string) error {
+	file := o.File
+	out, err := newRunOutput(o.IO, o.Logger, o.LogFormat, o.Verbose)
 	if err != nil {
 		return err
 	}
 	defer out.stop()
 	defer func() { _ = out.log.Sync() }()
-	n, stopNotify, err := startNotifier(&IOStreams{ErrOut: c.App.ErrWriter}, notifyFlagValues(c), cfg, out.log)
+	n, stopNotify, err := startNotifier(o.IO, o.Notify, cfg, out.log)
 	if err != nil {
 		return err
 	}
-	ctx, stop := interruptible(c.Context, c.App.ErrWriter)
+	ctx, stop := interruptible(ctx, o.IO.ErrOut)
 	defer stop()
-	opts := controller.Options{File: file, Config: cfg, Cast: cast, Once: once, Log: out.log,
-		Registry: registryDir(out.log), By: "walkie " + c.Command.Name, Wait: true, CheckPricing: true, TakeOver: c.Bool("take-over")}
-	if c.Command.Name != "new" { // new's --max-rounds made the file; its briefing is approved
-		opts.MaxRounds, opts.Approve = c.Int("max-rounds"), c.Bool("approve")
-	}
+	opts := controller.Options{File: file, Config: cfg, Cast: cast, Once: o.Once, Log: out.log,
+		Registry: o.Registry(out.log), By: o.By, Wait: true, CheckPricing: true, TakeOver: o.TakeOver,
+		MaxRounds: o.MaxRounds, Approve: o.Approve}
 	toSinks, show := notifyObserver(file, n), out.observe
 	opts.Observe = func(e controller.Event) {
 		toSinks(e)
@@ -159,10 +191,10 @@ func runDebate(c *cli.Context, file string, cfg *config.Config, cast map[string]
 	if err != nil {
 		return withCode(runErrorCode(err), err)
 	}
-	if err := printSummary(c, file, sum); err != nil {
+	if err := printSummary(o, sum); err != nil {
 		return err
 	}
-	return runResult(sum, once)
+	return runResult(sum, o.Once)
 }
 
 // heldBy says which controller runs a debate already, and what to do
@@ -328,14 +360,14 @@ func interruptible(parent context.Context, stderr io.Writer) (context.Context, f
 	}
 }
 
-// printSummary prints how the run ended on standard output (see writeEnd).
-func printSummary(c *cli.Context, file string, sum controller.Summary) error {
-	w := c.App.Writer
+// printSummary prints how the run ended on standard output (see term.End).
+func printSummary(o *runOptions, sum controller.Summary) error {
+	w, file := o.IO.Out, o.File
 	d, _ := walkie.Load(file) // the summary without the record's text is still worth printing
-	if c.Bool("json") {
+	if o.JSON {
 		return term.EndJSON(w, file, d, sum)
 	}
-	r := term.NewRenderer(colorFor(c, w), term.Width(w, 80), time.Local)
+	r := term.NewRenderer(o.IO.OutPalette(), o.IO.OutWidth(), time.Local)
 	term.End(w, r, file, term.Where(file), d, sum)
 	return nil
 }
