@@ -176,8 +176,8 @@ func commands(f *Factory) []*cli.Command {
 		newCommand(f, nil), initCommand(f, nil), briefCommand(f), phaseCommand(f), postCommand(f, nil), readCommand(f, nil), statusCommand(f, nil), showCommand(f, nil), followCommand(f, nil), verifyCommand(f, nil),
 		threadCommand(f, nil), gateCommand(f, nil),
 		haltCommand(f, nil), resumeCommand(f, nil), extendCommand(f, nil), repairCommand(f, nil),
-		autoCommand(f, nil), turnCommand(f, nil), trialsCommand(f, nil), logCommand(f, nil), reportCommand(f, nil), doctorCommand(),
-		serveCommand(f, nil), workerCommand(f, nil), watchCommand(f, nil), notifyCommand(f, nil), reviewCommand(f, nil), skillCommand(), versionCommand(),
+		autoCommand(f, nil), turnCommand(f, nil), trialsCommand(f, nil), logCommand(f, nil), reportCommand(f, nil), doctorCommand(f, nil),
+		serveCommand(f, nil), workerCommand(f, nil), watchCommand(f, nil), notifyCommand(f, nil), reviewCommand(f, nil), skillCommand(f), versionCommand(f, nil),
 	}
 }
 

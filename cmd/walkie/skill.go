@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -75,6 +76,25 @@ func skillFlags() []cli.Flag {
 	}
 }
 
+// skillOptions are walkie skill install's, remove's and show's: which
+// CLIs' skills, and where.
+type skillOptions struct {
+	IO   *IOStreams
+	CLIs []string
+	User bool // in the user's home, not the project
+}
+
+// skillAction reads skillFlags into skillOptions and runs run.
+func skillAction(f *Factory, runF, run func(context.Context, *skillOptions) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		clis, user, err := skillTargets(c)
+		if err != nil {
+			return err
+		}
+		return runWith(c.Context, runF, run, &skillOptions{IO: f.IO, CLIs: clis, User: user})
+	}
+}
+
 // skillTargets reads the flags: which CLIs, and where.
 func skillTargets(c *cli.Context) (clis []string, user bool, err error) {
 	if c.NArg() > 0 {
@@ -94,7 +114,7 @@ func skillTargets(c *cli.Context) (clis []string, user bool, err error) {
 	return clis, !c.Bool("project"), nil
 }
 
-func skillCommand() *cli.Command {
+func skillCommand(f *Factory) *cli.Command {
 	return &cli.Command{
 		Name:  "skill",
 		Usage: "install the walkie-debate skill, so that Claude Code or Codex can start a debate from inside the chat",
@@ -117,75 +137,75 @@ EXAMPLES:
    walkie skill install --claude --project   # this project only
    walkie skill show --codex
    walkie skill remove`,
-		Subcommands: []*cli.Command{skillInstallCommand(), skillRemoveCommand(), skillShowCommand()},
+		Subcommands: []*cli.Command{skillInstallCommand(f, nil), skillRemoveCommand(f, nil), skillShowCommand(f, nil)},
 	}
 }
 
-func skillInstallCommand() *cli.Command {
+func skillInstallCommand(f *Factory, runF func(context.Context, *skillOptions) error) *cli.Command {
 	return &cli.Command{
-		Name:  "install",
-		Usage: "write the skill where the CLIs look for it",
-		Flags: skillFlags(),
-		Action: func(c *cli.Context) error {
-			return eachSkill(c, func(name, path string) error {
-				text := renderSkill(name)
-				old, err := os.ReadFile(path)
-				switch {
-				case err == nil && !bytes.Contains(old, []byte(skillMarker)):
-					return withCode(exitRefused, fmt.Errorf("%s exists and walkie did not write it: left alone; move it away to install walkie's", path))
-				case err == nil && bytes.Equal(old, text):
-					fmt.Fprintf(c.App.Writer, "%s skill already installed: %s\n", cliTitle[name], path)
-					return nil
-				case err != nil && !errors.Is(err, fs.ErrNotExist):
-					return err
-				}
-				if err := walkie.WriteFileAtomic(path, text, 0o644); err != nil {
-					return fmt.Errorf("install the %s skill: %w", cliTitle[name], err)
-				}
-				fmt.Fprintf(c.App.Writer, "%s skill installed: %s (walkie %s)\n", cliTitle[name], path, readBuildVersion().Version)
-				return nil
-			})
-		},
+		Name:   "install",
+		Usage:  "write the skill where the CLIs look for it",
+		Flags:  skillFlags(),
+		Action: skillAction(f, runF, skillInstallRun),
 	}
 }
 
-func skillRemoveCommand() *cli.Command {
+func skillInstallRun(_ context.Context, o *skillOptions) error {
+	return eachSkill(o, func(name, path string) error {
+		text := renderSkill(name)
+		old, err := os.ReadFile(path)
+		switch {
+		case err == nil && !bytes.Contains(old, []byte(skillMarker)):
+			return withCode(exitRefused, fmt.Errorf("%s exists and walkie did not write it: left alone; move it away to install walkie's", path))
+		case err == nil && bytes.Equal(old, text):
+			fmt.Fprintf(o.IO.Out, "%s skill already installed: %s\n", cliTitle[name], path)
+			return nil
+		case err != nil && !errors.Is(err, fs.ErrNotExist):
+			return err
+		}
+		if err := walkie.WriteFileAtomic(path, text, 0o644); err != nil {
+			return fmt.Errorf("install the %s skill: %w", cliTitle[name], err)
+		}
+		fmt.Fprintf(o.IO.Out, "%s skill installed: %s (walkie %s)\n", cliTitle[name], path, readBuildVersion().Version)
+		return nil
+	})
+}
+
+func skillRemoveCommand(f *Factory, runF func(context.Context, *skillOptions) error) *cli.Command {
 	return &cli.Command{
-		Name:  "remove",
-		Usage: "remove the skill walkie installed",
-		Flags: skillFlags(),
-		Action: func(c *cli.Context) error {
-			return eachSkill(c, func(name, path string) error {
-				old, err := os.ReadFile(path)
-				switch {
-				case errors.Is(err, fs.ErrNotExist):
-					fmt.Fprintf(c.App.Writer, "%s skill not installed at %s\n", cliTitle[name], path)
-					return nil
-				case err != nil:
-					return err
-				case !bytes.Contains(old, []byte(skillMarker)):
-					return withCode(exitRefused, fmt.Errorf("%s was not written by walkie: left alone", path))
-				}
-				if err := os.Remove(path); err != nil {
-					return err
-				}
-				_ = os.Remove(filepath.Dir(path)) // only if empty: a person's own files there stay
-				fmt.Fprintf(c.App.Writer, "%s skill removed: %s\n", cliTitle[name], path)
-				return nil
-			})
-		},
+		Name:   "remove",
+		Usage:  "remove the skill walkie installed",
+		Flags:  skillFlags(),
+		Action: skillAction(f, runF, skillRemoveRun),
 	}
+}
+
+func skillRemoveRun(_ context.Context, o *skillOptions) error {
+	return eachSkill(o, func(name, path string) error {
+		old, err := os.ReadFile(path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			fmt.Fprintf(o.IO.Out, "%s skill not installed at %s\n", cliTitle[name], path)
+			return nil
+		case err != nil:
+			return err
+		case !bytes.Contains(old, []byte(skillMarker)):
+			return withCode(exitRefused, fmt.Errorf("%s was not written by walkie: left alone", path))
+		}
+		if err := os.Remove(path); err != nil {
+			return err
+		}
+		_ = os.Remove(filepath.Dir(path)) // only if empty: a person's own files there stay
+		fmt.Fprintf(o.IO.Out, "%s skill removed: %s\n", cliTitle[name], path)
+		return nil
+	})
 }
 
 // eachSkill calls do with each CLI the flags name and where its skill
 // goes, stopping at the first error.
-func eachSkill(c *cli.Context, do func(name, path string) error) error {
-	clis, user, err := skillTargets(c)
-	if err != nil {
-		return err
-	}
-	for _, name := range clis {
-		path, err := skillPath(name, user)
+func eachSkill(o *skillOptions, do func(name, path string) error) error {
+	for _, name := range o.CLIs {
+		path, err := skillPath(name, o.User)
 		if err != nil {
 			return err
 		}
@@ -196,7 +216,7 @@ func eachSkill(c *cli.Context, do func(name, path string) error) error {
 	return nil
 }
 
-func skillShowCommand() *cli.Command {
+func skillShowCommand(f *Factory, runF func(context.Context, *skillOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "show",
 		Usage: "print the skill's text as install would write it",
@@ -212,8 +232,12 @@ func skillShowCommand() *cli.Command {
 			if c.Bool("codex") {
 				name = "codex"
 			}
-			_, err := c.App.Writer.Write(renderSkill(name))
-			return err
+			return runWith(c.Context, runF, skillShowRun, &skillOptions{IO: f.IO, CLIs: []string{name}})
 		},
 	}
+}
+
+func skillShowRun(_ context.Context, o *skillOptions) error {
+	_, err := o.IO.Out.Write(renderSkill(o.CLIs[0]))
+	return err
 }
