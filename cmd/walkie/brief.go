@@ -410,7 +410,7 @@ func briefApproveRun(_ context.Context, o *briefApproveOptions) error {
 	if err := notStarted(d); err != nil {
 		return err
 	}
-	w, stderr := o.IO.Out, o.IO.ErrOut
+	w := o.IO.Out
 	dir := walkie.StateDir(file, d.Meta.ID)
 	hash := walkie.BriefingHash(d.Briefing)
 	if d.Meta.BriefingSHA256 != hash && walkie.ControllerRunning(dir) {
@@ -427,8 +427,9 @@ func briefApproveRun(_ context.Context, o *briefApproveOptions) error {
 		fmt.Fprintf(w, "%s: the briefing is already approved (sha256 %s)\n", file, hash[:12])
 		return nil
 	}
-	if briefing.IsPlaceholder(d.Briefing) {
-		return withCode(exitBadInput, fmt.Errorf("%s: the briefing is still empty or the bare template: write it first (walkie brief edit %s, or walkie brief distill %s --from CHAT)", file, file, file))
+	notWritten := withCode(exitBadInput, fmt.Errorf("%s: the briefing is still empty or the bare template: write it first (walkie brief edit %s, or walkie brief distill %s --from CHAT)", file, file, file))
+	if briefing.IsPlaceholder(d.Briefing) { // refused before anyone is asked
+		return notWritten
 	}
 	fmt.Fprintf(w, "# Briefing of %s\n\n%s\n", file, d.Briefing)
 	rep := briefing.Check(d.Briefing)
@@ -457,22 +458,32 @@ func briefApproveRun(_ context.Context, o *briefApproveOptions) error {
 		}
 	}
 	// Pin what was shown, not what the file may hold by now.
-	now, err := walkie.Load(file)
+	a, err := approveBriefing(o.IO, file, d.Briefing, notWritten)
 	if err != nil {
 		return err
 	}
-	if !bytes.Equal(now.Briefing, d.Briefing) {
-		return withCode(exitRefused, errors.New("the briefing changed while it was shown: run walkie brief approve again"))
-	}
-	pinned, err := walkie.Approve(file)
-	if err != nil {
-		return err
-	}
-	if err := briefing.WriteApproved(dir, d.Briefing); err != nil {
-		fmt.Fprintf(stderr, "walkie: warning: approved, but the copy for later diffs was not kept: %v\n", err)
-	}
-	fmt.Fprintf(w, "%s: briefing approved, briefing_sha256 %s\n", file, pinned)
+	fmt.Fprintf(w, "%s: briefing approved, briefing_sha256 %s\n", file, a.Hash)
 	return nil
+}
+
+// approveBriefing is briefing.Approve for a person at the command line
+// (walkie brief approve, walkie new): a briefing nobody wrote is refused
+// with unwritten, one that changed is a refusal, and a copy not kept for
+// later diffs is a warning.
+func approveBriefing(streams *IOStreams, file string, shown []byte, unwritten error) (briefing.Approval, error) {
+	a, err := briefing.Approve(file, shown)
+	switch {
+	case errors.Is(err, briefing.ErrPlaceholder):
+		return a, unwritten
+	case errors.Is(err, briefing.ErrChanged):
+		return a, withCode(exitRefused, errors.New("the briefing changed while it was shown: run walkie brief approve again"))
+	case err != nil:
+		return a, err
+	}
+	if a.NotKept != nil {
+		fmt.Fprintf(streams.ErrOut, "walkie: warning: approved, but the copy for later diffs was not kept: %v\n", a.NotKept)
+	}
+	return a, nil
 }
 
 // briefView is `walkie brief show --json`.

@@ -305,17 +305,12 @@ func approveShown(streams *IOStreams, file string) error {
 	if err != nil {
 		return err
 	}
-	if briefing.IsPlaceholder(d.Briefing) {
-		return withCode(exitBadInput, fmt.Errorf("%s: the briefing is still the bare template: write it (walkie brief edit %s), then walkie brief approve %s", file, file, file))
-	}
-	pinned, err := walkie.Approve(file)
+	a, err := approveBriefing(streams, file, d.Briefing,
+		withCode(exitBadInput, fmt.Errorf("%s: the briefing is still the bare template: write it (walkie brief edit %s), then walkie brief approve %s", file, file, file)))
 	if err != nil {
 		return err
 	}
-	if err := briefing.WriteApproved(walkie.StateDir(file, d.Meta.ID), d.Briefing); err != nil {
-		fmt.Fprintf(streams.ErrOut, "walkie: warning: approved, but the copy for later diffs was not kept: %v\n", err)
-	}
-	fmt.Fprintf(streams.Out, "%s: briefing approved, briefing_sha256 %s\n", file, pinned[:12])
+	fmt.Fprintf(streams.Out, "%s: briefing approved, briefing_sha256 %s\n", file, a.Hash[:12])
 	return nil
 }
 
