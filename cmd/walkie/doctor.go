@@ -97,7 +97,7 @@ func doctorAgents(o *doctorOptions, cfg *config.Config) ([]string, map[string]bo
 		if err != nil {
 			return nil, nil, err
 		}
-		cast, err := castFlag(file, o.Agents)
+		cast, err := castFlag(file, &meta, o.Agents)
 		if err != nil {
 			return nil, nil, withCode(exitBadInput, err)
 		}

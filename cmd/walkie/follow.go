@@ -104,7 +104,7 @@ func followRun(ctx context.Context, o *followOptions) error {
 	ctx, stop := interruptible(ctx, o.IO.ErrOut)
 	defer stop()
 	for {
-		sum, ended, err := f.look()
+		d, sum, ended, err := f.look()
 		if err != nil {
 			return err
 		}
@@ -113,7 +113,7 @@ func followRun(ctx context.Context, o *followOptions) error {
 				f.disp.Stop()
 			}
 			fmt.Fprintln(w)
-			term.End(w, r, file, term.Where(file), f.doc(), sum)
+			term.End(w, r, file, term.Where(file), d, sum)
 			return runResult(sum, false)
 		}
 		select {
@@ -145,11 +145,6 @@ func watchDebate(dir string) (*fsnotify.Watcher, error) {
 	return w, nil
 }
 
-func (f *follower) doc() *walkie.Doc {
-	d, _ := walkie.Load(f.file)
-	return d
-}
-
 func (f *follower) print(text string) {
 	if f.disp != nil {
 		f.disp.Print(text)
@@ -162,11 +157,12 @@ func (f *follower) print(text string) {
 }
 
 // look prints what is new: entries recorded since the last look, the
-// sessions running now, and whether the debate has ended.
-func (f *follower) look() (controller.Summary, bool, error) {
-	d, err := walkie.Load(f.file)
+// sessions running now, and whether the debate has ended; d is the
+// record as it read it, which the end's summary shows.
+func (f *follower) look() (d *walkie.Doc, sum controller.Summary, ended bool, err error) {
+	d, err = walkie.Load(f.file)
 	if err != nil {
-		return controller.Summary{}, false, err
+		return nil, sum, false, err
 	}
 	for i := range d.Entries {
 		if e := &d.Entries[i]; e.Marker.Seq > f.shown {
@@ -176,12 +172,12 @@ func (f *follower) look() (controller.Summary, bool, error) {
 	}
 	v, err := debateview.Of(d)
 	if err != nil {
-		return controller.Summary{}, false, err
+		return nil, sum, false, err
 	}
 	running := debateview.Running(f.dir, d, v)
-	sum := controller.Summary{Status: v.Status, Reason: v.Reason, Turns: v.Turns, CostUSD: v.CostUSD}
+	sum = controller.Summary{Status: v.Status, Reason: v.Reason, Turns: v.Turns, CostUSD: v.CostUSD}
 	if v.Status != walkie.StatusOpen && len(running) == 0 {
-		return sum, true, nil
+		return d, sum, true, nil
 	}
 	idle := ""
 	if v.Whose != "" {
@@ -189,7 +185,7 @@ func (f *follower) look() (controller.Summary, bool, error) {
 	}
 	if f.disp != nil {
 		f.disp.Follow(running, idle)
-		return sum, false, nil
+		return d, sum, false, nil
 	}
 	for _, s := range running {
 		key := fmt.Sprintf("%d/%s/%d", s.Turn, s.Agent, s.Attempt)
@@ -198,5 +194,5 @@ func (f *follower) look() (controller.Summary, bool, error) {
 			fmt.Fprintln(f.out, term.StartedLine(controller.Event{Turn: s.Turn, Round: s.Round, Agent: s.Agent, Attempt: s.Attempt}, f.r.Palette())+" started")
 		}
 	}
-	return sum, false, nil
+	return d, sum, false, nil
 }

@@ -162,7 +162,7 @@ func newRun(ctx context.Context, opts *newOptions) error {
 	// new's --max-rounds made the file, and its briefing is approved.
 	run := &runOptions{IO: opts.IO, Config: opts.Config, Logger: opts.Logger, Registry: opts.Registry,
 		File: file, ConfigPath: opts.ConfigPath, By: "walkie new", JSON: opts.JSON, LogFormat: opts.LogFormat, Verbose: opts.Verbose}
-	return runDebate(ctx, run, cfg, nil)
+	return runDebate(ctx, run, nil, cfg, nil)
 }
 
 // newChat is what the distilling agent reads: the question, then the

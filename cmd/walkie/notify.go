@@ -61,10 +61,10 @@ func drain(n *notify.Notifier, timeout time.Duration, stderr io.Writer, log *zap
 }
 
 // notifyObserver sends a run's events to n and, when the debate (walkie
-// notify --copy) or the config asks for it, a copy of each new entry to
-// the supervisor: the same notifier, events and copies as walkie serve
-// and walkie watch send.
-func notifyObserver(file string, n *notify.Notifier) func(controller.Event) {
+// notify --copy, in its state directory dir) or the config asks for it, a
+// copy of each new entry to the supervisor: the same notifier, events and
+// copies as walkie serve and walkie watch send.
+func notifyObserver(file, dir string, n *notify.Notifier) func(controller.Event) {
 	send := notify.Observer(n)
 	return func(e controller.Event) {
 		send(e)
@@ -73,7 +73,7 @@ func notifyObserver(file string, n *notify.Notifier) func(controller.Event) {
 			// A look after each step: the agent's turn, or a person's
 			// post that woke a waiting run. CopyEntries sends each entry
 			// once, whoever looks.
-			if n.Enabled() && notify.CopyWanted(file, n.CopySupervisor()) {
+			if n.Enabled() && notify.CopyWantedIn(dir, n.CopySupervisor()) {
 				_, _ = notify.CopyEntries(file, send)
 			}
 		}

@@ -149,17 +149,31 @@ func autoRun(ctx context.Context, o *runOptions) error {
 	if err != nil {
 		return err
 	}
-	cast, err := castFlag(o.File, o.Agents)
+	// The front matter is read once, here, for all that follows: who
+	// plays whom, the run, the notifications and who holds the debate.
+	meta, err := walkie.ReadMeta(o.File)
 	if err != nil {
 		return withCode(exitBadInput, err)
 	}
-	return runDebate(ctx, o, cfg, cast)
+	cast, err := castFlag(o.File, &meta, o.Agents)
+	if err != nil {
+		return withCode(exitBadInput, err)
+	}
+	return runDebate(ctx, o, &meta, cfg, cast)
 }
 
-// runDebate runs the controller on o.File, showing it on standard error
-// as it goes and how it ended on standard output (walkie auto, turn, new).
-func runDebate(ctx context.Context, o *runOptions, cfg *config.Config, cast map[string]string) error {
+// runDebate runs the controller on o.File, whose front matter is meta
+// (nil: read it), showing it on standard error as it goes and how it
+// ended on standard output (walkie auto, turn, new).
+func runDebate(ctx context.Context, o *runOptions, meta *walkie.Meta, cfg *config.Config, cast map[string]string) error {
 	file := o.File
+	if meta == nil {
+		m, err := walkie.ReadMeta(file)
+		if err != nil {
+			return withCode(exitBadInput, err)
+		}
+		meta = &m
+	}
 	out, err := newRunOutput(o.IO, o.Logger, o.LogFormat, o.Verbose)
 	if err != nil {
 		return err
@@ -172,10 +186,10 @@ func runDebate(ctx context.Context, o *runOptions, cfg *config.Config, cast map[
 	}
 	ctx, stop := interruptible(ctx, o.IO.ErrOut)
 	defer stop()
-	opts := controller.Options{File: file, Config: cfg, Cast: cast, Once: o.Once, Log: out.log,
+	opts := controller.Options{File: file, Meta: meta, Config: cfg, Cast: cast, Once: o.Once, Log: out.log,
 		Registry: o.Registry(out.log), By: o.By, Wait: true, CheckPricing: true, TakeOver: o.TakeOver,
 		MaxRounds: o.MaxRounds, Approve: o.Approve}
-	toSinks, show := notifyObserver(file, n), out.observe
+	toSinks, show := notifyObserver(file, walkie.StateDir(file, meta.ID), n), out.observe
 	opts.Observe = func(e controller.Event) {
 		toSinks(e)
 		if show != nil { // nil when the log speaks alone
@@ -186,7 +200,7 @@ func runDebate(ctx context.Context, o *runOptions, cfg *config.Config, cast map[
 	out.stop()
 	stopNotify()
 	if errors.Is(err, walkie.ErrLocked) {
-		return withCode(exitRefused, heldBy(file))
+		return withCode(exitRefused, heldBy(file, meta))
 	}
 	if err != nil {
 		return withCode(runErrorCode(err), err)
@@ -199,12 +213,10 @@ func runDebate(ctx context.Context, o *runOptions, cfg *config.Config, cast map[
 
 // heldBy says which controller runs a debate already, and what to do
 // instead of starting a second.
-func heldBy(file string) error {
+func heldBy(file string, meta *walkie.Meta) error {
 	who := "another controller"
-	if meta, err := walkie.ReadMeta(file); err == nil {
-		if b, err := os.ReadFile(filepath.Join(walkie.StateDir(file, meta.ID), "run.lock")); err == nil && len(bytes.TrimSpace(b)) > 0 {
-			who += " (pid " + string(bytes.TrimSpace(b)) + ")"
-		}
+	if b, err := os.ReadFile(filepath.Join(walkie.StateDir(file, meta.ID), "run.lock")); err == nil && len(bytes.TrimSpace(b)) > 0 {
+		who += " (pid " + string(bytes.TrimSpace(b)) + ")"
 	}
 	return fmt.Errorf("%s is already being run by %s: watch it with walkie follow %s, stop it with walkie halt %s", file, who, file, file)
 }
@@ -280,14 +292,18 @@ func runExitCode(sum controller.Summary, once bool) int {
 }
 
 // castFlag reads --agents: positional (a,b: the i-th participant is played
-// by the i-th agent) or named (alice=claude).
-func castFlag(file string, list []string) (map[string]string, error) {
+// by the i-th agent) or named (alice=claude), for file, whose front matter
+// is meta (nil: read it, if there are agents to cast).
+func castFlag(file string, meta *walkie.Meta, list []string) (map[string]string, error) {
 	if len(list) == 0 {
 		return nil, nil
 	}
-	meta, err := walkie.ReadMeta(file)
-	if err != nil {
-		return nil, err
+	if meta == nil {
+		m, err := walkie.ReadMeta(file)
+		if err != nil {
+			return nil, err
+		}
+		meta = &m
 	}
 	cast := map[string]string{}
 	for i, item := range list {

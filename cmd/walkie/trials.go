@@ -152,7 +152,7 @@ func trialsRun(ctx context.Context, o *trialsOptions) error {
 	if err != nil {
 		return err
 	}
-	cast, err := castFlag(file, o.Agents)
+	cast, err := castFlag(file, nil, o.Agents)
 	if err != nil {
 		return withCode(exitBadInput, err)
 	}
