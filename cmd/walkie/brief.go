@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/walkie-sh/walkie/briefing"
+	"github.com/walkie-sh/walkie/cmd/walkie/term"
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/controller/distill"
@@ -431,7 +432,7 @@ func briefApproveRun(_ context.Context, o *briefApproveOptions) error {
 	if briefing.IsPlaceholder(d.Briefing) { // refused before anyone is asked
 		return notWritten
 	}
-	fmt.Fprintf(w, "# Briefing of %s\n\n%s\n", file, d.Briefing)
+	fmt.Fprintf(w, "# Briefing of %s\n\n%s\n", file, term.Clean(string(d.Briefing)))
 	rep := briefing.Check(d.Briefing)
 	fmt.Fprintf(w, "— %d words (aim %d-%d)\n", rep.Words, briefing.MinWords, briefing.MaxWords)
 	for _, p := range rep.Problems() {
@@ -446,7 +447,7 @@ func briefApproveRun(_ context.Context, o *briefApproveOptions) error {
 	}
 	if prev != nil {
 		if diff := briefing.Diff("approved", "now", prev, d.Briefing); diff != "" {
-			fmt.Fprintf(w, "\nChanges since the last approval:\n%s", diff)
+			fmt.Fprintf(w, "\nChanges since the last approval:\n%s", term.Clean(diff))
 		}
 	}
 	if !o.Yes {
@@ -548,7 +549,11 @@ func briefShowRun(_ context.Context, o *briefShowOptions) error {
 	if o.JSON {
 		return writeJSON(o.IO.Out, v)
 	}
-	fmt.Fprint(o.IO.Out, v.Text)
+	text := v.Text
+	if o.IO.IsStdoutTTY() { // into a pipe or a file it goes as it is
+		text = term.Clean(text)
+	}
+	fmt.Fprint(o.IO.Out, text)
 	e := o.IO.ErrOut
 	fmt.Fprintf(e, "— %s: %d words (aim %d-%d)", filepath.Base(file), v.Words, briefing.MinWords, briefing.MaxWords)
 	switch {

@@ -71,7 +71,10 @@ func doctorRun(ctx context.Context, o *doctorOptions) error {
 			return err
 		}
 	} else {
-		printChecks(o.IO.Out, checks)
+		_ = writeClean(o.IO.Out, func(w io.Writer) error {
+			printChecks(w, checks)
+			return nil
+		})
 	}
 	usable := 0
 	for _, ck := range checks {

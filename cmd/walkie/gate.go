@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/walkie-sh/walkie/cmd/walkie/term"
 	"github.com/walkie-sh/walkie/gitrepo"
 	"github.com/walkie-sh/walkie/walkie"
 )
@@ -96,7 +97,7 @@ func gateRun(ctx context.Context, o *gateOptions) error {
 		return withCode(exitRefused, fmt.Errorf("gate shut for %s: %s", sha, g.Why))
 	}
 	if !o.JSON {
-		fmt.Fprintf(o.IO.Out, "gate open for %s: %s\n", sha, g.Why)
+		fmt.Fprintf(o.IO.Out, "gate open for %s: %s\n", sha, term.Clean(g.Why))
 	}
 	return nil
 }

@@ -76,9 +76,11 @@ func logRun(_ context.Context, o *logOptions) error {
 		fmt.Fprintf(w, "%s: no turn attempts yet\n", file)
 		return nil
 	}
-	writeLogTable(w, recs)
-	writeTranscripts(w, walkie.StateDir(file, meta.ID), recs)
-	return nil
+	return writeClean(w, func(w io.Writer) error {
+		writeLogTable(w, recs)
+		writeTranscripts(w, walkie.StateDir(file, meta.ID), recs)
+		return nil
+	})
 }
 
 // writeTranscripts says where the attempts' transcripts are: the folder,

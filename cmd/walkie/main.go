@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/walkie-sh/walkie/cmd/walkie/term"
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/walkie"
 )
@@ -114,7 +115,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	app := newApp(newFactory(stdin, stdout, stderr))
 	err := app.Run(interspersed(app, args))
 	if err != nil {
-		fmt.Fprintln(stderr, "walkie:", err)
+		// An error may quote a reason, a note or an agent's detail.
+		fmt.Fprintln(stderr, "walkie:", term.Clean(err.Error()))
 	}
 	return exitCode(err)
 }

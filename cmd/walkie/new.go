@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/walkie-sh/walkie/briefing"
+	"github.com/walkie-sh/walkie/cmd/walkie/term"
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller/distill"
 	"github.com/walkie-sh/walkie/session/activity"
@@ -212,7 +213,7 @@ func newDistill(ctx context.Context, o *newOptions, cfg *config.Config, file, ch
 	if out.disp != nil {
 		// The live line says what the distilling agent does, read from
 		// its output as a turn's is.
-		show, done := out.disp.Task("drafting the briefing · " + out.disp.Palette().Bold(name))
+		show, done := out.disp.Task("drafting the briefing · " + out.disp.Palette().Bold(term.Clean(name)))
 		defer done()
 		kind := ""
 		if a, err := cfg.Agent(name); err == nil {
@@ -276,7 +277,7 @@ func askApproval(in *bufio.Reader, w io.Writer, file string) (bool, error) {
 
 // showBriefing prints a briefing with its length and what it lacks.
 func showBriefing(w io.Writer, file string, text []byte) {
-	fmt.Fprintf(w, "\n# Briefing of %s\n\n%s\n", file, bytes.TrimSpace(text))
+	fmt.Fprintf(w, "\n# Briefing of %s\n\n%s\n", file, term.Clean(string(bytes.TrimSpace(text))))
 	rep := briefing.Check(text)
 	fmt.Fprintf(w, "\n— %d words (aim %d-%d)\n", rep.Words, briefing.MinWords, briefing.MaxWords)
 	for _, p := range rep.Problems() {

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"io"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 	"go.uber.org/zap"
@@ -68,6 +69,20 @@ func loggerAndConfig(logger func(string, bool) (*zap.Logger, error), loadConfig 
 		return nil, nil, err
 	}
 	return log, cfg, nil
+}
+
+// writeClean writes to w what write prints, every control character in it
+// made visible (term.Clean, as an entry's text is): for the output that
+// has no colour of walkie's own, and whose text may have come from
+// outside (a reason, a note, a model name, a CLI's detail, a file or an
+// agent's name). JSON needs none of it: its encoder escapes them.
+func writeClean(w io.Writer, write func(io.Writer) error) error {
+	var b strings.Builder
+	err := write(&b)
+	if _, werr := io.WriteString(w, term.Clean(b.String())); err == nil {
+		err = werr
+	}
+	return err
 }
 
 // writeJSON prints v as indented JSON, as every --json but log's and

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -111,11 +112,13 @@ func phaseShowRun(_ context.Context, o *phaseOptions) error {
 			fmt.Fprintf(w, "%s declares no phases\n", file)
 			return nil
 		}
-		fmt.Fprintf(w, "| phase | agent | state | attempts | time | cost | sha256 |\n|---|---|---|---|---|---|---|\n")
-		for _, p := range phases {
-			fmt.Fprintf(w, "| %s | %s | %s | %d | %s | %s | %s |\n", p.Phase, p.Agent, phaseState(p), p.Attempts, ms(p.DurationMS), term.Money(p.CostUSD, false), orDash(shortHash(p.SHA256)))
-		}
-		return nil
+		return writeClean(w, func(w io.Writer) error {
+			fmt.Fprintf(w, "| phase | agent | state | attempts | time | cost | sha256 |\n|---|---|---|---|---|---|---|\n")
+			for _, p := range phases {
+				fmt.Fprintf(w, "| %s | %s | %s | %d | %s | %s | %s |\n", p.Phase, p.Agent, phaseState(p), p.Attempts, ms(p.DurationMS), term.Money(p.CostUSD, false), orDash(shortHash(p.SHA256)))
+			}
+			return nil
+		})
 	}
 	p, err := findPhase(file, phases, kind)
 	if err != nil {
@@ -131,8 +134,13 @@ func phaseShowRun(_ context.Context, o *phaseOptions) error {
 	if err != nil {
 		return err
 	}
+	// An agent wrote the file: on a terminal it is shown cleaned, into a
+	// pipe or a file it goes as it is.
+	if o.IO.IsStdoutTTY() {
+		text = []byte(term.Clean(string(text)))
+	}
 	fmt.Fprint(w, string(text))
-	fmt.Fprintf(o.IO.ErrOut, "— the %s phase by %s: %s, %d words, %s\n", kind, p.Agent, phaseState(p), len(strings.Fields(string(text))), p.Output)
+	fmt.Fprintf(o.IO.ErrOut, "— the %s phase by %s: %s, %d words, %s\n", kind, p.Agent, term.Clean(phaseState(p)), len(strings.Fields(string(text))), p.Output)
 	return nil
 }
 

@@ -487,7 +487,11 @@ func statusRun(_ context.Context, o *statusOptions) error {
 	if o.JSON {
 		return writeJSON(o.IO.Out, v)
 	}
-	w := o.IO.Out
+	return writeClean(o.IO.Out, func(w io.Writer) error { return printStatus(w, v) })
+}
+
+// printStatus is walkie status FILE for a person.
+func printStatus(w io.Writer, v *debateview.View) error {
 	fmt.Fprintf(w, "debate   %s (%s)\n", v.ID, v.File)
 	fmt.Fprintf(w, "status   %s", v.Status)
 	if v.Reason != "" {
@@ -627,7 +631,7 @@ func resumeRun(_ context.Context, o *fileOptions) error {
 		fmt.Fprintf(w, "%s converged in round %d: there is nothing to resume (walkie show %s reads it)\n", file, v.Round, file)
 		return nil
 	case walkie.StatusClosed:
-		fmt.Fprintf(w, "%s was closed %s: there is nothing to resume (start another thread with walkie thread new)\n", file, v.Reason)
+		fmt.Fprintf(w, "%s was closed %s: there is nothing to resume (start another thread with walkie thread new)\n", file, term.Clean(v.Reason))
 		return nil
 	case walkie.StatusOpen:
 		fmt.Fprintf(w, "%s is open, not halted: there is nothing to resume (walkie auto %s runs it)\n", file, file)

@@ -104,8 +104,10 @@ func reportRun(_ context.Context, o *reportOptions) error {
 			reportExtras
 		}{r, ex})
 	}
-	writeReport(o.IO.Out, r, ex)
-	return nil
+	return writeClean(o.IO.Out, func(w io.Writer) error {
+		writeReport(w, r, ex)
+		return nil
+	})
 }
 
 // replays adds what --quorum and --reviewers ask for to r.

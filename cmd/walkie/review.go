@@ -176,7 +176,10 @@ func reviewRun(ctx context.Context, o *reviewCmdOptions) error {
 		}
 		_, _ = stdout.Write(b)
 	} else {
-		printReview(stdout, res)
+		_ = writeClean(stdout, func(w io.Writer) error {
+			printReview(w, res)
+			return nil
+		})
 		where := "not on GitHub Actions: the report is"
 		if onGitHub {
 			where = "the report is also"

@@ -210,7 +210,7 @@ func statusDir(o *statusOptions) error {
 	if o.JSON {
 		return writeJSON(o.IO.Out, v)
 	}
-	return printChannel(o.IO.Out, v)
+	return writeClean(o.IO.Out, func(w io.Writer) error { return printChannel(w, v) })
 }
 
 func printChannel(w io.Writer, v channelView) error {

@@ -142,8 +142,10 @@ func writeSummary(w io.Writer, s *trials.Summary, format string) error {
 	if format == "json" {
 		return writeJSON(w, s)
 	}
-	s.Markdown(w)
-	return nil
+	return writeClean(w, func(w io.Writer) error {
+		s.Markdown(w)
+		return nil
+	})
 }
 
 func trialsRun(ctx context.Context, o *trialsOptions) error {

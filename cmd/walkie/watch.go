@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"go.uber.org/zap"
 
+	"github.com/walkie-sh/walkie/cmd/walkie/term"
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller/notify"
 	"github.com/walkie-sh/walkie/controller/watch"
@@ -109,7 +110,7 @@ func watchRun(ctx context.Context, o *watchOptions) error {
 			fmt.Fprintln(o.IO.Out, string(b))
 			continue
 		}
-		fmt.Fprintf(o.IO.Out, "%s: %s: %s\n", r.File, r.Action, r.Detail)
+		fmt.Fprintln(o.IO.Out, term.Clean(fmt.Sprintf("%s: %s: %s", r.File, r.Action, r.Detail)))
 	}
 	switch {
 	case err != nil && ctx.Err() != nil:

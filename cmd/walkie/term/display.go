@@ -15,9 +15,9 @@ import (
 // StartedLine is "turn 3 · codex (round 2, attempt 1)".
 func StartedLine(e controller.Event, pal Palette) string {
 	if e.Turn == 0 && e.Line != "" { // a round table's phase names itself
-		return fmt.Sprintf("%s · %s (attempt %d)", e.Line, pal.Bold(e.Agent), e.Attempt)
+		return fmt.Sprintf("%s · %s (attempt %d)", Clean(e.Line), pal.Bold(Clean(e.Agent)), e.Attempt)
 	}
-	return fmt.Sprintf("turn %d · %s (round %d, attempt %d)", e.Turn, pal.Bold(e.Agent), e.Round, e.Attempt)
+	return fmt.Sprintf("turn %d · %s (round %d, attempt %d)", e.Turn, pal.Bold(Clean(e.Agent)), e.Round, e.Attempt)
 }
 
 // recordedLine is one attempt as it ended: "turn 3 · codex accepted in
@@ -27,7 +27,7 @@ func recordedLine(r *controller.TurnRecord, pal Palette) string {
 	if r.Turn == 0 && r.Role != "" { // a round table's phase
 		what = r.Role
 	}
-	parts := []string{fmt.Sprintf("%s · %s %s in %s", what, pal.Bold(r.Agent), pal.Outcome(r.Outcome),
+	parts := []string{fmt.Sprintf("%s · %s %s in %s", Clean(what), pal.Bold(Clean(r.Agent)), pal.Outcome(r.Outcome),
 		Duration(time.Duration(r.DurationMS)*time.Millisecond))}
 	if r.Signed {
 		parts = append(parts, pal.Green("signed"))
@@ -36,26 +36,27 @@ func recordedLine(r *controller.TurnRecord, pal Palette) string {
 		parts = append(parts, cost)
 	}
 	if r.Detail != "" {
-		parts = append(parts, r.Detail)
+		parts = append(parts, Clean(r.Detail))
 	}
 	return strings.Join(parts, " · ")
 }
 
 // endedLine is how the run ended, as the last progress line.
 func endedLine(e controller.Event, pal Palette) string {
+	line := Clean(e.Line)
 	if e.Status == walkie.StatusClosed {
-		return "thread " + pal.Status(e.Status) + " " + e.Line
+		return "thread " + pal.Status(e.Status) + " " + line
 	}
 	if e.Status == walkie.StatusConverged {
 		s := "debate " + pal.Status(e.Status)
-		if e.Line != "" {
-			s += ": " + e.Line
+		if line != "" {
+			s += ": " + line
 		}
 		return s
 	}
 	// "stopped: max-rounds (reached its round cap of 6)", as the error
 	// says it, never "debate max-rounds".
-	return strings.Replace(EndLine(e.Status, e.Line), e.Status, pal.Status(e.Status), 1)
+	return strings.Replace(EndLine(e.Status, line), e.Status, pal.Status(e.Status), 1)
 }
 
 // EndLine says how a debate or round table ended, in the words the live
@@ -94,9 +95,9 @@ func (p *Progress) Observe(e controller.Event) {
 	case controller.EventDebateEnded:
 		line = endedLine(e, p.pal)
 	case controller.EventNote:
-		line = "note: " + e.Line
+		line = "note: " + Clean(e.Line)
 	case controller.EventWaiting:
-		line = e.Line
+		line = Clean(e.Line)
 	default:
 		return // the agent's activity changes too often for a log
 	}
@@ -207,12 +208,12 @@ func (d *Display) Observe(e controller.Event) {
 		d.above(endedLine(e, d.pal))
 		return
 	case controller.EventNote:
-		d.above(d.pal.Dim("note: ") + e.Line)
+		d.above(d.pal.Dim("note: ") + Clean(e.Line))
 		return
 	case controller.EventWaiting:
 		// Nobody runs while a person is awaited: their turn is no live line.
 		d.running = nil
-		d.above(e.Line)
+		d.above(Clean(e.Line))
 		return
 	}
 	d.redraw()
@@ -339,7 +340,7 @@ func (d *Display) liveText(l *liveLine) string {
 	}
 	s := d.pal.Cyan("▶") + " " + what + " " + d.pal.Dim(Duration(d.now().Sub(e.Started).Truncate(time.Second)))
 	if l.activity != "" {
-		s += "  " + l.activity
+		s += "  " + Clean(l.activity)
 	}
 	return s
 }

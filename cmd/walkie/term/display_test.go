@@ -89,3 +89,35 @@ func TestFormatDuration(t *testing.T) {
 		}
 	}
 }
+
+// What an agent, a CLI or a person wrote reaches the live display and
+// the progress lines as visible text: an OSC 52 clipboard write in an
+// agent's output, a note, a wait, a detail or the reason a run ended
+// never reaches the terminal as the sequence it is.
+func TestLinesCleanOutsideText(t *testing.T) {
+	const osc = "\x1b]52;c;ZWNobw==\x07"
+	events := []controller.Event{
+		{Kind: controller.EventTurnStarted, Turn: 1, Round: 1, Agent: "ada" + osc, Attempt: 1, Started: time.Now()},
+		{Kind: controller.EventOutput, Agent: "ada" + osc, Line: "reading " + osc},
+		{Kind: controller.EventNote, Line: "priced " + osc},
+		{Kind: controller.EventTurnRecorded, Agent: "ada" + osc, Record: &controller.TurnRecord{Turn: 1, Agent: "ada" + osc, Outcome: walkie.OutcomeCrashed, Detail: "exit 1: " + osc}},
+		{Kind: controller.EventWaiting, Line: "waiting for brook" + osc},
+		{Kind: controller.EventDebateEnded, Status: walkie.StatusHalted, Line: "naming" + osc},
+	}
+	var live, lines bytes.Buffer
+	d := quietDisplay(&live, Palette{})
+	p := NewProgress(&lines, Palette{})
+	for _, e := range events {
+		d.Observe(e)
+		p.Observe(e)
+	}
+	d.Stop()
+	for name, out := range map[string]string{"display": live.String(), "progress": lines.String()} {
+		if strings.Contains(out, "\x1b]") || strings.Contains(out, "\x07") || !strings.Contains(out, "^[]52;c;ZWNobw==^G") {
+			t.Errorf("the %s:\n%q", name, out)
+		}
+	}
+	if strings.Contains(lines.String(), "\x1b") {
+		t.Errorf("an escape in the progress lines:\n%q", lines.String())
+	}
+}

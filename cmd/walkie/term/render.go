@@ -59,7 +59,7 @@ func (r *Renderer) Header(v *debateview.View, d *walkie.Doc) string {
 	if d.Meta.IsRoundtable() {
 		parties = fmt.Sprintf("implementer %s, reviewers %s", d.Meta.Implementer, strings.Join(d.Meta.Reviewers, ", "))
 	}
-	fmt.Fprintf(&b, "%s · %s · %s\n", r.pal.Bold(v.ID), r.pal.Status(v.Status), parties)
+	fmt.Fprintf(&b, "%s · %s · %s\n", r.pal.Bold(Clean(v.ID)), r.pal.Status(v.Status), Clean(parties))
 	facts := []string{fmt.Sprintf("%s, %s of %d", walkie.Count(v.Turns, "turn", "turns"), RoundWord(v), v.RoundCap)}
 	if v.Approved {
 		facts = append(facts, "briefing approved (sha256 "+d.Meta.BriefingSHA256[:12]+")")
@@ -71,7 +71,7 @@ func (r *Renderer) Header(v *debateview.View, d *walkie.Doc) string {
 	}
 	b.WriteString(r.pal.Dim(strings.Join(facts, " · ")) + "\n")
 	if v.Reason != "" {
-		b.WriteString(v.Reason + "\n")
+		b.WriteString(Clean(v.Reason) + "\n")
 	}
 	return b.String()
 }
@@ -98,7 +98,7 @@ func (r *Renderer) Entry(d *walkie.Doc, e *walkie.Entry) string {
 	if e.Kind == walkie.KindSupervisor {
 		title = []string{r.pal.Bold("Supervisor"), r.when(e.Marker.At)}
 	} else {
-		title = []string{r.pal.Bold(fmt.Sprintf("Turn %d · %s", e.Turn, e.Agent)), fmt.Sprintf("round %d", d.Meta.RoundOf(e.Turn)), r.when(e.Marker.At)}
+		title = []string{r.pal.Bold(fmt.Sprintf("Turn %d · %s", e.Turn, Clean(e.Agent))), fmt.Sprintf("round %d", d.Meta.RoundOf(e.Turn)), r.when(e.Marker.At)}
 		if e.Signed() {
 			title = append(title, r.pal.Green("signed off"))
 			body = debateview.WithoutSignOff(body)
@@ -117,7 +117,7 @@ func (r *Renderer) Entry(d *walkie.Doc, e *walkie.Entry) string {
 // tags is an entry's type and refs on its rule line: "verdict approve ·
 // main@3f2a9c1".
 func (r *Renderer) tags(t walkie.Tags) string {
-	kind := t.Kind()
+	kind := Clean(t.Kind())
 	switch t.Verdict {
 	case walkie.VerdictApprove:
 		kind = r.pal.Green(kind)
@@ -127,10 +127,11 @@ func (r *Renderer) tags(t walkie.Tags) string {
 	if len(t.Refs) == 0 {
 		return kind
 	}
+	refs := Clean(strings.Join(t.RefStrings(), ", "))
 	if kind == "" {
-		return strings.Join(t.RefStrings(), ", ")
+		return refs
 	}
-	return kind + " · " + strings.Join(t.RefStrings(), ", ")
+	return kind + " · " + refs
 }
 
 // Palette is the renderer's palette.

@@ -15,12 +15,12 @@ import (
 
 // headline is "orders.walkie.md: converged after 6 turns in 3 rounds, $0.0080".
 func headline(file string, d *walkie.Doc, sum controller.Summary, pal Palette) string {
-	s := fmt.Sprintf("%s: %s after %s", file, pal.Status(sum.Status), walkie.Count(sum.Turns, "turn", "turns"))
+	s := fmt.Sprintf("%s: %s after %s", Clean(file), pal.Status(sum.Status), walkie.Count(sum.Turns, "turn", "turns"))
 	if d != nil && sum.Turns > 0 {
 		s += " in " + walkie.Count(d.Meta.RoundOf(sum.Turns), "round", "rounds")
 	}
 	if sum.Reason != "" {
-		s += ": " + sum.Reason
+		s += ": " + Clean(sum.Reason)
 	}
 	if sum.CostUSD > 0 {
 		s += ", " + Money(sum.CostUSD, estimatedRun(sum.Attempts))
@@ -56,7 +56,7 @@ func End(w io.Writer, r *Renderer, file, record string, d *walkie.Doc, sum contr
 		// The agreement is the turns that signed off, the last one
 		// included: the first of them usually states the proposal as it
 		// stands, the others accept it.
-		fmt.Fprintf(w, "\n%s, signed off by %s:\n", r.pal.Green("Agreed"), andList(d.Progress().Signed))
+		fmt.Fprintf(w, "\n%s, signed off by %s:\n", r.pal.Green("Agreed"), Clean(andList(d.Progress().Signed)))
 		for _, e := range agreed {
 			fmt.Fprint(w, "\n"+r.Entry(d, e))
 		}
@@ -64,22 +64,22 @@ func End(w io.Writer, r *Renderer, file, record string, d *walkie.Doc, sum contr
 		fmt.Fprintf(w, "\n%s\n", r.pal.Bold("Where each party stands:"))
 		wide := 0
 		for _, p := range ps {
-			wide = max(wide, len(p.Agent))
+			wide = max(wide, len(Clean(p.Agent)))
 		}
 		for _, p := range ps {
 			mark := " "
 			if p.Signed {
 				mark = r.pal.Green("✓")
 			}
-			head := fmt.Sprintf("  %-*s  turn %-3d %s", wide, p.Agent, p.Turn, mark)
-			fmt.Fprintln(w, Fit(head+"  "+gist(p.Text), r.width-1))
+			head := fmt.Sprintf("  %-*s  turn %-3d %s", wide, Clean(p.Agent), p.Turn, mark)
+			fmt.Fprintln(w, Fit(head+"  "+Clean(gist(p.Text)), r.width-1))
 		}
 	}
 	if t := TotalCost(sum.Attempts); t != "" && strings.Contains(t, "unknown") {
 		fmt.Fprintf(w, "\n%s (this run)\n", t)
 	}
-	fmt.Fprintf(w, "\nrecord: %s\n", record)
-	fmt.Fprintf(w, "read it: walkie show %s · every attempt: walkie log %s\n", file, file)
+	fmt.Fprintf(w, "\nrecord: %s\n", Clean(record))
+	fmt.Fprintf(w, "read it: walkie show %s · every attempt: walkie log %s\n", Clean(file), Clean(file))
 }
 
 // Where is the record's path for a reader in another directory.
