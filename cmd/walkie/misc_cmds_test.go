@@ -7,13 +7,15 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/walkie-sh/walkie/cmd/walkie/skills"
 )
 
 func TestSkillCommandsParse(t *testing.T) {
 	if o := parse(t, skillInstallCommand, "--claude", "--project"); !reflect.DeepEqual(o.CLIs, []string{"claude"}) || o.User {
 		t.Errorf("skill install options %+v", o)
 	}
-	if o := parse(t, skillRemoveCommand); !reflect.DeepEqual(o.CLIs, skillCLIs) || !o.User {
+	if o := parse(t, skillRemoveCommand); !reflect.DeepEqual(o.CLIs, skills.CLIs) || !o.User {
 		t.Errorf("skill remove options %+v", o)
 	}
 	if o := parse(t, skillShowCommand, "--codex"); !reflect.DeepEqual(o.CLIs, []string{"codex"}) {
@@ -29,14 +31,14 @@ func TestSkillCommandsRun(t *testing.T) {
 	t.Setenv("HOME", home)
 	t.Setenv("CODEX_HOME", "")
 	f := fakeFactory("")
-	o := &skillOptions{IO: f.IO, CLIs: skillCLIs, User: true}
+	o := &skillOptions{IO: f.IO, CLIs: skills.CLIs, User: true}
 	claude, codex := filepath.Join(home, ".claude/skills/walkie-debate/SKILL.md"), filepath.Join(home, ".codex/skills/walkie-debate/SKILL.md")
 	out, _, code := f.run(t, func() error { return skillInstallRun(ctx, o) })
 	want := "Claude Code skill installed: " + claude + " (walkie " + readBuildVersion().Version + ")\nCodex skill installed: " + codex + " (walkie " + readBuildVersion().Version + ")\n"
 	if code != 0 || out != want {
 		t.Errorf("install: exit %d\n%s\nwant\n%s", code, out, want)
 	}
-	if b, err := os.ReadFile(claude); err != nil || !strings.Contains(string(b), skillMarker) {
+	if b, err := os.ReadFile(claude); err != nil || !strings.Contains(string(b), skills.Marker) {
 		t.Errorf("the skill as written: %v\n%s", err, b)
 	}
 	out, _, code = f.run(t, func() error { return skillInstallRun(ctx, o) })
@@ -51,7 +53,7 @@ func TestSkillCommandsRun(t *testing.T) {
 		t.Errorf("the skill's folder stays: %v", err)
 	}
 	out, _, code = f.run(t, func() error { return skillShowRun(ctx, &skillOptions{IO: f.IO, CLIs: []string{"codex"}}) })
-	if code != 0 || !strings.Contains(out, skillMarker) {
+	if code != 0 || !strings.Contains(out, skills.Marker) {
 		t.Errorf("show: exit %d\n%s", code, out)
 	}
 }

@@ -1,71 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	_ "embed"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"text/template"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/walkie-sh/walkie/walkie"
+	"github.com/walkie-sh/walkie/cmd/walkie/skills"
 )
-
-// skillName is the skill's name, its folder's too.
-const skillName = "walkie-debate"
-
-// skillMarker opens every SKILL.md walkie writes: install replaces and
-// remove removes only such a file, never one a person wrote.
-const skillMarker = "written by walkie skill install"
-
-//go:embed skills/SKILL.md.tmpl
-var skillText string
-
-var skillTemplate = template.Must(template.New("skill").Parse(skillText))
-
-// skillCLIs are the CLIs a skill is written for, by flag name.
-var skillCLIs = []string{"claude", "codex"}
-
-var cliTitle = map[string]string{"claude": "Claude Code", "codex": "Codex"}
-
-// renderSkill is the skill's text for a CLI, stamped with this binary's
-// version: the skill a binary installs is the one it was built with.
-func renderSkill(cli string) []byte {
-	var b bytes.Buffer
-	err := skillTemplate.Execute(&b, struct{ CLI, Version, Marker string }{cli, readBuildVersion().Version, skillMarker})
-	if err != nil {
-		panic("skill template: " + err.Error()) // fixed text and strings: a bug
-	}
-	return b.Bytes()
-}
-
-// skillPath is where a CLI looks for the skill (measured with claude
-// 2.1.197 and codex 0.171.0): Claude Code in .claude/skills of the project
-// or of HOME; Codex in .agents/skills of the project, or in its home,
-// $CODEX_HOME (default ~/.codex), under skills.
-func skillPath(cli string, user bool) (string, error) {
-	var root string
-	switch {
-	case !user && cli == "claude":
-		root = ".claude/skills"
-	case !user:
-		root = ".agents/skills"
-	case cli == "codex" && os.Getenv("CODEX_HOME") != "":
-		root = filepath.Join(os.Getenv("CODEX_HOME"), "skills")
-	default:
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("find your home directory: %w", err)
-		}
-		root = filepath.Join(home, map[string]string{"claude": ".claude", "codex": ".codex"}[cli], "skills")
-	}
-	return filepath.Join(root, skillName, "SKILL.md"), nil
-}
 
 func skillFlags() []cli.Flag {
 	return []cli.Flag{
@@ -103,13 +47,13 @@ func skillTargets(c *cli.Context) (clis []string, user bool, err error) {
 	if c.Bool("project") && c.Bool("user") {
 		return nil, false, withCode(exitBadInput, errors.New("give --project or --user, not both"))
 	}
-	for _, name := range skillCLIs {
+	for _, name := range skills.CLIs {
 		if c.Bool(name) {
 			clis = append(clis, name)
 		}
 	}
 	if len(clis) == 0 {
-		clis = skillCLIs
+		clis = skills.CLIs
 	}
 	return clis, !c.Bool("project"), nil
 }
@@ -151,22 +95,22 @@ func skillInstallCommand(f *Factory, runF func(context.Context, *skillOptions) e
 }
 
 func skillInstallRun(_ context.Context, o *skillOptions) error {
-	return eachSkill(o, func(name, path string) error {
-		text := renderSkill(name)
-		old, err := os.ReadFile(path)
+	return eachSkill(o, func(name string, p skills.Place) error {
+		path := p.Path()
+		res, err := skills.Install(p, skills.Render(name, readBuildVersion().Version))
+		var link *skills.LinkError
 		switch {
-		case err == nil && !bytes.Contains(old, []byte(skillMarker)):
+		case errors.Is(err, skills.ErrNotWalkies):
 			return withCode(exitRefused, fmt.Errorf("%s exists and walkie did not write it: left alone; move it away to install walkie's", path))
-		case err == nil && bytes.Equal(old, text):
-			fmt.Fprintf(o.IO.Out, "%s skill already installed: %s\n", cliTitle[name], path)
+		case errors.As(err, &link):
+			return withCode(exitRefused, err)
+		case err != nil:
+			return fmt.Errorf("install the %s skill: %w", skills.Title[name], err)
+		case res == skills.Already:
+			fmt.Fprintf(o.IO.Out, "%s skill already installed: %s\n", skills.Title[name], path)
 			return nil
-		case err != nil && !errors.Is(err, fs.ErrNotExist):
-			return err
 		}
-		if err := walkie.WriteFileAtomic(path, text, 0o644); err != nil {
-			return fmt.Errorf("install the %s skill: %w", cliTitle[name], err)
-		}
-		fmt.Fprintf(o.IO.Out, "%s skill installed: %s (walkie %s)\n", cliTitle[name], path, readBuildVersion().Version)
+		fmt.Fprintf(o.IO.Out, "%s skill installed: %s (walkie %s)\n", skills.Title[name], path, readBuildVersion().Version)
 		return nil
 	})
 }
@@ -181,35 +125,35 @@ func skillRemoveCommand(f *Factory, runF func(context.Context, *skillOptions) er
 }
 
 func skillRemoveRun(_ context.Context, o *skillOptions) error {
-	return eachSkill(o, func(name, path string) error {
-		old, err := os.ReadFile(path)
+	return eachSkill(o, func(name string, p skills.Place) error {
+		path := p.Path()
+		res, err := skills.Remove(p)
+		var link *skills.LinkError
 		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			fmt.Fprintf(o.IO.Out, "%s skill not installed at %s\n", cliTitle[name], path)
-			return nil
+		case errors.Is(err, skills.ErrNotWalkies):
+			return withCode(exitRefused, fmt.Errorf("%s was not written by walkie: left alone", path))
+		case errors.As(err, &link):
+			return withCode(exitRefused, err)
 		case err != nil:
 			return err
-		case !bytes.Contains(old, []byte(skillMarker)):
-			return withCode(exitRefused, fmt.Errorf("%s was not written by walkie: left alone", path))
+		case res == skills.Absent:
+			fmt.Fprintf(o.IO.Out, "%s skill not installed at %s\n", skills.Title[name], path)
+			return nil
 		}
-		if err := os.Remove(path); err != nil {
-			return err
-		}
-		_ = os.Remove(filepath.Dir(path)) // only if empty: a person's own files there stay
-		fmt.Fprintf(o.IO.Out, "%s skill removed: %s\n", cliTitle[name], path)
+		fmt.Fprintf(o.IO.Out, "%s skill removed: %s\n", skills.Title[name], path)
 		return nil
 	})
 }
 
 // eachSkill calls do with each CLI the flags name and where its skill
 // goes, stopping at the first error.
-func eachSkill(o *skillOptions, do func(name, path string) error) error {
+func eachSkill(o *skillOptions, do func(name string, p skills.Place) error) error {
 	for _, name := range o.CLIs {
-		path, err := skillPath(name, o.User)
+		p, err := skills.Where(name, o.User)
 		if err != nil {
 			return err
 		}
-		if err := do(name, path); err != nil {
+		if err := do(name, p); err != nil {
 			return err
 		}
 	}
@@ -238,6 +182,6 @@ func skillShowCommand(f *Factory, runF func(context.Context, *skillOptions) erro
 }
 
 func skillShowRun(_ context.Context, o *skillOptions) error {
-	_, err := o.IO.Out.Write(renderSkill(o.CLIs[0]))
+	_, err := o.IO.Out.Write(skills.Render(o.CLIs[0], readBuildVersion().Version))
 	return err
 }
