@@ -160,10 +160,17 @@ func newRun(ctx context.Context, opts *newOptions) error {
 	if err := approveShown(opts.IO, file); err != nil {
 		return err
 	}
-	// new's --max-rounds made the file, and its briefing is approved.
-	run := &runOptions{IO: opts.IO, Config: opts.Config, Logger: opts.Logger, Registry: opts.Registry,
-		File: file, ConfigPath: opts.ConfigPath, By: "walkie new", JSON: opts.JSON, LogFormat: opts.LogFormat, Verbose: opts.Verbose}
-	return runDebate(ctx, run, nil, cfg, nil)
+	return runDebate(ctx, opts.debate(file), nil, cfg, nil)
+}
+
+// debate is how walkie new runs the debate in file once its briefing is
+// approved: as walkie auto would, with no --max-rounds (new's made the
+// file) and nothing left to --approve. new has no notify flags: its
+// queued notifications get auto's default time to go out.
+func (opts *newOptions) debate(file string) *runOptions {
+	return &runOptions{IO: opts.IO, Config: opts.Config, Logger: opts.Logger, Registry: opts.Registry,
+		File: file, ConfigPath: opts.ConfigPath, By: "walkie new", JSON: opts.JSON, LogFormat: opts.LogFormat, Verbose: opts.Verbose,
+		Notify: notifyOptions{Timeout: defaultNotifyTimeout}}
 }
 
 // newChat is what the distilling agent reads: the question, then the

@@ -16,12 +16,16 @@ import (
 	"github.com/walkie-sh/walkie/walkie"
 )
 
+// defaultNotifyTimeout is how long, at exit, queued notifications may
+// take to go out, unless --notify-timeout says otherwise.
+const defaultNotifyTimeout = 30 * time.Second
+
 // notifyFlags are the flags of every one-shot form that notifies (auto,
 // turn, watch).
 func notifyFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.BoolFlag{Name: "no-notify", Usage: "send nothing to the config's notify sinks for this run"},
-		&cli.DurationFlag{Name: "notify-timeout", Value: 30 * time.Second, Usage: "at exit, how long queued notifications may take to go out (what is left is reported)"},
+		&cli.DurationFlag{Name: "notify-timeout", Value: defaultNotifyTimeout, Usage: "at exit, how long queued notifications may take to go out (what is left is reported)"},
 	}
 }
 

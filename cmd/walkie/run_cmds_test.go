@@ -81,3 +81,22 @@ func TestNewCommandRefusesFirst(t *testing.T) {
 		t.Errorf("new created %v before it refused", m)
 	}
 }
+
+// walkie new runs its debate as walkie auto would, and its notifications
+// get auto's default time to go out at exit. Before, new read the
+// --notify-timeout it does not have as 0, and the queue was cut at once.
+func TestNewRunsItsDebateAsAutoDoes(t *testing.T) {
+	f := fakeFactory("")
+	o := &newOptions{IO: f.IO, Config: f.Config, Logger: f.Logger, Registry: f.Registry, ConfigPath: "w.yaml", JSON: true, LogFormat: "json",
+		Init: walkie.InitOptions{MaxRounds: 4}}
+	got := o.debate("q.walkie.md")
+	got.IO, got.Config, got.Logger, got.Registry = nil, nil, nil, nil
+	want := &runOptions{File: "q.walkie.md", ConfigPath: "w.yaml", By: "walkie new", JSON: true, LogFormat: "json", Notify: notifyOptions{Timeout: 30 * time.Second}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("new's run\n got %+v\nwant %+v", got, want)
+	}
+	auto := parse(t, autoCommand, mustInit(t, filepath.Join(t.TempDir(), "d.walkie.md")))
+	if auto.Notify != got.Notify {
+		t.Errorf("auto's notify options %+v, new's %+v", auto.Notify, got.Notify)
+	}
+}
