@@ -1,5 +1,11 @@
 // Command walkie runs structured debates and reviews between AI coding
 // agents through a shared, tamper-evident markdown file.
+//
+// Each command is built as gh builds its own: an options struct, a
+// constructor that declares the flags and fills the options from them,
+// and a run function that takes the options and no *cli.Context, so a
+// test can parse real arguments into the options, or call run with a fake
+// Factory (factory.go). Exit codes are decided here, in one place.
 package main
 
 import (
