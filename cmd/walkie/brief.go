@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,13 +44,17 @@ EXAMPLES:
 	}
 }
 
-// notStarted refuses a change of the briefing once the debate has an entry,
-// before anything is asked of the person or an agent.
-func notStarted(d *walkie.Doc) error {
-	if len(d.Entries) > 0 {
-		return withCode(exitRefused, fmt.Errorf("%s has %s: the briefing is fixed once the first entry is written (start a new debate to change it)", d.File, walkie.Count(len(d.Entries), "entry", "entries")))
+// unstarted loads the record whose briefing is to change, refusing one
+// that has an entry before anything is asked of the person or an agent.
+func unstarted(file string) (*walkie.Doc, error) {
+	d, err := walkie.Load(file)
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	if len(d.Entries) > 0 {
+		return nil, withCode(exitRefused, fmt.Errorf("%s has %s: the briefing is fixed once the first entry is written (start a new debate to change it)", d.File, walkie.Count(len(d.Entries), "entry", "entries")))
+	}
+	return d, nil
 }
 
 func briefDraftCommand(f *Factory, runF func(context.Context, *briefDraftOptions) error) *cli.Command {
@@ -129,11 +134,8 @@ func briefDraftRun(_ context.Context, o *briefDraftOptions) error {
 	if o.NewFileFlags {
 		return withCode(exitBadInput, fmt.Errorf("%s exists: --agents, --id and --max-rounds only apply to a new file", file))
 	}
-	d, err := walkie.Load(file)
+	d, err := unstarted(file)
 	if err != nil {
-		return err
-	}
-	if err := notStarted(d); err != nil {
 		return err
 	}
 	if d.Meta.BriefingSHA256 != "" {
@@ -283,11 +285,8 @@ EXAMPLES:
 
 func briefEditRun(_ context.Context, o *fileOptions) error {
 	file := o.File
-	d, err := walkie.Load(file)
+	d, err := unstarted(file)
 	if err != nil {
-		return err
-	}
-	if err := notStarted(d); err != nil {
 		return err
 	}
 	if walkie.ControllerRunning(walkie.StateDir(file, d.Meta.ID)) {
@@ -404,11 +403,8 @@ type briefApproveOptions struct {
 
 func briefApproveRun(_ context.Context, o *briefApproveOptions) error {
 	file := o.File
-	d, err := walkie.Load(file)
+	d, err := unstarted(file)
 	if err != nil {
-		return err
-	}
-	if err := notStarted(d); err != nil {
 		return err
 	}
 	w := o.IO.Out
@@ -432,7 +428,31 @@ func briefApproveRun(_ context.Context, o *briefApproveOptions) error {
 	if briefing.IsPlaceholder(d.Briefing) { // refused before anyone is asked
 		return notWritten
 	}
-	fmt.Fprintf(w, "# Briefing of %s\n\n%s\n", file, term.Clean(string(d.Briefing)))
+	if err := showForApproval(w, d, dir); err != nil {
+		return err
+	}
+	if !o.Yes {
+		if !o.IO.CanPrompt() {
+			return withCode(exitBadInput, errors.New("not approved: standard input is not a terminal, so nobody can confirm; pass --yes to approve without the question"))
+		}
+		if !o.IO.Confirm("\nApprove this briefing? [y/N] ") {
+			return withCode(exitError, errors.New("not approved; nothing changed"))
+		}
+	}
+	// Pin what was shown, not what the file may hold by now.
+	a, err := approveBriefing(o.IO, file, d.Briefing, notWritten)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%s: briefing approved, briefing_sha256 %s\n", file, a.Hash)
+	return nil
+}
+
+// showForApproval shows what a person approves: the briefing, its length
+// and what it lacks, and what changed since an earlier approval (the copy
+// kept in the state directory dir).
+func showForApproval(w io.Writer, d *walkie.Doc, dir string) error {
+	fmt.Fprintf(w, "# Briefing of %s\n\n%s\n", d.File, term.Clean(string(d.Briefing)))
 	rep := briefing.Check(d.Briefing)
 	fmt.Fprintf(w, "— %d words (aim %d-%d)\n", rep.Words, briefing.MinWords, briefing.MaxWords)
 	for _, p := range rep.Problems() {
@@ -450,20 +470,6 @@ func briefApproveRun(_ context.Context, o *briefApproveOptions) error {
 			fmt.Fprintf(w, "\nChanges since the last approval:\n%s", term.Clean(diff))
 		}
 	}
-	if !o.Yes {
-		if !o.IO.CanPrompt() {
-			return withCode(exitBadInput, errors.New("not approved: standard input is not a terminal, so nobody can confirm; pass --yes to approve without the question"))
-		}
-		if !o.IO.Confirm("\nApprove this briefing? [y/N] ") {
-			return withCode(exitError, errors.New("not approved; nothing changed"))
-		}
-	}
-	// Pin what was shown, not what the file may hold by now.
-	a, err := approveBriefing(o.IO, file, d.Briefing, notWritten)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "%s: briefing approved, briefing_sha256 %s\n", file, a.Hash)
 	return nil
 }
 

@@ -63,6 +63,16 @@ func phaseArgs(c *cli.Context, kindRequired bool) (file, kind string, err error)
 	return c.Args().Get(0), c.Args().Get(1), nil
 }
 
+// phaseOf is the phase of kind in the round table in file, or a
+// bad-input error that lists its phases.
+func phaseOf(file, kind string) (roundtable.PhaseBrief, error) {
+	phases, err := roundtable.ListPhases(file)
+	if err != nil {
+		return roundtable.PhaseBrief{}, err
+	}
+	return findPhase(file, phases, kind)
+}
+
 // findPhase returns the phase of kind among phases, or a bad-input error
 // that lists them.
 func findPhase(file string, phases []roundtable.PhaseBrief, kind string) (roundtable.PhaseBrief, error) {
@@ -196,11 +206,7 @@ EXAMPLES:
 
 func phaseApproveRun(_ context.Context, o *phaseOptions) error {
 	file, kind, w := o.File, o.Kind, o.IO.Out
-	phases, err := roundtable.ListPhases(file)
-	if err != nil {
-		return err
-	}
-	p, err := findPhase(file, phases, kind)
+	p, err := phaseOf(file, kind)
 	if err != nil {
 		return err
 	}
@@ -258,11 +264,7 @@ the phase is approved: the record is append-only.`,
 
 func phaseRedoRun(_ context.Context, o *phaseOptions) error {
 	file, kind := o.File, o.Kind
-	phases, err := roundtable.ListPhases(file)
-	if err != nil {
-		return err
-	}
-	if _, err := findPhase(file, phases, kind); err != nil {
+	if _, err := phaseOf(file, kind); err != nil {
 		return err
 	}
 	meta, err := walkie.ReadMeta(file)
