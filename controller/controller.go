@@ -20,7 +20,10 @@ import (
 
 // Options configure a controller run.
 type Options struct {
-	File   string
+	File string
+	// Meta is File's front matter, when the caller has read it already;
+	// nil: the run reads it.
+	Meta   *walkie.Meta
 	Config *config.Config
 	// Cast maps a participant to the configured agent that plays it; a
 	// participant not in the map is played by the agent of its own name.
@@ -410,9 +413,13 @@ func newController(o Options) (*controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	meta, err := walkie.ReadMeta(file)
-	if err != nil {
-		return nil, badInput(err)
+	meta := o.Meta
+	if meta == nil {
+		m, err := walkie.ReadMeta(file)
+		if err != nil {
+			return nil, badInput(err)
+		}
+		meta = &m
 	}
 	c := &controller{opts: o, file: file, dir: walkie.StateDir(file, meta.ID), eng: o.Engine}
 	if c.signer, err = sshsig.FromEnv(); err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -8,10 +9,12 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/walkie-sh/walkie/cmd/walkie/debateview"
+	"github.com/walkie-sh/walkie/cmd/walkie/term"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
-func showCommand() *cli.Command {
+func showCommand(f *Factory, runF func(context.Context, *showOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "show",
 		Usage:     "print the record for reading: each turn with its author, time, round and sign-off",
@@ -36,45 +39,41 @@ EXAMPLES:
 			if err != nil {
 				return err
 			}
-			w := c.App.Writer
-			if c.Bool("raw") {
-				f, err := os.Open(file)
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				_, err = io.Copy(w, f)
-				return err
-			}
-			d, err := walkie.Load(file)
-			if err != nil {
-				return err
-			}
-			r := newRenderer(colorFor(c, w), termWidth(w, 80), time.Local)
-			if err := writeShow(w, r, d); err != nil {
-				return err
-			}
-			if err := d.Verify(); err != nil {
-				return withCode(exitUnverified, fmt.Errorf("shown, but the record does not verify: %w", err))
-			}
-			return nil
+			return runWith(c.Context, runF, showRun, &showOptions{IO: f.IO, File: file, Raw: c.Bool("raw")})
 		},
 	}
 }
 
-// writeShow prints the whole record for reading.
-func writeShow(w io.Writer, r *renderer, d *walkie.Doc) error {
-	v, err := viewOf(d)
+// showOptions are walkie show's.
+type showOptions struct {
+	IO   *IOStreams
+	File string
+	Raw  bool
+}
+
+func showRun(_ context.Context, o *showOptions) error {
+	w := o.IO.Out
+	if o.Raw {
+		f, err := os.Open(o.File)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = io.Copy(w, f)
+		return err
+	}
+	d, err := walkie.Load(o.File)
 	if err != nil {
 		return err
 	}
-	fmt.Fprint(w, r.header(v, d))
-	fmt.Fprint(w, "\n"+r.briefing(d))
-	for i := range d.Entries {
-		fmt.Fprint(w, "\n"+r.entry(d, &d.Entries[i]))
+	r := term.NewRenderer(o.IO.OutPalette(), o.IO.OutWidth(), time.Local)
+	v, err := debateview.Of(d)
+	if err != nil {
+		return err
 	}
-	if len(d.Entries) == 0 {
-		fmt.Fprintln(w, "\n"+r.pal.dim("no entries yet"))
+	r.Record(w, v, d)
+	if err := d.Verify(); err != nil {
+		return withCode(exitUnverified, fmt.Errorf("shown, but the record does not verify: %w", err))
 	}
 	return nil
 }
