@@ -43,6 +43,18 @@ type Config struct {
 	Notify     Notify  // notification sinks
 	Serve      Serve   // walkie serve's HTTP surface
 	BudgetUSD  float64 // default per-debate budget in USD; 0 = no budget
+	// People are the persons who may play participants on this machine
+	// (people:), by name, with how to reach them.
+	People map[string]Person
+}
+
+// Person is one entry of people:: a participant walkie never runs, but
+// waits for, and who may act on debates from Telegram.
+type Person struct {
+	// Telegram is the person's chat id with the bot ("" for none): the
+	// allow-list of notify.telegram's updates. A message from any other
+	// chat is ignored.
+	Telegram string
 }
 
 // Timing is how long an agent's session may take, how it is ended, and
@@ -278,6 +290,27 @@ func (c *Config) Agent(name string) (Agent, error) {
 	}
 	return a.clone(), nil
 }
+
+// IsPerson reports whether name is one of people:.
+func (c *Config) IsPerson(name string) bool {
+	_, ok := c.People[name]
+	return ok
+}
+
+// PersonOfChat is the person whose Telegram chat id is chat, if any.
+func (c *Config) PersonOfChat(chat string) (string, bool) {
+	for _, name := range sortedKeys(c.People) {
+		if p := c.People[name]; p.Telegram != "" && p.Telegram == chat {
+			return name, true
+		}
+	}
+	return "", false
+}
+
+// Suggest returns the one of candidates that s is most likely a typo of,
+// or "" when none is close: the did-you-mean of every message that names
+// an unknown agent, person or key.
+func Suggest(s string, candidates []string) string { return suggest(s, candidates) }
 
 // AgentNames returns the known agent names, sorted.
 func (c *Config) AgentNames() []string { return sortedKeys(c.Agents) }

@@ -23,7 +23,7 @@ import (
 
 // topKeys are the file's sections in the order docs/configuration.md lists
 // them, which messages follow.
-var topKeys = []string{"defaults", "agents", "prompts", "roundtable_prompts", "pricing", "limits", "notify", "serve", "budget_usd"}
+var topKeys = []string{"defaults", "agents", "prompts", "roundtable_prompts", "pricing", "limits", "notify", "serve", "budget_usd", "people"}
 
 // topLevel holds the same keys in the order they are decoded, whatever the
 // file's order: agents start from the defaults and name prompts, and
@@ -39,6 +39,7 @@ func topLevel(c *Config) fields {
 		{"notify", section(notifyFields(&c.Notify))},
 		{"serve", section(serveFields(&c.Serve))},
 		{"budget_usd", money(&c.BudgetUSD)},
+		{"people", people(c)},
 	}
 }
 
@@ -131,6 +132,59 @@ func priceFields(pr *Price, in, out *bool) fields {
 		{"input", given(in, money(&pr.Input))},
 		{"output", given(out, money(&pr.Output))},
 	}
+}
+
+func (c *Config) hasAgent(name string) bool {
+	_, ok := c.Agents[name]
+	return ok
+}
+
+// people sets c.People: a mapping of names to {telegram: CHAT_ID} (or
+// nothing), or a plain list of names. A person may not share a name with
+// an agent: one name is one party.
+func people(c *Config) decodeFunc {
+	add := func(d *decoder, k *yaml.Node, p, name string) bool {
+		kp := join(p, name)
+		switch {
+		case !walkie.ValidName(name):
+			d.errorf(k, kp, "%q is not a valid name for a person (letters, digits, '.', '_' or '-'; not \"supervisor\")", name)
+			return false
+		case c.hasAgent(name):
+			d.errorf(k, kp, "%s is an agent (agents: or a preset) and cannot also be a person: one name is one party", name)
+			return false
+		}
+		if c.People == nil {
+			c.People = map[string]Person{}
+		}
+		if _, dup := c.People[name]; dup {
+			d.errorf(k, kp, "listed twice")
+			return false
+		}
+		c.People[name] = Person{}
+		return true
+	}
+	return func(d *decoder, n *yaml.Node, p string) {
+		if r := d.resolve(n); r != nil && r.Kind == yaml.SequenceNode {
+			names, _ := d.list(r, p)
+			for i, name := range names {
+				add(d, r.Content[i], p, name)
+			}
+			return
+		}
+		d.mapping(n, p, nil, func(name string, k, v *yaml.Node) {
+			if !add(d, k, p, name) {
+				return
+			}
+			var person Person
+			section(personFields(&person))(d, v, join(p, name))
+			c.People[name] = person
+		})
+	}
+}
+
+// personFields are one person's keys under people:.
+func personFields(p *Person) fields {
+	return fields{{"telegram", checked(&p.Telegram, isChatID)}}
 }
 
 // limitsFields name c's agents, so they are decoded after them.

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/urfave/cli/v2"
@@ -67,6 +68,7 @@ EXAMPLES:
 			&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},
 			&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "auto (live lines on a terminal, one progress line per event elsewhere), console or json (log lines)"},
 			verboseFlag(),
+			waitForPeopleFlag(),
 		),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 || strings.TrimSpace(c.Args().First()) == "" {
@@ -76,7 +78,7 @@ EXAMPLES:
 				Question: strings.TrimSpace(c.Args().First()), File: c.String("file"),
 				From: c.String("from"), FromSet: c.IsSet("from"), Briefing: c.String("briefing"), BriefingSet: c.IsSet("briefing"),
 				Distiller: c.String("distiller"), Yes: c.Bool("yes"), ConfigPath: c.String("config"), JSON: c.Bool("json"),
-				LogFormat: c.String("log-format"), Verbose: c.Bool("verbose")}
+				LogFormat: c.String("log-format"), Verbose: c.Bool("verbose"), WaitForPeople: waitForPeopleValue(c)}
 			var err error
 			if opts.Init, err = debateInit(c); err != nil {
 				return err
@@ -107,6 +109,8 @@ type newOptions struct {
 	JSON        bool
 	LogFormat   string
 	Verbose     bool
+	// WaitForPeople is --wait-for-people; nil when not given.
+	WaitForPeople *time.Duration
 }
 
 func newRun(ctx context.Context, opts *newOptions) error {
@@ -137,7 +141,7 @@ func newRun(ctx context.Context, opts *newOptions) error {
 	if file == "" {
 		file = freeName(".", slug(question))
 	}
-	o.Briefing = given
+	o.Briefing, o.Check = given, participantsCheck(file, cfg)
 	if given == nil {
 		o.Briefing = []byte(briefing.Template())
 	}
@@ -170,7 +174,7 @@ func newRun(ctx context.Context, opts *newOptions) error {
 func (opts *newOptions) debate(file string) *runOptions {
 	return &runOptions{IO: opts.IO, Config: opts.Config, Logger: opts.Logger, Registry: opts.Registry,
 		File: file, ConfigPath: opts.ConfigPath, By: "walkie new", JSON: opts.JSON, LogFormat: opts.LogFormat, Verbose: opts.Verbose,
-		Notify: notifyOptions{Timeout: defaultNotifyTimeout}}
+		Notify: notifyOptions{Timeout: defaultNotifyTimeout}, WaitForPeople: opts.WaitForPeople}
 }
 
 // newChat is what the distilling agent reads: the question, then the

@@ -56,9 +56,10 @@ func TestRecordCommandsRun(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "d.walkie.md")
 	f := fakeFactory("Cursors or offsets?\n")
 	out, _, code := f.run(t, func() error {
-		return initRun(ctx, &initOptions{IO: f.IO, File: file, Briefing: "-", Init: walkie.InitOptions{Participants: []string{"ada", "brook"}, MaxRounds: 2}})
+		return initRun(ctx, &initOptions{IO: f.IO, Config: f.Config, File: file, Briefing: "-",
+			Init: walkie.InitOptions{Participants: []string{"ada", "brook"}, People: []string{"ada", "brook"}, MaxRounds: 2}})
 	})
-	if code != 0 || out != "created "+file+" (participants: ada, brook)\n" {
+	if code != 0 || out != "created "+file+" (participants: ada, brook; people: ada, brook)\n" {
 		t.Fatalf("init: exit %d, %q", code, out)
 	}
 	if _, err := walkie.Approve(file); err != nil {
