@@ -132,11 +132,21 @@ type Rule struct {
 	Detail  string         // one line a person understands
 }
 
-// Limits bound the daemon. Zero means no limit.
+// Limits bound the sessions walkie starts. Zero means no limit. The
+// per-agent ones are counted in one ledger for the whole machine, by every
+// form of the controller (controller/ledger); max_sessions by each
+// process on its own.
 type Limits struct {
-	MaxSessions          int            // sessions at once across all debates
-	PerAgentSessions     map[string]int // sessions at once per agent
-	PerAgentTurnsPerHour map[string]int // turns started per agent per rolling hour
+	MaxSessions          int                // sessions at once across all debates of one process
+	PerAgentSessions     map[string]int     // sessions at once per agent
+	PerAgentTurnsPerHour map[string]int     // turns started per agent per rolling hour
+	PerAgentDailyUSD     map[string]float64 // US dollars an agent may spend per local day
+}
+
+// PerAgent reports whether any per-agent limit is set: what needs the
+// machine's ledger.
+func (l Limits) PerAgent() bool {
+	return len(l.PerAgentSessions) > 0 || len(l.PerAgentTurnsPerHour) > 0 || len(l.PerAgentDailyUSD) > 0
 }
 
 // Notify lists the notification sinks. A sink with its main field empty is off.

@@ -193,6 +193,7 @@ func limitsFields(c *Config) fields {
 		{"max_sessions", count(&c.Limits.MaxSessions)},
 		{"per_agent_sessions", perAgent(c, &c.Limits.PerAgentSessions)},
 		{"per_agent_turns_per_hour", perAgent(c, &c.Limits.PerAgentTurnsPerHour)},
+		{"per_agent_daily_usd", perAgentMoney(c, &c.Limits.PerAgentDailyUSD)},
 	}
 }
 
@@ -532,6 +533,28 @@ func perAgent(c *Config, dst *map[string]int) decodeFunc {
 			}
 			if *dst == nil {
 				*dst = map[string]int{}
+			}
+			(*dst)[name] = x
+		})
+	}
+}
+
+// perAgentMoney is perAgent for an amount in US dollars.
+func perAgentMoney(c *Config, dst *map[string]float64) decodeFunc {
+	return func(d *decoder, n *yaml.Node, p string) {
+		d.mapping(n, p, nil, func(name string, k, v *yaml.Node) {
+			kp := join(p, name)
+			if _, ok := c.Agents[name]; !ok {
+				d.errorf(k, kp, "%s", didYouMean(fmt.Sprintf("no agent %q", name), name, c.AgentNames(), "agents"))
+				return
+			}
+			x := -1.0
+			money(&x)(d, v, kp)
+			if x < 0 {
+				return
+			}
+			if *dst == nil {
+				*dst = map[string]float64{}
 			}
 			(*dst)[name] = x
 		})

@@ -64,7 +64,7 @@ type Options struct {
 	// attempt begins only once it returns, and release is called after
 	// the attempt is recorded. An error ends the run before anything of
 	// the attempt is written.
-	Acquire func(ctx context.Context, agent string) (release func(), err error)
+	Acquire engine.AcquireFunc
 	// Engine runs the sessions; a daemon shares one across its runs. Nil:
 	// the run makes its own and closes it at the end.
 	Engine *engine.Engine
@@ -198,6 +198,12 @@ func Run(ctx context.Context, o Options) (sum Summary, err error) {
 		}
 		recs, err := c.step(ctx, t)
 		sum.Attempts = append(sum.Attempts, recs...)
+		if err != nil && len(recs) == 0 && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			// Interrupted before a session began (waiting for a slot
+			// under the limits): nothing to record, as for a wait.
+			sum.Interrupted = true
+			return sum, nil
+		}
 		if errors.Is(err, ErrMovedOn) {
 			c.log.Info("a turn was posted while the next one was being planned; deciding again", zap.Int("turn", t.Turn))
 			continue

@@ -93,6 +93,9 @@ func (c *controller) notePricing() {
 			if budgetOf(&meta, c.opts.Config) > 0 {
 				why += fmt.Sprintf("; the budget counts each such attempt as the costliest known one, and at least %d%% of the budget", int(UnknownShare*100))
 			}
+			if c.opts.Config.Limits.PerAgentDailyUSD[a.Name] > 0 {
+				why += "; limits.per_agent_daily_usd counts only known costs, so it does not hold " + a.Name + " back"
+			}
 			c.log.Warn("cost cannot be told", zap.String("agent", a.Name), zap.String("fix", why))
 			c.emit(Event{Kind: EventNote, Agent: a.Name, Line: why})
 		}

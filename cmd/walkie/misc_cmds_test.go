@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/walkie-sh/walkie/cmd/walkie/skills"
+	"github.com/walkie-sh/walkie/walkie"
 )
 
 func TestSkillCommandsParse(t *testing.T) {
@@ -73,7 +74,10 @@ func TestDoctorCommandsParse(t *testing.T) {
 // version.
 func TestDoctorCommandsRun(t *testing.T) {
 	ctx := context.Background()
-	file := mustInit(t, filepath.Join(t.TempDir(), "d.walkie.md"))
+	file := filepath.Join(t.TempDir(), "d.walkie.md")
+	if err := walkie.Init(file, walkie.InitOptions{Participants: []string{"ada", "brook"}, MaxRounds: 2}); err != nil {
+		t.Fatal(err)
+	}
 	t.Setenv("PATH", t.TempDir())
 	f := fakeFactory("")
 	out, stderr, code := f.run(t, func() error { return doctorRun(ctx, &doctorOptions{IO: f.IO, Config: f.Config, Files: []string{file}}) })

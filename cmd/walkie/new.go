@@ -74,7 +74,7 @@ EXAMPLES:
 			if c.NArg() != 1 || strings.TrimSpace(c.Args().First()) == "" {
 				return withCode(exitBadInput, fmt.Errorf(`new needs the question, quoted, as its one argument (got %d arguments); see `+"`walkie new --help`", c.NArg()))
 			}
-			opts := &newOptions{IO: f.IO, Config: f.Config, Logger: f.Logger, Registry: f.Registry,
+			opts := &newOptions{IO: f.IO, Config: f.Config, Logger: f.Logger, Registry: f.Registry, Ledger: f.Ledger,
 				Question: strings.TrimSpace(c.Args().First()), File: c.String("file"),
 				From: c.String("from"), FromSet: c.IsSet("from"), Briefing: c.String("briefing"), BriefingSet: c.IsSet("briefing"),
 				Distiller: c.String("distiller"), Yes: c.Bool("yes"), ConfigPath: c.String("config"), JSON: c.Bool("json"),
@@ -95,6 +95,7 @@ type newOptions struct {
 	Config   func(path string) (*config.Config, error)
 	Logger   func(format string, verbose bool) (*zap.Logger, error)
 	Registry func(log *zap.Logger) string
+	Ledger   func(log *zap.Logger) string
 
 	Question    string
 	Init        walkie.InitOptions
@@ -172,7 +173,7 @@ func newRun(ctx context.Context, opts *newOptions) error {
 // file) and nothing left to --approve. new has no notify flags: its
 // queued notifications get auto's default time to go out.
 func (opts *newOptions) debate(file string) *runOptions {
-	return &runOptions{IO: opts.IO, Config: opts.Config, Logger: opts.Logger, Registry: opts.Registry,
+	return &runOptions{IO: opts.IO, Config: opts.Config, Logger: opts.Logger, Registry: opts.Registry, Ledger: opts.Ledger,
 		File: file, ConfigPath: opts.ConfigPath, By: "walkie new", JSON: opts.JSON, LogFormat: opts.LogFormat, Verbose: opts.Verbose,
 		Notify: notifyOptions{Timeout: defaultNotifyTimeout}, WaitForPeople: opts.WaitForPeople}
 }

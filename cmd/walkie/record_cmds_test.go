@@ -37,10 +37,11 @@ func TestRecordCommandsParse(t *testing.T) {
 	}
 }
 
-// mustInit makes file a debate of ada and brook, its briefing approved.
+// mustInit makes file a debate of ada and brook, two people, its
+// briefing approved.
 func mustInit(t *testing.T, file string) string {
 	t.Helper()
-	if err := walkie.Init(file, walkie.InitOptions{Participants: []string{"ada", "brook"}, MaxRounds: 2, Briefing: []byte("Cursors or offsets?\n")}); err != nil {
+	if err := walkie.Init(file, walkie.InitOptions{Participants: []string{"ada", "brook"}, People: []string{"ada", "brook"}, MaxRounds: 2, Briefing: []byte("Cursors or offsets?\n")}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := walkie.Approve(file); err != nil {

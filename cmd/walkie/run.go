@@ -154,6 +154,7 @@ type runOptions struct {
 	Config   func(path string) (*config.Config, error)
 	Logger   func(format string, verbose bool) (*zap.Logger, error)
 	Registry func(log *zap.Logger) string
+	Ledger   func(log *zap.Logger) string
 
 	File       string
 	ConfigPath string
@@ -178,7 +179,7 @@ func runController(c *cli.Context, f *Factory, runF func(context.Context, *runOp
 	if err != nil {
 		return err
 	}
-	opts := &runOptions{IO: f.IO, Config: f.Config, Logger: f.Logger, Registry: f.Registry,
+	opts := &runOptions{IO: f.IO, Config: f.Config, Logger: f.Logger, Registry: f.Registry, Ledger: f.Ledger,
 		File: file, ConfigPath: c.String("config"), Agents: c.StringSlice("agents"), By: "walkie " + c.Command.Name,
 		Once: once, MaxRounds: c.Int("max-rounds"), Approve: c.Bool("approve"), JSON: c.Bool("json"), TakeOver: c.Bool("take-over"),
 		LogFormat: c.String("log-format"), Verbose: c.Bool("verbose"), Notify: notifyFlagValues(c), WaitForPeople: waitForPeopleValue(c)}
@@ -227,7 +228,12 @@ func runDebate(ctx context.Context, o *runOptions, meta *walkie.Meta, cfg *confi
 	}
 	ctx, stop := interruptible(ctx, o.IO.ErrOut)
 	defer stop()
-	opts := controller.Options{File: file, Meta: meta, Config: cfg, Cast: cast, Once: o.Once, Log: out.log,
+	limits, err := newLimiter(cfg, o.Ledger(out.log), out.log)
+	if err != nil {
+		return err
+	}
+	defer limits.Close()
+	opts := controller.Options{File: file, Meta: meta, Config: cfg, Cast: cast, Once: o.Once, Log: out.log, Acquire: limits.Acquire,
 		Registry: o.Registry(out.log), By: o.By, Wait: true, CheckPricing: true, TakeOver: o.TakeOver,
 		MaxRounds: o.MaxRounds, Approve: o.Approve, WaitLimit: waitLimit(o.IO, o.WaitForPeople)}
 	toSinks, show := notifyObserver(file, walkie.StateDir(file, meta.ID), n), out.observe

@@ -94,7 +94,7 @@ EXAMPLES:
 			if c.NArg() > 0 {
 				return withCode(exitBadInput, fmt.Errorf("serve takes no arguments (use --dir %s)", c.Args().First()))
 			}
-			return runWith(c.Context, runF, serveRun, &serveOptions{IO: f.IO, Config: f.Config, Logger: f.Logger, Registry: f.Registry,
+			return runWith(c.Context, runF, serveRun, &serveOptions{IO: f.IO, Config: f.Config, Logger: f.Logger, Registry: f.Registry, Ledger: f.Ledger,
 				Engine: c.String("engine"), HomeQueue: c.String("home-queue"), Dir: c.String("dir"), ConfigPath: c.String("config"),
 				Listen: c.String("listen"), Token: c.String("token"), AllowedHosts: c.StringSlice("allowed-host"),
 				Grace: c.Duration("grace"), RateWindow: c.Duration("rate-window"),
@@ -109,6 +109,7 @@ type serveOptions struct {
 	Config   func(path string) (*config.Config, error)
 	Logger   func(format string, verbose bool) (*zap.Logger, error)
 	Registry func(log *zap.Logger) string
+	Ledger   func(log *zap.Logger) string
 
 	Engine       string // local or temporal
 	HomeQueue    string
@@ -146,9 +147,13 @@ func serveRun(ctx context.Context, o *serveOptions) error {
 			return withCode(exitBadInput, fmt.Errorf("--allowed-host: %w", err))
 		}
 	}
+	ledgerPath, err := usableLedger(cfg, o.Ledger(log), log)
+	if err != nil {
+		return err
+	}
 	opts := daemon.Options{Dir: o.Dir, Config: cfg, ConfigPath: o.ConfigPath,
 		Listen: o.Listen, Token: o.Token, AllowedHosts: o.AllowedHosts, Grace: o.Grace, RateWindow: o.RateWindow, Log: log,
-		Registry: o.Registry(log)}
+		Registry: o.Registry(log), Ledger: ledgerPath}
 	var home remoteHome
 	if engine == "temporal" {
 		if home, err = newHome(ctx, o, cfg, log); err != nil {

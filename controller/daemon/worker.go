@@ -382,7 +382,7 @@ func (w *worker) runTurn() (int, error) {
 // acquire waits for a session slot. While it waits it still listens to
 // the debate: a halt (or any status a person sets) gives the slot up
 // before a session is wasted on it, and so does the daemon stopping.
-func (w *worker) acquire(ctx context.Context, agent string) (func(), error) {
+func (w *worker) acquire(ctx context.Context, agent string) (func(usd float64), error) {
 	w.mu.Lock()
 	w.queuedFor = agent
 	w.mu.Unlock()
