@@ -189,7 +189,7 @@ func commands(f *Factory) []*cli.Command {
 		threadCommand(f, nil), gateCommand(f, nil),
 		haltCommand(f, nil), resumeCommand(f, nil), extendCommand(f, nil), repairCommand(f, nil),
 		autoCommand(f, nil), turnCommand(f, nil), trialsCommand(f, nil), logCommand(f, nil), reportCommand(f, nil), doctorCommand(f, nil),
-		serveCommand(f, nil), workerCommand(f, nil), watchCommand(f, nil), notifyCommand(f, nil), reviewCommand(f, nil), skillCommand(f), versionCommand(f, nil),
+		serveCommand(f, nil), workerCommand(f, nil), watchCommand(f, nil), notifyCommand(f, nil), reviewCommand(f, nil), skillCommand(f), mcpCommand(f, nil), versionCommand(f, nil),
 	}
 }
 

@@ -8,11 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/urfave/cli/v2"
 	"go.uber.org/zap"
@@ -134,13 +131,13 @@ func newRun(ctx context.Context, opts *newOptions) error {
 			return err
 		}
 	}
-	chat, err := newChat(question, opts.From)
+	chat, err := distill.QuestionChat(question, opts.From)
 	if err != nil {
 		return withCode(exitBadInput, err)
 	}
 	file := opts.File
 	if file == "" {
-		file = freeName(".", slug(question))
+		file = walkie.FreeName(".", walkie.Slug(question))
 	}
 	o.Briefing, o.Check = given, participantsCheck(file, cfg)
 	if given == nil {
@@ -178,38 +175,8 @@ func (opts *newOptions) debate(file string) *runOptions {
 		Notify: notifyOptions{Timeout: defaultNotifyTimeout}, WaitForPeople: opts.WaitForPeople}
 }
 
-// newChat is what the distilling agent reads: the question, then the
-// conversation it came from, if any, as briefing.ParseChat renders it.
-func newChat(question, from string) (string, error) {
-	text := "The question to debate, as the person put it:\n\n" + question + "\n"
-	if from == "" {
-		return text, nil
-	}
-	raw, err := os.ReadFile(from)
-	if err != nil {
-		return "", fmt.Errorf("read the chat: %w", err)
-	}
-	chat, err := briefing.ParseChat(raw)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", from, err)
-	}
-	return text + "\nThe conversation it came from:\n\n" + chat.Text(), nil
-}
-
 // newDistill drafts the briefing with controller.Distill and shows it.
 func newDistill(ctx context.Context, o *newOptions, cfg *config.Config, file, chat string) error {
-	tmp, err := os.CreateTemp("", "walkie-new-chat-*.txt")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.WriteString(chat)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
 	out, err := newRunOutput(o.IO, o.Logger, o.LogFormat, o.Verbose)
 	if err != nil {
 		return err
@@ -220,7 +187,7 @@ func newDistill(ctx context.Context, o *newOptions, cfg *config.Config, file, ch
 		return err
 	}
 	name := cmp.Or(o.Distiller, meta.Participants[0])
-	opts := distill.Options{File: file, Chat: tmp.Name(), Agent: name, Config: cfg, Log: out.log}
+	opts := distill.Options{File: file, ChatText: chat, Agent: name, Config: cfg, Log: out.log}
 	stderr := o.IO.ErrOut
 	if out.disp != nil {
 		// The live line says what the distilling agent does, read from
@@ -325,39 +292,4 @@ func approveShown(streams *IOStreams, file string) error {
 	}
 	fmt.Fprintf(streams.Out, "%s: briefing approved, briefing_sha256 %s\n", file, a.Hash[:12])
 	return nil
-}
-
-// slug makes a file name of a question's first words: "Should the API
-// paginate?" gives "should-the-api-paginate".
-func slug(question string) string {
-	var words []string
-	for _, f := range strings.FieldsFunc(strings.ToLower(question), func(r rune) bool {
-		return !(r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)))
-	}) {
-		words = append(words, f)
-		if len(words) == 6 || len(strings.Join(words, "-")) > 40 {
-			break
-		}
-	}
-	if len(words) == 0 {
-		return "debate"
-	}
-	return strings.Join(words, "-")
-}
-
-// freeName is dir/NAME.walkie.md, or NAME-2, NAME-3… when that is taken:
-// walkie new never writes over a debate, nor shares its state directory.
-func freeName(dir, name string) string {
-	for n := 1; ; n++ {
-		base := name
-		if n > 1 {
-			base = fmt.Sprintf("%s-%d", name, n)
-		}
-		file := filepath.Join(dir, base+walkie.FileSuffix)
-		_, errFile := os.Stat(file)
-		_, errState := os.Stat(filepath.Join(dir, ".walkie", base))
-		if errors.Is(errFile, os.ErrNotExist) && errors.Is(errState, os.ErrNotExist) {
-			return file
-		}
-	}
 }

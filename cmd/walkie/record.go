@@ -649,7 +649,7 @@ func haltRun(_ context.Context, o *haltOptions) error {
 	return nil
 }
 
-func resumeCommand(f *Factory, runF func(context.Context, *fileOptions) error) *cli.Command {
+func resumeCommand(f *Factory, runF func(context.Context, *resumeOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "resume",
 		Usage:     "lift a halt, or reopen a failed, over-budget or deadlocked debate",
@@ -668,35 +668,29 @@ EXAMPLES:
 			if err != nil {
 				return err
 			}
-			return runWith(c.Context, runF, resumeRun, &fileOptions{IO: f.IO, File: file})
+			return runWith(c.Context, runF, resumeRun, &resumeOptions{IO: f.IO, Config: f.Config, File: file})
 		},
 	}
 }
 
-func resumeRun(_ context.Context, o *fileOptions) error {
-	file, w := o.File, o.IO.Out
-	v, err := debateview.Load(file)
+func resumeRun(_ context.Context, o *resumeOptions) error {
+	cfg, err := o.Config("")
 	if err != nil {
 		return err
 	}
-	switch v.Status {
-	case walkie.StatusConverged:
-		fmt.Fprintf(w, "%s converged in round %d: there is nothing to resume (walkie show %s reads it)\n", file, v.Round, file)
-		return nil
-	case walkie.StatusClosed:
-		fmt.Fprintf(w, "%s was closed %s: there is nothing to resume (start another thread with walkie thread new)\n", file, term.Clean(v.Reason))
-		return nil
-	case walkie.StatusOpen:
-		fmt.Fprintf(w, "%s is open, not halted: there is nothing to resume (walkie auto %s runs it)\n", file, file)
-		return nil
-	case walkie.StatusMaxRounds:
-		return withCode(exitRefused, fmt.Errorf("%s ended at its round cap (%d): walkie extend %s --rounds N adds rounds", file, v.RoundCap, file))
-	}
-	if err := walkie.Resume(file); err != nil {
+	note, err := controller.Resume(o.File, cfg)
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "resumed %s\n", file)
+	fmt.Fprintln(o.IO.Out, term.Clean(note))
 	return nil
+}
+
+// resumeOptions are walkie resume's.
+type resumeOptions struct {
+	IO     *IOStreams
+	Config func(path string) (*config.Config, error)
+	File   string
 }
 
 func extendCommand(f *Factory, runF func(context.Context, *extendOptions) error) *cli.Command {

@@ -83,7 +83,7 @@ func TestRecordCommandsRun(t *testing.T) {
 			t.Errorf("status: exit %d, lacks %q:\n%s", code, want, out)
 		}
 	}
-	out, _, code = f.run(t, func() error { return resumeRun(ctx, &fileOptions{IO: f.IO, File: file}) })
+	out, _, code = f.run(t, func() error { return resumeRun(ctx, &resumeOptions{IO: f.IO, Config: f.Config, File: file}) })
 	if code != 0 || out != "resumed "+file+"\n" {
 		t.Errorf("resume: exit %d, %q", code, out)
 	}
