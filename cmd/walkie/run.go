@@ -92,7 +92,9 @@ A participant declared a person (people: in the front matter or in
 walkie.yaml; a live session that answers with walkie post is one too) is
 never run: at its turn auto says whose post it waits for (walkie post FILE
 --from NAME), tells the notify sinks, and goes on when the post lands, woken
-by the doorbell. Off a terminal or under CI that wait has a limit
+by the doorbell; with Telegram both ways (people with chats with the bot),
+the person's reply there is the post, and the supervisor's /halt, /extend
+and /note reach the run. Off a terminal or under CI that wait has a limit
 (--wait-for-people, 30m by default): then auto tells the sinks and exits 16.
 A participant that is neither an agent nor a declared person is refused
 before anything runs (exit 2), with the name most likely meant.
@@ -237,13 +239,23 @@ func runDebate(ctx context.Context, o *runOptions, meta *walkie.Meta, cfg *confi
 		Registry: o.Registry(out.log), By: o.By, Wait: true, CheckPricing: true, TakeOver: o.TakeOver,
 		MaxRounds: o.MaxRounds, Approve: o.Approve, WaitLimit: waitLimit(o.IO, o.WaitForPeople)}
 	toSinks, show := notifyObserver(file, walkie.StateDir(file, meta.ID), n), out.observe
+	// While a person's turn is open, their reply on Telegram is the post.
+	poll, stopPoll := func(controller.Event) {}, func() {}
+	if !o.Notify.Off {
+		abs, _ := filepath.Abs(file)
+		if poll, stopPoll, err = pollWhileWaiting(ctx, cfg, abs, opts.Registry, out.log); err != nil {
+			return err
+		}
+	}
 	opts.Observe = func(e controller.Event) {
 		toSinks(e)
+		poll(e)
 		if show != nil { // nil when the log speaks alone
 			show(e)
 		}
 	}
 	sum, err := controller.Run(ctx, opts)
+	stopPoll()
 	out.stop()
 	stopNotify()
 	if errors.Is(err, walkie.ErrLocked) {

@@ -206,7 +206,7 @@ func New(o Options) (*Daemon, error) {
 	})
 	d.metrics = newMetrics(d)
 	d.conns = newAdmission(o.HTTPMaxConns, perAddrConns(o.HTTPMaxConns), d.httpLog, d.metrics.reg)
-	n, err := notify.New(o.Config.Notify, d.notifyOptions())
+	n, err := notify.New(o.Config.Notify, d.notifyOptions(o.Config))
 	if err != nil {
 		return nil, err
 	}
@@ -237,12 +237,19 @@ func defaultMaxConns() int {
 	return int(min(max(lim.Cur/4, 16), 256))
 }
 
-func (d *Daemon) notifyOptions() notify.Options {
+func (d *Daemon) notifyOptions(cfg *config.Config) notify.Options {
 	o := d.o.Notify
-	o.Log = d.log.Named("notify")
+	o.Log, o.People = d.log.Named("notify"), cfg.People
 	o.Count = func(sink, result string) { d.metrics.notifications.WithLabelValues(sink, result).Inc() }
 	return o
 }
+
+// Config is the configuration the daemon runs with now (a reload
+// replaces it).
+func (d *Daemon) Config() *config.Config { return d.cfg.Load() }
+
+// Dir is the directory the daemon serves, resolved.
+func (d *Daemon) Dir() string { return d.dir }
 
 // Addr is the HTTP listener's address ("" when there is none).
 func (d *Daemon) Addr() string {
@@ -334,8 +341,8 @@ func (d *Daemon) Reload() error {
 	prev := d.cfg.Load()
 	changes := config.Changes(prev, next)
 	var n *notify.Notifier
-	if slices.Contains(changes, "notify changed") {
-		if n, err = notify.New(next.Notify, d.notifyOptions()); err != nil {
+	if slices.Contains(changes, "notify changed") || slices.Contains(changes, "people changed") {
+		if n, err = notify.New(next.Notify, d.notifyOptions(next)); err != nil {
 			d.metrics.reloads.WithLabelValues("refused").Inc()
 			d.log.Error("config reload refused; the running configuration stays", zap.Error(err))
 			return err

@@ -40,6 +40,9 @@ type worker struct {
 	queuedFor  string // the agent whose slot it is waiting for
 	lastStatus string // for debate-ended events the controller did not send
 	lastErr    string // the last error logged, so a repeated one is logged once
+	// toldWaiting is the turn whose person the sinks were last told it
+	// is theirs (a waiting event), so each turn is told once.
+	toldWaiting int
 }
 
 // DebateView is one debate as /api/debates and the page show it.
@@ -296,6 +299,13 @@ func (w *worker) check(lockDelay *time.Duration) (action, time.Duration) {
 		return actWait, *lockDelay
 	default:
 		w.setWaiting(dec.Why)
+		if dec.Action == controller.ActWait && dec.Person && w.toldWaiting != dec.Turn {
+			// A person's turn: told once, as walkie auto tells it, so a
+			// Telegram chat can answer it.
+			w.toldWaiting = dec.Turn
+			w.observe(controller.Event{Kind: controller.EventWaiting, Debate: doc.Meta.ID, File: w.file, Turn: dec.Turn, Round: dec.Round,
+				Agent: dec.Participant, Line: dec.Why})
+		}
 	}
 	return actWait, 0
 }
