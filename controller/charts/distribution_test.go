@@ -107,3 +107,18 @@ func mapsEqual(a, b map[string]string) bool {
 	}
 	return true
 }
+
+// A page that lists some of a directory's copies summarises those alone;
+// a file that is no copy of the directory is refused.
+func TestSummarizeCopies(t *testing.T) {
+	dir := trialsDir(t)
+	files := []string{dir + "/4/eval-4.walkie.md", dir + "/1/eval-1.walkie.md"}
+	s, err := trials.SummarizeCopies(dir, files)
+	must(t, err)
+	if len(s.Trials) != 2 || s.Trials[0].N != 1 || s.Trials[1].N != 4 {
+		t.Errorf("summarised %+v, want trials 1 and 4", s.Trials)
+	}
+	if _, err := trials.SummarizeCopies(dir, []string{dir + "/../elsewhere.walkie.md"}); err == nil {
+		t.Error("a file that is no copy was summarised")
+	}
+}
