@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs Chromium from the distribution's packages for the fleet page's
-# browser tests (controller/fleet/browser). It is a no-op when a Chromium
-# is already on PATH or named by WALKIE_CHROMIUM. Debian and Ubuntu get
+# browser tests (controller/daemon/browser_test.go). It is a no-op when a
+# Chromium is already on PATH or named by WALKIE_CHROMIUM. Debian and Ubuntu get
 # `apt-get install chromium`; elsewhere it says what to install and exits
 # non-zero, so `make test` can report it (and, with CI set, the browser
 # tests fail rather than skip).

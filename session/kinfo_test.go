@@ -17,7 +17,7 @@ import (
 // golang.org/x/sys/unix's darwin KinfoProc (an sh leader, its sleep, and a
 // zombie true); on a Mac, `go test ./session -run TestCaptureKinfo
 // -capture-kinfo` adds fixtures captured from the live kernel
-// (kinfo_darwin_test.go).
+// (proc_darwin_test.go).
 
 // kinfoWant is a fixture's expected decoding.
 type kinfoWant struct {

@@ -21,7 +21,8 @@ func TestTurnLogRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw := readFile(t, filepath.Join(dir, "turns.jsonl"))
-	// RFC 3339 in UTC with milliseconds, as the architecture page says.
+	// RFC 3339 in UTC with milliseconds, as docs/controller.md's table of
+	// turns.jsonl says.
 	if !strings.Contains(string(raw), `"started":"2026-11-30T01:00:00.123Z"`) || !strings.Contains(string(raw), `"exit_code":0`) {
 		t.Errorf("line: %s", raw)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/walkie-sh/walkie/cmd/walkie/internal/blackbox"
 	"github.com/walkie-sh/walkie/session/sessiontest"
 )
 
@@ -18,13 +19,13 @@ import (
 func TestHaltMidTurn(t *testing.T) {
 	d := newDebate(t, setup{participants: []string{"a", "b"}, scripts: map[string]string{"a": "behavior: hang"}})
 	before := d.read(d.name)
-	auto := d.start("auto", d.name, "--approve")
+	auto := d.Start("auto", d.name, "--approve")
 	agent := d.waitRunning(auto, 1)
-	d.mustRun(0, "halt", d.name, "--reason", "testing halt")
+	d.MustRun(0, "halt", d.name, "--reason", "testing halt")
 	halted := time.Now()
-	r := auto.wait(30 * time.Second)
-	if r.code != 12 {
-		t.Fatalf("auto exit %d, want 12\n%s", r.code, r.stderr)
+	r := auto.Wait(30 * time.Second)
+	if r.Code != 12 {
+		t.Fatalf("auto exit %d, want 12\n%s", r.Code, r.Stderr)
 	}
 	if took := time.Since(halted); took > time.Second {
 		t.Errorf("auto exited %s after walkie halt", took)
@@ -34,7 +35,7 @@ func TestHaltMidTurn(t *testing.T) {
 	if rec := recs[0]; rec.EndedBy != "controller" || rec.Signal != "SIGTERM" {
 		t.Errorf("halted attempt: %s", rec)
 	}
-	if alive(agent) {
+	if blackbox.Alive(agent) {
 		t.Errorf("the agent (pid %d) is still alive", agent)
 	}
 	st := d.state()
@@ -54,7 +55,7 @@ func TestExtendAfterMaxRounds(t *testing.T) {
 		scripts: map[string]string{"a": "sign_from: 2", "b": "sign_from: 2"}})
 	d.auto(10)
 	d.wantOutcomes(d.turns(), "accepted", "accepted")
-	d.mustRun(0, "extend", d.name, "--rounds", "1")
+	d.MustRun(0, "extend", d.name, "--rounds", "1")
 	d.auto(0)
 	d.wantOutcomes(d.turns(), "accepted", "accepted", "accepted", "accepted")
 	d.verify(4)
@@ -73,15 +74,15 @@ func TestExtendWhileRunning(t *testing.T) {
 		// the extension to land while it runs.
 		"b": "sign_from: 2\nsteps:\n  - delay: 2s\n  - {}",
 	}})
-	auto := d.start("auto", d.name, "--approve")
+	auto := d.Start("auto", d.name, "--approve")
 	d.waitRunning(auto, 2)
-	d.mustRun(0, "extend", d.name, "--rounds", "1")
+	d.MustRun(0, "extend", d.name, "--rounds", "1")
 	if st := d.state(); st.Running == nil || st.Running.Turn != 2 {
 		t.Fatalf("turn 2 was over before the extension landed; the test proves nothing")
 	}
-	r := auto.wait(30 * time.Second)
-	if r.code != 0 {
-		t.Fatalf("auto exit %d, want 0 (converged in the extra round)\n%s", r.code, r.stderr)
+	r := auto.Wait(30 * time.Second)
+	if r.Code != 0 {
+		t.Fatalf("auto exit %d, want 0 (converged in the extra round)\n%s", r.Code, r.Stderr)
 	}
 	d.wantOutcomes(d.turns(), "accepted", "accepted", "accepted", "accepted")
 	d.verify(4)
@@ -100,22 +101,22 @@ func TestKillAndResume(t *testing.T) {
 			"a": "sign_from: 2",
 			"b": "sign_from: 2\nsteps:\n  - {behavior: grandchild, pid_file: grandchild.pid, hang_after: true}\n  - {}",
 		}})
-	auto := d.start("auto", d.name, "--approve")
+	auto := d.Start("auto", d.name, "--approve")
 	agent := d.waitRunning(auto, 2)
 	var grandchild int
 	sessiontest.WaitFor(t, 20*time.Second, "the grandchild deaf to SIGHUP", func() bool {
 		b, err := os.ReadFile(d.path("grandchild.pid"))
 		grandchild, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-		return err == nil && grandchild > 0 && ignores(grandchild, syscall.SIGHUP)
+		return err == nil && grandchild > 0 && blackbox.Ignores(grandchild, syscall.SIGHUP)
 	})
 	sessiontest.WaitFor(t, 10*time.Second, "b's turn in the file", func() bool {
 		return bytes.Contains(d.read(d.name), []byte("## Turn 2 · b"))
 	})
-	auto.signal(syscall.SIGKILL)
-	if r := auto.wait(10 * time.Second); r.code != -1 {
-		t.Logf("killed auto: exit %d", r.code)
+	auto.Signal(syscall.SIGKILL)
+	if r := auto.Wait(10 * time.Second); r.Code != -1 {
+		t.Logf("killed auto: exit %d", r.Code)
 	}
-	if !alive(grandchild) {
+	if !blackbox.Alive(grandchild) {
 		t.Fatalf("the grandchild %d died with the controller; the test proves nothing", grandchild)
 	}
 	if st := d.state(); st.Running == nil || st.Running.Turn != 2 {
@@ -123,8 +124,8 @@ func TestKillAndResume(t *testing.T) {
 	}
 
 	d.auto(0)
-	if alive(agent) || alive(grandchild) {
-		t.Errorf("processes of the killed session survived the restart: agent %v, grandchild %v", alive(agent), alive(grandchild))
+	if blackbox.Alive(agent) || blackbox.Alive(grandchild) {
+		t.Errorf("processes of the killed session survived the restart: agent %v, grandchild %v", blackbox.Alive(agent), blackbox.Alive(grandchild))
 	}
 	recs := d.turns()
 	d.wantOutcomes(recs, "accepted", "interrupted", "accepted", "accepted", "accepted")
@@ -149,7 +150,7 @@ func TestKillAndResume(t *testing.T) {
 	}
 	for turn := 1; turn <= 4; turn++ {
 		if seen[turn] != 1 {
-			t.Errorf("turn %d accepted %d times\n%s", turn, seen[turn], dump(recs))
+			t.Errorf("turn %d accepted %d times\n%s", turn, seen[turn], blackbox.Dump(recs))
 		}
 	}
 	d.verify(4)
@@ -164,15 +165,15 @@ func TestKillAndResume(t *testing.T) {
 func TestSIGINT(t *testing.T) {
 	d := newDebate(t, setup{participants: []string{"a", "b"}, maxRounds: 1,
 		scripts: map[string]string{"a": "steps:\n  - behavior: hang\n  - {}"}})
-	auto := d.start("auto", d.name, "--approve")
+	auto := d.Start("auto", d.name, "--approve")
 	agent := d.waitRunning(auto, 1)
 	d.waitInvoked("a", 1) // so that the rerun is a's second step
-	auto.signal(syscall.SIGINT)
-	r := auto.wait(10 * time.Second)
-	if r.code != 130 {
-		t.Fatalf("auto exit %d after SIGINT, want 130\n%s", r.code, r.stderr)
+	auto.Signal(syscall.SIGINT)
+	r := auto.Wait(10 * time.Second)
+	if r.Code != 130 {
+		t.Fatalf("auto exit %d after SIGINT, want 130\n%s", r.Code, r.Stderr)
 	}
-	if alive(agent) {
+	if blackbox.Alive(agent) {
 		t.Errorf("the agent %d survived", agent)
 	}
 	recs := d.turns()
@@ -199,15 +200,15 @@ func TestSIGINT(t *testing.T) {
 // A second controller on the same debate is refused while one runs.
 func TestOneControllerPerDebate(t *testing.T) {
 	d := newDebate(t, setup{participants: []string{"a", "b"}, scripts: map[string]string{"a": "behavior: hang"}})
-	auto := d.start("auto", d.name, "--approve")
+	auto := d.Start("auto", d.name, "--approve")
 	d.waitRunning(auto, 1)
-	r := d.mustRun(3, "auto", d.name)
-	if !strings.Contains(r.stderr, "is already being run by another controller (pid ") || !strings.Contains(r.stderr, "walkie follow "+d.name) || strings.Contains(r.stderr, "bad input") {
-		t.Errorf("stderr:\n%s", r.stderr)
+	r := d.MustRun(3, "auto", d.name)
+	if !strings.Contains(r.Stderr, "is already being run by another controller (pid ") || !strings.Contains(r.Stderr, "walkie follow "+d.name) || strings.Contains(r.Stderr, "bad input") {
+		t.Errorf("stderr:\n%s", r.Stderr)
 	}
-	d.mustRun(0, "halt", d.name)
-	if r := auto.wait(10 * time.Second); r.code != 12 {
-		t.Errorf("first auto: exit %d", r.code)
+	d.MustRun(0, "halt", d.name)
+	if r := auto.Wait(10 * time.Second); r.Code != 12 {
+		t.Errorf("first auto: exit %d", r.Code)
 	}
 	d.noProcessesLeft()
 }
@@ -215,11 +216,11 @@ func TestOneControllerPerDebate(t *testing.T) {
 // SIGTERM is handled like the first SIGINT.
 func TestSIGTERM(t *testing.T) {
 	d := newDebate(t, setup{participants: []string{"a", "b"}, scripts: map[string]string{"a": "behavior: hang"}})
-	auto := d.start("auto", d.name, "--approve")
+	auto := d.Start("auto", d.name, "--approve")
 	d.waitRunning(auto, 1)
-	auto.signal(syscall.SIGTERM)
-	if r := auto.wait(10 * time.Second); r.code != 130 {
-		t.Fatalf("auto exit %d after SIGTERM, want 130\n%s", r.code, r.stderr)
+	auto.Signal(syscall.SIGTERM)
+	if r := auto.Wait(10 * time.Second); r.Code != 130 {
+		t.Fatalf("auto exit %d after SIGTERM, want 130\n%s", r.Code, r.Stderr)
 	}
 	d.wantOutcomes(d.turns(), "interrupted")
 	d.noProcessesLeft()
@@ -232,16 +233,16 @@ func TestSecondSIGINT(t *testing.T) {
 		defaults: map[string]string{"kill_grace": "30s"},
 		agents:   map[string]map[string]string{"a": {"command": `[sh, -c, "trap '' TERM; while :; do sleep 1; done"]`}}}
 	d := newDebate(t, s)
-	auto := d.start("auto", d.name, "--approve")
+	auto := d.Start("auto", d.name, "--approve")
 	d.waitRunning(auto, 1)
-	auto.signal(syscall.SIGINT)
+	auto.Signal(syscall.SIGINT)
 	sessiontest.WaitFor(t, 10*time.Second, "the first SIGINT acknowledged", func() bool {
-		return bytes.Contains(auto.stderrSoFar(), []byte("Ctrl-C again"))
+		return strings.Contains(auto.Stderr(), "Ctrl-C again")
 	})
 	second := time.Now()
-	auto.signal(syscall.SIGINT)
-	if r := auto.wait(10 * time.Second); r.code != 130 {
-		t.Fatalf("auto exit %d after two SIGINTs, want 130\n%s", r.code, r.stderr)
+	auto.Signal(syscall.SIGINT)
+	if r := auto.Wait(10 * time.Second); r.Code != 130 {
+		t.Fatalf("auto exit %d after two SIGINTs, want 130\n%s", r.Code, r.Stderr)
 	}
 	if took := time.Since(second); took > 2*time.Second {
 		t.Errorf("the second SIGINT took %s to exit", took)
@@ -265,15 +266,15 @@ func TestSupervisorNoteDuringTurn(t *testing.T) {
 	d := newDebate(t, setup{participants: []string{"a", "b"}, maxRounds: 1,
 		defaults: map[string]string{"grace": "1s"},
 		scripts:  map[string]string{"a": "hang_after: true"}})
-	auto := d.start("auto", d.name, "--approve")
+	auto := d.Start("auto", d.name, "--approve")
 	d.waitRunning(auto, 1)
 	sessiontest.WaitFor(t, 10*time.Second, "a's turn in the file", func() bool {
 		return bytes.Contains(d.read(d.name), []byte("## Turn 1 · a"))
 	})
 	d.write("note.txt", "Keep it short.\n")
-	d.mustRun(0, "post", d.name, "--supervisor", "--body-file", "note.txt")
-	if r := auto.wait(30 * time.Second); r.code != 10 {
-		t.Fatalf("auto exit %d\n%s", r.code, r.stderr)
+	d.MustRun(0, "post", d.name, "--supervisor", "--body-file", "note.txt")
+	if r := auto.Wait(30 * time.Second); r.Code != 10 {
+		t.Fatalf("auto exit %d\n%s", r.Code, r.Stderr)
 	}
 	d.wantOutcomes(d.turns(), "accepted", "accepted")
 	d.verify(2)
@@ -291,10 +292,10 @@ func TestTornTailRefused(t *testing.T) {
 	d := newDebate(t, setup{participants: []string{"a", "b"}})
 	d.write(d.name, string(d.read(d.name))+"\n## Turn 1 · a\nhalf a tu")
 	r := d.auto(4)
-	if !strings.Contains(r.stderr, "walkie repair") {
-		t.Errorf("stderr:\n%s", r.stderr)
+	if !strings.Contains(r.Stderr, "walkie repair") {
+		t.Errorf("stderr:\n%s", r.Stderr)
 	}
 	if recs := d.turns(); len(recs) != 0 {
-		t.Errorf("attempts were made:\n%s", dump(recs))
+		t.Errorf("attempts were made:\n%s", blackbox.Dump(recs))
 	}
 }

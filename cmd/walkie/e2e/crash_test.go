@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/walkie-sh/walkie/cmd/walkie/internal/blackbox"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -57,21 +58,21 @@ func TestCrashAutoAtRandomMoments(t *testing.T) {
 				"a": {"command": `[fakeagent, --file, "{file}", --agent, "{agent}", --behavior, grandchild]`, "usage": "none"},
 				"b": {"command": `[fakeagent, --file, "{file}", --agent, "{agent}", --behavior, grandchild]`, "usage": "none"},
 			}})
-		d.env = append(d.env, "TMPDIR="+tmp)
+		d.Env = append(d.Env, "TMPDIR="+tmp)
 		for ; done < kills; done++ {
-			p := d.start("auto", d.name, "--approve")
+			p := d.Start("auto", d.name, "--approve")
 			if rng.IntN(10) > 0 {
 				attemptBegun(d, p)
 			}
 			time.Sleep(time.Duration(rng.IntN(150_000)) * time.Microsecond)
-			_ = p.cmd.Process.Signal(syscall.SIGKILL) // it may have ended by itself first
-			r := p.wait(30 * time.Second)
-			if r.code != -1 && r.code != 137 && r.code != 10 {
+			_ = p.Cmd.Process.Signal(syscall.SIGKILL) // it may have ended by itself first
+			r := p.Wait(30 * time.Second)
+			if r.Code != -1 && r.Code != 137 && r.Code != 10 {
 				// Not killed: it ended on its own first (the debate is over)
 				// or failed, which must not happen.
-				t.Fatalf("debate %d: walkie auto exited %d before the kill:\n%s", i, r.code, r.stderr)
+				t.Fatalf("debate %d: walkie auto exited %d before the kill:\n%s", i, r.Code, r.Stderr)
 			}
-			if r.code == 10 {
+			if r.Code == 10 {
 				break // it ended before the kill
 			}
 			count(whereKilled(t, d))
@@ -95,15 +96,15 @@ func TestCrashAutoAtRandomMoments(t *testing.T) {
 }
 
 // attemptBegun waits, bounded, until p has begun an attempt (or ended).
-func attemptBegun(d *debate, p *proc) {
+func attemptBegun(d *debate, p *blackbox.Proc) {
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
-		case <-p.done:
+		case <-p.Done():
 			return
 		default:
 		}
-		if st, err := walkie.LoadState(d.stateDir()); err == nil && st.Running != nil && st.Running.ControllerPID == p.cmd.Process.Pid {
+		if st, err := walkie.LoadState(d.stateDir()); err == nil && st.Running != nil && st.Running.ControllerPID == p.Cmd.Process.Pid {
 			return
 		}
 		time.Sleep(time.Millisecond)
@@ -166,7 +167,7 @@ func checkAfterCrashes(t *testing.T, d *debate, turns int) {
 	}
 	for turn := 1; turn <= turns; turn++ {
 		if accepted[turn] != 1 {
-			t.Fatalf("turn %d is logged accepted %d times:\n%s", turn, accepted[turn], dump(d.turns()))
+			t.Fatalf("turn %d is logged accepted %d times:\n%s", turn, accepted[turn], blackbox.Dump(d.turns()))
 		}
 	}
 	if st := d.state(); st.Running != nil || st.LastSeq != doc.Progress().Seq {
@@ -187,8 +188,8 @@ func TestPostsRaceAuto(t *testing.T) {
 		}})
 	// Approved first: a note posted before auto could pin the briefing
 	// would fix it unapproved.
-	d.mustRun(0, "brief", "approve", d.name, "--yes")
-	auto := d.start("auto", d.name)
+	d.MustRun(0, "brief", "approve", d.name, "--yes")
+	auto := d.Start("auto", d.name)
 	var mu sync.Mutex
 	var acked, refused []string
 	var wg sync.WaitGroup
@@ -196,12 +197,12 @@ func TestPostsRaceAuto(t *testing.T) {
 		wg.Go(func() {
 			for i := 0; ; i++ {
 				select {
-				case <-auto.done:
+				case <-auto.Done():
 					return
 				default:
 				}
 				token := fmt.Sprintf("race-token-%d-%d", w, i)
-				body := filepath.Join(d.dir, token+".md")
+				body := filepath.Join(d.Dir, token+".md")
 				if err := os.WriteFile(body, []byte("Posted from outside: "+token+".\n"), 0o644); err != nil {
 					t.Error(err)
 					return
@@ -212,26 +213,26 @@ func TestPostsRaceAuto(t *testing.T) {
 				} else {
 					args = append(args, "--from", who)
 				}
-				r := d.run(args...)
+				r := d.Run(args...)
 				mu.Lock()
-				switch r.code {
+				switch r.Code {
 				case 0:
 					acked = append(acked, token)
 				case 3:
 					refused = append(refused, token)
 				default:
-					t.Errorf("post %s exited %d: %s", token, r.code, r.stderr)
+					t.Errorf("post %s exited %d: %s", token, r.Code, r.Stderr)
 				}
 				mu.Unlock()
 			}
 		})
 	}
-	res := auto.wait(2 * time.Minute)
+	res := auto.Wait(2 * time.Minute)
 	wg.Wait()
-	if res.code != 10 && res.code != 0 {
-		t.Fatalf("walkie auto exited %d:\n%s", res.code, res.stderr)
+	if res.Code != 10 && res.Code != 0 {
+		t.Fatalf("walkie auto exited %d:\n%s", res.Code, res.Stderr)
 	}
-	d.mustRun(0, "verify", d.name)
+	d.MustRun(0, "verify", d.name)
 	record := string(d.read(d.name))
 	for _, token := range acked {
 		if !strings.Contains(record, token) {

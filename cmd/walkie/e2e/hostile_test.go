@@ -39,16 +39,16 @@ func TestHostileTurnText(t *testing.T) {
 			for name, content := range c.file {
 				d.write(name, content)
 			}
-			d.mustRun(0, "brief", "approve", d.name, "--yes")
+			d.MustRun(0, "brief", "approve", d.name, "--yes")
 			before := d.read(d.name)
-			r := d.mustRun(11, "turn", d.name)
+			r := d.MustRun(11, "turn", d.name)
 			recs := d.turns()
 			d.wantOutcomes(recs, "malformed")
 			if rec := recs[0]; !strings.Contains(rec.Detail, c.detail) || rec.Kept == "" || strings.Contains(rec.Detail, "front matter") {
 				t.Errorf("attempt: %s kept=%q; want detail %q", rec, rec.Kept, c.detail)
 			}
-			if !strings.Contains(r.stderr, "malformed") {
-				t.Errorf("stderr:\n%s", r.stderr)
+			if !strings.Contains(r.Stderr, "malformed") {
+				t.Errorf("stderr:\n%s", r.Stderr)
 			}
 			if after := d.read(d.name); !bytes.Equal(after, before) {
 				t.Errorf("the file was not restored:\n%s", after)
@@ -69,9 +69,9 @@ func TestRecordSwappedForLink(t *testing.T) {
 		defaults: map[string]string{"retries": "0"},
 		agents:   map[string]map[string]string{"a": {"command": `[sh, swap.sh, "{file}"]`}}})
 	d.write("swap.sh", swap)
-	d.mustRun(0, "brief", "approve", d.name, "--yes")
+	d.MustRun(0, "brief", "approve", d.name, "--yes")
 	before := d.read(d.name)
-	d.mustRun(11, "turn", d.name)
+	d.MustRun(11, "turn", d.name)
 	recs := d.turns()
 	d.wantOutcomes(recs, "tampered")
 	if rec := recs[0]; !strings.Contains(rec.Detail, "the record was replaced by a symbolic link to elsewhere.md") || rec.Kept == "" {
@@ -94,11 +94,11 @@ func TestRejectedCopyKeepsMode(t *testing.T) {
 	d := newDebate(t, setup{participants: []string{"a", "b"},
 		defaults: map[string]string{"retries": "0"},
 		scripts:  map[string]string{"a": "behavior: wrong-heading"}})
-	d.mustRun(0, "brief", "approve", d.name, "--yes")
+	d.MustRun(0, "brief", "approve", d.name, "--yes")
 	if err := os.Chmod(d.path(d.name), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	d.mustRun(11, "turn", d.name)
+	d.MustRun(11, "turn", d.name)
 	recs := d.turns()
 	d.wantOutcomes(recs, "malformed")
 	for _, p := range []string{d.path(d.name), filepath.Join(d.stateDir(), recs[0].Kept)} {
@@ -119,9 +119,9 @@ func TestHugeTurnAndOutput(t *testing.T) {
 		defaults: map[string]string{"retries": "0", "transcript_cap": "1MiB"},
 		agents:   map[string]map[string]string{"a": {"command": `[sh, flood.sh, "{file}"]`}}})
 	d.write("flood.sh", flood)
-	d.mustRun(0, "brief", "approve", d.name, "--yes")
+	d.MustRun(0, "brief", "approve", d.name, "--yes")
 	before := d.read(d.name)
-	d.mustRun(11, "turn", d.name)
+	d.MustRun(11, "turn", d.name)
 	recs := d.turns()
 	d.wantOutcomes(recs, "malformed")
 	rec := recs[0]
@@ -158,8 +158,8 @@ func TestLocaleSecretsNotPassed(t *testing.T) {
 	d := newDebate(t, setup{participants: []string{"a", "b"},
 		defaults: map[string]string{"retries": "0"},
 		agents:   map[string]map[string]string{"a": {"command": `[sh, -c, "env > seen.env"]`}}})
-	d.mustRun(0, "brief", "approve", d.name, "--yes")
-	d.mustRun(11, "turn", d.name)
+	d.MustRun(0, "brief", "approve", d.name, "--yes")
+	d.MustRun(11, "turn", d.name)
 	seen := string(d.read("seen.env"))
 	if strings.Contains(seen, "hunter2") || !strings.Contains(seen, "LC_TIME=C.UTF-8\n") {
 		t.Errorf("the agent's environment:\n%s", seen)
@@ -181,8 +181,8 @@ func TestAuthInTextMode(t *testing.T) {
 	if !strings.Contains(recs[0].Detail, "claude is not logged in") {
 		t.Errorf("attempt: %s", recs[0])
 	}
-	if s := d.status(); s != "failed" || !strings.Contains(r.stderr, "auth") {
-		t.Errorf("status %s, stderr:\n%s", s, r.stderr)
+	if s := d.status(); s != "failed" || !strings.Contains(r.Stderr, "auth") {
+		t.Errorf("status %s, stderr:\n%s", s, r.Stderr)
 	}
 	d.verify(0)
 	d.noProcessesLeft()

@@ -5,18 +5,18 @@
 // that no process of the run is left.
 //
 // It lives apart from cmd/walkie so that its TestMain, which builds the
-// binaries once, cannot collide with the command package's own tests.
+// binaries once, cannot collide with the command package's own tests. What
+// it shares with the other black-box suites (realcli, scaleout) is in
+// cmd/walkie/internal/blackbox.
 package e2e
 
 import (
 	"fmt"
-	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
+
+	"github.com/walkie-sh/walkie/cmd/walkie/internal/blackbox"
 )
 
 // bin holds the walkie and fakeagent binaries built for this test run; it
@@ -25,62 +25,19 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "walkie-e2e-")
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	dir, err := blackbox.BuildTemp("walkie-e2e-", blackbox.Walkie, blackbox.FakeAgent)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		return 1
 	}
+	defer os.RemoveAll(dir)
 	bin = dir
 	// The runs note their debates in the registry of the user's state
 	// directory: a scratch one, not the real user's.
 	os.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
-	// walkie is built with the race detector when the tests run with it,
-	// so a race in the controller fails a test (a racy binary exits 66).
-	builds := [][]string{
-		append([]string{"build", "-o", filepath.Join(dir, "walkie")}, append(raceFlags, "github.com/walkie-sh/walkie/cmd/walkie")...),
-		{"build", "-o", filepath.Join(dir, "fakeagent"), "github.com/walkie-sh/walkie/cmd/fakeagent"},
-	}
-	for _, args := range builds {
-		cmd := exec.Command("go", args...)
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		if err := cmd.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "go", args, ":", err)
-			os.RemoveAll(dir)
-			os.Exit(1)
-		}
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-var sourcesOnce sync.Once
-
-// readSources reads every Go source file of the module, once per run, from
-// within a test. go test caches a package's result by its test binary and
-// the files its tests opened (not TestMain before m.Run); the binaries
-// built from source in TestMain are neither, so without this a change to
-// the controller would be answered from the cache.
-func readSources(t *testing.T) {
-	sourcesOnce.Do(func() {
-		if err := readTree("../../.."); err != nil {
-			t.Fatal(err)
-		}
-	})
-}
-
-func readTree(root string) error {
-	return filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		name := e.Name()
-		if e.IsDir() && path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules") {
-			return filepath.SkipDir
-		}
-		if !e.IsDir() && (strings.HasSuffix(name, ".go") || name == "go.mod" || name == "go.sum") && !strings.HasSuffix(name, "_test.go") {
-			_, err = os.ReadFile(path)
-		}
-		return err
-	})
+	return m.Run()
 }

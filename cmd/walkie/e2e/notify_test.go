@@ -3,57 +3,19 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/walkie-sh/walkie/cmd/walkie/internal/blackbox"
 )
-
-// telegram is a local stand-in for the Bot API's sendMessage.
-type telegram struct {
-	srv  *httptest.Server
-	mu   sync.Mutex
-	msgs []string
-}
-
-func newTelegram(t *testing.T, token string) *telegram {
-	tg := &telegram{}
-	tg.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/bot"+token+"/sendMessage" {
-			http.Error(w, `{"ok":false,"description":"Unauthorized"}`, http.StatusUnauthorized)
-			return
-		}
-		var m struct {
-			ChatID string `json:"chat_id"`
-			Text   string `json:"text"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&m); err != nil || m.ChatID != "42" {
-			http.Error(w, `{"ok":false}`, http.StatusBadRequest)
-			return
-		}
-		tg.mu.Lock()
-		tg.msgs = append(tg.msgs, m.Text)
-		tg.mu.Unlock()
-		fmt.Fprint(w, `{"ok":true,"result":{}}`)
-	}))
-	t.Cleanup(tg.srv.Close)
-	return tg
-}
-
-func (tg *telegram) messages() []string {
-	tg.mu.Lock()
-	defer tg.mu.Unlock()
-	return slices.Clone(tg.msgs)
-}
 
 // notifyConfig is the notify: section: a command sink that appends each
 // event's JSON to events.jsonl, and Telegram at the stand-in.
-func notifyConfig(tg *telegram, command string) string {
-	return fmt.Sprintf("notify:\n  command: [sh, -c, %q]\n  telegram: {chat_id: \"42\", token_env: WALKIE_E2E_TG, api_url: %q}\n", command, tg.srv.URL)
+func notifyConfig(tg *blackbox.Telegram, command string) string {
+	return fmt.Sprintf("notify:\n  command: [sh, -c, %q]\n  telegram: {chat_id: \"42\", token_env: WALKIE_E2E_TG, api_url: %q}\n", command, tg.URL)
 }
 
 // walkie auto notifies through the same sinks as serve and watch (issue
@@ -62,7 +24,7 @@ func notifyConfig(tg *telegram, command string) string {
 // exits.
 func TestAutoNotifies(t *testing.T) {
 	t.Setenv("WALKIE_E2E_TG", "t0k")
-	tg := newTelegram(t, "t0k")
+	tg := blackbox.StartTelegram(t, "t0k", "42")
 	d := newDebate(t, setup{participants: []string{"a", "b"}, maxRounds: 1, top: notifyConfig(tg, "cat >> events.jsonl"),
 		scripts: map[string]string{"a": "sign: true", "b": "sign: true"}})
 	d.auto(0)
@@ -82,7 +44,7 @@ func TestAutoNotifies(t *testing.T) {
 	if !slices.Equal(kinds, want) {
 		t.Errorf("command sink got %q, want each once: %q", kinds, want)
 	}
-	msgs := tg.messages()
+	msgs := tg.Messages()
 	if len(msgs) != len(want) || !slices.ContainsFunc(msgs, func(m string) bool { return strings.Contains(m, "d: debate ended converged") }) ||
 		!slices.ContainsFunc(msgs, func(m string) bool { return strings.HasPrefix(m, "d · Turn 2 · b") }) {
 		t.Errorf("telegram got %d messages, want %d:\n%s", len(msgs), len(want), strings.Join(msgs, "\n--\n"))
@@ -94,12 +56,12 @@ func TestAutoNotifies(t *testing.T) {
 // reported at exit, and does not hold the exit.
 func TestAutoNotifyControls(t *testing.T) {
 	t.Setenv("WALKIE_E2E_TG", "t0k")
-	tg := newTelegram(t, "t0k")
+	tg := blackbox.StartTelegram(t, "t0k", "42")
 	d := newDebate(t, setup{participants: []string{"a", "b"}, maxRounds: 1, top: notifyConfig(tg, "cat >> events.jsonl"),
 		scripts: map[string]string{"a": "sign: true", "b": "sign: true"}})
 	d.auto(0, "--no-notify")
-	if b, err := readFileErr(d.path("events.jsonl")); err == nil || len(tg.messages()) > 0 {
-		t.Errorf("--no-notify sent %q and %d messages", b, len(tg.messages()))
+	if b, err := readFileErr(d.path("events.jsonl")); err == nil || len(tg.Messages()) > 0 {
+		t.Errorf("--no-notify sent %q and %d messages", b, len(tg.Messages()))
 	}
 
 	slow := newDebate(t, setup{participants: []string{"a", "b"}, maxRounds: 1, top: notifyConfig(tg, "sleep 5"),
@@ -109,8 +71,8 @@ func TestAutoNotifyControls(t *testing.T) {
 	if took := time.Since(began); took > 4*time.Second {
 		t.Errorf("exit took %s with a 500ms notify timeout", took)
 	}
-	if !strings.Contains(r.stderr, "notifications not delivered before the deadline: command ") || !strings.Contains(r.stderr, "raise --notify-timeout") {
-		t.Errorf("stderr:\n%s", r.stderr)
+	if !strings.Contains(r.Stderr, "notifications not delivered before the deadline: command ") || !strings.Contains(r.Stderr, "raise --notify-timeout") {
+		t.Errorf("stderr:\n%s", r.Stderr)
 	}
 	slow.noProcessesLeft()
 }

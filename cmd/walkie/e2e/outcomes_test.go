@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/walkie-sh/walkie/cmd/walkie/internal/blackbox"
 )
 
 // Two agents disagree for a round, then both sign: converged, exit 0.
@@ -23,7 +25,7 @@ func TestConverge(t *testing.T) {
 		if rec.Turn != i+1 || rec.Seq != i+1 || rec.Agent != agent || rec.Round != i/2+1 || rec.Attempt != 1 || rec.Role != "participant" {
 			t.Errorf("record %d: %+v", i, rec)
 		}
-		if exitCode(rec) != 0 || rec.EndedBy != "self" || rec.Signal != "" {
+		if blackbox.ExitCode(rec) != 0 || rec.EndedBy != "self" || rec.Signal != "" {
 			t.Errorf("record %d: want exit 0 ended by itself: %s", i, rec)
 		}
 		if rec.Signed != (i >= 2) {
@@ -41,7 +43,7 @@ func TestConverge(t *testing.T) {
 			t.Errorf("record %d: started %q is not RFC 3339 with milliseconds", i, rec.Started)
 		}
 		// Provenance: the command as run, the prompt's hash.
-		if len(rec.Argv) < 5 || rec.Argv[0] != "fakeagent" || rec.Argv[2] != filepath.Join(d.dir, d.name) || len(rec.PromptSHA256) != 64 {
+		if len(rec.Argv) < 5 || rec.Argv[0] != "fakeagent" || rec.Argv[2] != filepath.Join(d.Dir, d.name) || len(rec.PromptSHA256) != 64 {
 			t.Errorf("record %d: argv %q, prompt_sha256 %q", i, rec.Argv, rec.PromptSHA256)
 		}
 	}
@@ -49,12 +51,12 @@ func TestConverge(t *testing.T) {
 	if s := d.status(); s != "converged" {
 		t.Errorf("status %s", s)
 	}
-	if !strings.Contains(r.stdout, "converged after 4 turns") || !strings.Contains(r.stdout, "$0.06\n") {
-		t.Errorf("summary:\n%s", r.stdout)
+	if !strings.Contains(r.Stdout, "converged after 4 turns") || !strings.Contains(r.Stdout, "$0.06\n") {
+		t.Errorf("summary:\n%s", r.Stdout)
 	}
-	log := d.mustRun(0, "log", d.name)
-	if !strings.Contains(log.stdout, "OUTCOME") || strings.Count(log.stdout, "accepted") != 4 || !strings.Contains(log.stdout, "total cost $0.06\n") {
-		t.Errorf("walkie log:\n%s", log.stdout)
+	log := d.MustRun(0, "log", d.name)
+	if !strings.Contains(log.Stdout, "OUTCOME") || strings.Count(log.Stdout, "accepted") != 4 || !strings.Contains(log.Stdout, "total cost $0.06\n") {
+		t.Errorf("walkie log:\n%s", log.Stdout)
 	}
 	d.noProcessesLeft()
 }
@@ -68,8 +70,8 @@ func TestMaxRounds(t *testing.T) {
 	if s := d.status(); s != "max-rounds" {
 		t.Errorf("status %s", s)
 	}
-	if !strings.Contains(r.stderr, "max-rounds") {
-		t.Errorf("stderr does not say max-rounds:\n%s", r.stderr)
+	if !strings.Contains(r.Stderr, "max-rounds") {
+		t.Errorf("stderr does not say max-rounds:\n%s", r.Stderr)
 	}
 	d.noProcessesLeft()
 }
@@ -80,7 +82,7 @@ func TestTimeoutThenRetry(t *testing.T) {
 	d := newDebate(t, setup{participants: []string{"a", "b"},
 		defaults: map[string]string{"timeout": "700ms", "stall": "0s"},
 		scripts:  map[string]string{"a": "steps:\n  - behavior: hang\n  - {}"}})
-	d.mustRun(0, "turn", d.name, "--approve")
+	d.MustRun(0, "turn", d.name, "--approve")
 	recs := d.turns()
 	d.wantOutcomes(recs, "timeout", "accepted")
 	if r := recs[0]; r.Attempt != 1 || r.EndedBy != "controller" || r.Signal == "" || !strings.Contains(r.Detail, "timeout") {
@@ -89,7 +91,7 @@ func TestTimeoutThenRetry(t *testing.T) {
 	if r := recs[0]; r.DurationMS < 700 || r.DurationMS > 3000 {
 		t.Errorf("first attempt lasted %d ms with a 700ms timeout", r.DurationMS)
 	}
-	if r := recs[1]; r.Attempt != 2 || r.Turn != 1 || exitCode(r) != 0 {
+	if r := recs[1]; r.Attempt != 2 || r.Turn != 1 || blackbox.ExitCode(r) != 0 {
 		t.Errorf("retry: %s", r)
 	}
 	d.verify(1)
@@ -117,8 +119,8 @@ func TestStall(t *testing.T) {
 	if s := d.status(); s != "failed" {
 		t.Errorf("status %s", s)
 	}
-	if !strings.Contains(r.stderr, "stalled") {
-		t.Errorf("stderr:\n%s", r.stderr)
+	if !strings.Contains(r.Stderr, "stalled") {
+		t.Errorf("stderr:\n%s", r.Stderr)
 	}
 	d.verify(0)
 	d.noProcessesLeft()
@@ -130,19 +132,19 @@ func TestNoTurn(t *testing.T) {
 	d.auto(11)
 	recs := d.turns()
 	d.wantOutcomes(recs, "no-turn", "no-turn")
-	if recs[0].Attempt != 1 || recs[1].Attempt != 2 || exitCode(recs[1]) != 0 || recs[1].EndedBy != "self" {
-		t.Errorf("attempts:\n%s", dump(recs))
+	if recs[0].Attempt != 1 || recs[1].Attempt != 2 || blackbox.ExitCode(recs[1]) != 0 || recs[1].EndedBy != "self" {
+		t.Errorf("attempts:\n%s", blackbox.Dump(recs))
 	}
 	if st := d.state(); st.Status != "failed" || !strings.Contains(st.Reason, "no-turn") {
 		t.Errorf("state %s: %s", st.Status, st.Reason)
 	}
 	// walkie log says where each failed attempt's transcript is, and what
 	// the fake agent's cost is (it reports none here: unknown).
-	log := d.mustRun(0, "log", d.name)
+	log := d.MustRun(0, "log", d.name)
 	for _, want := range []string{"transcripts: .walkie/d/turns/\n", "  turn 1 a try 1 (no-turn): .walkie/d/turns/0001-a-1.txt\n",
 		"  turn 1 a try 2 (no-turn): .walkie/d/turns/0001-a-2.txt\n", "total cost unknown: none of the 2 attempts told its cost\n"} {
-		if !strings.Contains(log.stdout, want) {
-			t.Errorf("walkie log lacks %q:\n%s", want, log.stdout)
+		if !strings.Contains(log.Stdout, want) {
+			t.Errorf("walkie log lacks %q:\n%s", want, log.Stdout)
 		}
 	}
 	d.verify(0)
@@ -157,9 +159,9 @@ func TestTampered(t *testing.T) {
 			d := newDebate(t, setup{participants: []string{"a", "b"},
 				defaults: map[string]string{"retries": "0"},
 				scripts:  map[string]string{"b": "behavior: " + behavior}})
-			d.mustRun(0, "turn", d.name, "--approve")
+			d.MustRun(0, "turn", d.name, "--approve")
 			before := d.read(d.name)
-			r := d.mustRun(11, "turn", d.name)
+			r := d.MustRun(11, "turn", d.name)
 			recs := d.turns()
 			d.wantOutcomes(recs, "accepted", "tampered")
 			rec := recs[1]
@@ -176,8 +178,8 @@ func TestTampered(t *testing.T) {
 			if !strings.HasPrefix(rec.Kept, "rejected/") || bytes.Equal(kept, before) || !bytes.Contains(kept, []byte("## Turn 2 · b")) {
 				t.Errorf("kept version %s:\n%s", rec.Kept, kept)
 			}
-			if !strings.Contains(r.stderr, "tampered") {
-				t.Errorf("stderr:\n%s", r.stderr)
+			if !strings.Contains(r.Stderr, "tampered") {
+				t.Errorf("stderr:\n%s", r.Stderr)
 			}
 			d.verify(1)
 			d.noProcessesLeft()
@@ -204,14 +206,14 @@ func TestMalformed(t *testing.T) {
 				defaults: map[string]string{"retries": "0"},
 				scripts:  map[string]string{[]string{"a", "b"}[c.turn-1]: "behavior: " + c.behavior}})
 			if c.turn == 2 {
-				d.mustRun(0, "turn", d.name, "--approve")
+				d.MustRun(0, "turn", d.name, "--approve")
 			}
 			before := d.read(d.name)
-			d.mustRun(11, "turn", d.name, "--approve")
+			d.MustRun(11, "turn", d.name, "--approve")
 			recs := d.turns()
 			rec := recs[len(recs)-1]
 			if rec.Turn != c.turn || rec.Outcome != "malformed" || !strings.Contains(rec.Detail, c.detail) || rec.Kept == "" {
-				t.Fatalf("want turn %d malformed (%s), kept:\n%s", c.turn, c.detail, dump(recs))
+				t.Fatalf("want turn %d malformed (%s), kept:\n%s", c.turn, c.detail, blackbox.Dump(recs))
 			}
 			after := d.read(d.name)
 			if c.turn == 1 {
@@ -239,8 +241,8 @@ func TestCrashed(t *testing.T) {
 	d.auto(11)
 	recs := d.turns()
 	d.wantOutcomes(recs, "accepted", "crashed")
-	if exitCode(recs[0]) != 3 || exitCode(recs[1]) != 3 || recs[1].EndedBy != "self" || !strings.Contains(recs[1].Detail, "3") {
-		t.Errorf("attempts:\n%s", dump(recs))
+	if blackbox.ExitCode(recs[0]) != 3 || blackbox.ExitCode(recs[1]) != 3 || recs[1].EndedBy != "self" || !strings.Contains(recs[1].Detail, "3") {
+		t.Errorf("attempts:\n%s", blackbox.Dump(recs))
 	}
 	d.verify(1)
 	d.noProcessesLeft()
@@ -257,14 +259,14 @@ func TestAuth(t *testing.T) {
 	recs := d.turns()
 	d.wantOutcomes(recs, "auth")
 	// The rule may end the session before the agent's own exit 1.
-	if rec := recs[0]; rec.Detail != "log in with fakeagent /login" || (exitCode(rec) != 1 && rec.Signal == "") {
+	if rec := recs[0]; rec.Detail != "log in with fakeagent /login" || (blackbox.ExitCode(rec) != 1 && rec.Signal == "") {
 		t.Errorf("auth attempt: %s", rec)
 	}
 	if s := d.status(); s != "failed" {
 		t.Errorf("status %s", s)
 	}
-	if !strings.Contains(r.stderr, "not logged in") {
-		t.Errorf("stderr:\n%s", r.stderr)
+	if !strings.Contains(r.Stderr, "not logged in") {
+		t.Errorf("stderr:\n%s", r.Stderr)
 	}
 	d.verify(0)
 	d.noProcessesLeft()
@@ -331,8 +333,8 @@ func TestOverBudget(t *testing.T) {
 	if s := d.status(); s != "over-budget" {
 		t.Errorf("status %s", s)
 	}
-	if !strings.Contains(r.stderr, "budget") {
-		t.Errorf("stderr:\n%s", r.stderr)
+	if !strings.Contains(r.Stderr, "budget") {
+		t.Errorf("stderr:\n%s", r.Stderr)
 	}
 	d.noProcessesLeft()
 }

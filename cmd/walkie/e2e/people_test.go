@@ -1,38 +1,20 @@
 package e2e
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 	"time"
 )
 
-// waitFor waits until the running command's stderr holds s n times.
-func (p *proc) waitFor(s string, n int, limit time.Duration) {
-	p.d.t.Helper()
-	deadline := time.Now().Add(limit)
-	for bytes.Count(p.stderrSoFar(), []byte(s)) < n {
-		select {
-		case <-p.done:
-			p.d.t.Fatalf("walkie exited %d before saying %q %d times\nstderr:\n%s", p.res.code, s, n, p.res.stderr)
-		default:
-		}
-		if time.Now().After(deadline) {
-			p.d.t.Fatalf("after %s: %q not said %d times\nstderr:\n%s", limit, s, n, p.stderrSoFar())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // post posts a person's turn.
 func (d *debate) post(from, body string, sign bool) {
-	d.t.Helper()
+	d.T.Helper()
 	d.write("post.md", body+"\n")
 	args := []string{"post", d.name, "--from", from, "--body-file", "post.md"}
 	if sign {
 		args = append(args, "--sign")
 	}
-	d.mustRun(0, args...)
+	d.MustRun(0, args...)
 }
 
 // walkie auto on a debate with a person (issue 13: it exited 2 at once
@@ -44,15 +26,15 @@ func TestAutoWithAPerson(t *testing.T) {
 		t.Run(strings.Join(order, ","), func(t *testing.T) {
 			d := newDebate(t, setup{participants: order, people: []string{"alice"}, maxRounds: 3,
 				scripts: map[string]string{"b": "sign_from: 2"}})
-			p := d.start("auto", d.name, "--approve", "--agents", strings.Join(order, ","), "--log-format", "json")
+			p := d.Start("auto", d.name, "--approve", "--agents", strings.Join(order, ","), "--log-format", "json")
 			want := "waiting for alice: walkie post " + d.path(d.name) + " --from alice"
-			p.waitFor(want, 1, 20*time.Second)
+			must(t, p.WaitSaid(want, 1, 20*time.Second))
 			d.post("alice", "My view.", false)
-			p.waitFor(want, 2, 20*time.Second)
+			must(t, p.WaitSaid(want, 2, 20*time.Second))
 			d.post("alice", "Agreed.", true)
-			r := p.wait(30 * time.Second)
-			if r.code != 0 {
-				t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			r := p.Wait(30 * time.Second)
+			if r.Code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 			}
 			for _, rec := range d.turns() {
 				if rec.Agent != "b" || rec.Outcome != "accepted" {
@@ -72,11 +54,11 @@ func TestAutoWithAPerson(t *testing.T) {
 // waiting, not as an error.
 func TestTurnThenAPerson(t *testing.T) {
 	d := newDebate(t, setup{participants: []string{"b", "alice"}, people: []string{"alice"}})
-	d.mustRun(0, "turn", d.name, "--approve")
+	d.MustRun(0, "turn", d.name, "--approve")
 	d.wantOutcomes(d.turns(), "accepted")
-	r := d.mustRun(0, "watch", "--once", d.name)
-	if !strings.Contains(r.stdout, "waiting: waiting for alice: walkie post") {
-		t.Errorf("watch --once:\n%s\n%s", r.stdout, r.stderr)
+	r := d.MustRun(0, "watch", "--once", d.name)
+	if !strings.Contains(r.Stdout, "waiting: waiting for alice: walkie post") {
+		t.Errorf("watch --once:\n%s\n%s", r.Stdout, r.Stderr)
 	}
 	d.noProcessesLeft()
 }

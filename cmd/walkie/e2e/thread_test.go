@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/walkie-sh/walkie/cmd/walkie/internal/blackbox"
 	"github.com/walkie-sh/walkie/gitrepo/gittest"
+	"github.com/walkie-sh/walkie/gitrepo/sshsig/sshsigtest"
 	"github.com/walkie-sh/walkie/session/sessiontest"
 	"github.com/walkie-sh/walkie/walkie"
 )
@@ -28,24 +29,24 @@ import (
 // thread reviews/login.walkie.md, made with the extra thread flags.
 func newThread(t *testing.T, scripts map[string]string, agentKeys string, flags ...string) *debate {
 	t.Helper()
-	readSources(t)
+	blackbox.ReadSources(t)
 	gittest.Isolate(t)
 	dir := gittest.Init(t)
-	d := &debate{t: t, dir: dir, name: "reviews/login.walkie.md", id: "login",
-		marker: fmt.Sprintf("%d-%d-%s", os.Getpid(), runs.Add(1), t.Name())}
-	t.Cleanup(d.killLeftovers)
+	d := &debate{name: "reviews/login.walkie.md", id: "login", marker: blackbox.NewMarker(t)}
+	d.Runner = walkieIn(t, dir, d.marker)
+	t.Cleanup(d.marker.Kill)
 	must(t, os.MkdirAll(d.path("agents"), 0o755))
-	var cfg strings.Builder
-	cfg.WriteString("defaults:\n  timeout: 20s\n  stall: 10s\n  grace: 100ms\n  kill_grace: 500ms\n  retries: 1\n  home: inherit\n  env_allow: [" + markerVar + ", GIT_*]\nagents:\n")
+	cfg := blackbox.Config{Defaults: blackbox.FakeDefaults()}
+	cfg.Defaults["env_allow"] = "[" + blackbox.MarkerVar + ", GIT_*]"
 	for _, p := range []string{"builder", "reviewer"} {
-		script, state := d.path("agents/"+p+".yaml"), d.path("agents/"+p+".state")
-		d.write("agents/"+p+".yaml", scripts[p]+"\n")
-		fmt.Fprintf(&cfg, "  %s:\n    command: [fakeagent, --file, \"{file}\", --agent, \"{agent}\", --script, %q, --state, %q]\n    usage: none\n%s", p, script, state, agentKeys)
+		a := blackbox.ScriptedAgent(t, d.path("agents"), p, scripts[p], map[string]string{"usage": "none"})
+		a.More = agentKeys
+		cfg.Agents = append(cfg.Agents, a)
 	}
-	d.write("walkie.yaml", cfg.String())
+	cfg.Write(t, d.path("walkie.yaml"))
 	// The agents' own files stay out of the repository's status.
 	d.write(".git/info/exclude", "agents/\nwalkie.yaml\n")
-	d.mustRun(0, append([]string{"thread", "new", "reviews", "login", "--agents", "builder,reviewer", "--repo", "..", "--approve", "--max-rounds", "4"}, flags...)...)
+	d.MustRun(0, append([]string{"thread", "new", "reviews", "login", "--agents", "builder,reviewer", "--repo", "..", "--approve", "--max-rounds", "4"}, flags...)...)
 	return d
 }
 
@@ -58,16 +59,16 @@ func must(t testing.TB, err error) {
 
 // git runs git in the repository.
 func (d *debate) git(args ...string) string {
-	d.t.Helper()
-	return gittest.Git(d.t, d.dir, args...)
+	d.T.Helper()
+	return gittest.Git(d.T, d.Dir, args...)
 }
 
 // doc loads and verifies the record.
 func (d *debate) doc() *walkie.Doc {
-	d.t.Helper()
+	d.T.Helper()
 	doc, err := walkie.Load(d.path(d.name))
-	must(d.t, err)
-	must(d.t, doc.Verify())
+	must(d.T, err)
+	must(d.T, doc.Verify())
 	return doc
 }
 
@@ -101,11 +102,16 @@ func TestReviewCycle(t *testing.T) {
   - body_cmd: 'printf "Approved.\n\nType: verdict\nVerdict: approve\nRefs: main@%s\n" "` + priorCode + `"'
   - body_cmd: 'printf "Approved: the tests pass at %s.\n\nType: verdict\nVerdict: approve\nRefs: main@%s\n" "` + lastCode + `" "` + lastCode + `"'`,
 	}, "", "--git-commit")
+	// Who may say approved, on the base: the controller's host key
+	// signs the verdicts it stamps; alice acknowledges.
+	keys := map[string]sshsigtest.Key{"host": sshsigtest.NewKey(t, "ci-host"), "alice": sshsigtest.NewKey(t, "alice@example.com")}
+	base := gittest.Commit(t, d.Dir, ".walkie-signers", keys["host"].Line+keys["alice"].Line, "who may say approved")
+	d.Env = append(d.Env, "WALKIE_SIGNING_KEY="+keys["host"].Path)
 
 	// While the thread is open, no other starts in its channel.
-	r := d.mustRun(3, "thread", "new", "reviews", "logout", "--agents", "builder,reviewer")
-	if !strings.Contains(r.stderr, "login.walkie.md is open (status open)") {
-		t.Fatalf("refusal: %s", r.stderr)
+	r := d.MustRun(3, "thread", "new", "reviews", "logout", "--agents", "builder,reviewer")
+	if !strings.Contains(r.Stderr, "login.walkie.md is open (status open)") {
+		t.Fatalf("refusal: %s", r.Stderr)
 	}
 	if _, err := os.Stat(d.path("reviews/logout.walkie.md")); err == nil {
 		t.Fatal("the refused thread was made")
@@ -113,9 +119,9 @@ func TestReviewCycle(t *testing.T) {
 
 	// The writer asks the repository too: a ref that names nothing there
 	// is refused, and nothing is recorded.
-	r = d.mustRun(3, "post", d.name, "--from", "builder", "--type", "review-request", "--refs", "main@0000000", "--body-file", d.write2("agents/req.md", "Please review.\n"))
-	if !strings.Contains(r.stderr, "ref main@0000000: 0000000 names no commit in the repository the record is bound to") {
-		t.Fatalf("refusal: %s", r.stderr)
+	r = d.MustRun(3, "post", d.name, "--from", "builder", "--type", "review-request", "--refs", "main@0000000", "--body-file", d.write2("agents/req.md", "Please review.\n"))
+	if !strings.Contains(r.Stderr, "ref main@0000000: 0000000 names no commit in the repository the record is bound to") {
+		t.Fatalf("refusal: %s", r.Stderr)
 	}
 	if n := len(d.doc().Entries); n != 0 {
 		t.Fatalf("%d entries after a refused post", n)
@@ -137,8 +143,11 @@ func TestReviewCycle(t *testing.T) {
 	}
 	d.noProcessesLeft()
 
+	// The record names every commit by its full id, as the agents'
+	// abbreviations stood for when they wrote them.
+	abcFull, defFull := d.git("rev-parse", abc), d.git("rev-parse", def)
 	doc := d.doc()
-	want := []string{"review-request main@" + abc, "verdict changes-requested main@" + abc, "fix-report main@" + def, "verdict approve main@" + def, "close "}
+	want := []string{"review-request main@" + abcFull, "verdict changes-requested main@" + abcFull, "fix-report main@" + defFull, "verdict approve main@" + defFull, "close "}
 	var got []string
 	for _, e := range doc.Entries {
 		got = append(got, e.Marker.Tags.Kind()+" "+strings.Join(e.Marker.Tags.RefStrings(), ","))
@@ -149,39 +158,39 @@ func TestReviewCycle(t *testing.T) {
 	if st := d.status(); st != walkie.StatusClosed {
 		t.Fatalf("status %s", st)
 	}
-	if !strings.Contains(r.stdout, "closed") {
-		t.Errorf("auto says:\n%s", r.stdout)
+	if !strings.Contains(r.Stdout, "closed") {
+		t.Errorf("auto says:\n%s", r.Stdout)
 	}
 
 	// The gate: shut without a person's ack, open for def once there is
 	// one, never for abc.
-	r = d.mustRun(3, "gate", d.name, "--ref", def)
-	if !strings.Contains(r.stderr, "no person has acknowledged it") {
-		t.Fatalf("gate: %s", r.stderr)
+	r = d.MustRun(3, "gate", d.name, "--ref", def, "--base", base)
+	if !strings.Contains(r.Stderr, "signed by ci-host, but no person has acknowledged it") {
+		t.Fatalf("gate: %s", r.Stderr)
 	}
-	d.mustRun(0, "post", d.name, "--supervisor", "--type", "ack", "--refs", def, "--body-file", d.write2("agents/ack.md", "Read the verdict; merge.\n"))
+	d.MustRun(0, "post", d.name, "--supervisor", "--type", "ack", "--refs", def, "--signing-key", keys["alice"].Path, "--body-file", d.write2("agents/ack.md", "Read the verdict; merge.\n"))
 	full := d.git("rev-parse", def)
-	r = d.mustRun(0, "gate", d.name, "--ref", full)
-	if !strings.Contains(r.stdout, "gate open for "+full) {
-		t.Fatalf("gate: %s", r.stdout)
+	r = d.MustRun(0, "gate", d.name, "--ref", full, "--base", base)
+	if !strings.Contains(r.Stdout, "gate open for "+full) {
+		t.Fatalf("gate: %s", r.Stdout)
 	}
 	// The branch's head is the record's last commit: it changes no code.
-	d.mustRun(0, "gate", d.name, "--ref", d.git("rev-parse", "HEAD"))
-	r = d.mustRun(3, "gate", d.name, "--ref", abc)
-	if !strings.Contains(r.stderr, "approves main@"+def+", not "+abc) {
-		t.Fatalf("gate for abc: %s", r.stderr)
+	d.MustRun(0, "gate", d.name, "--ref", d.git("rev-parse", "HEAD"), "--base", base)
+	r = d.MustRun(3, "gate", d.name, "--ref", abc, "--base", base)
+	if !strings.Contains(r.Stderr, "approves main@"+defFull+", not "+abc) {
+		t.Fatalf("gate for abc: %s", r.Stderr)
 	}
 
 	// git: commit: one commit per entry, naming seq, author, type, refs;
 	// the record clean in git; the side files ignored.
 	subjects := strings.Split(d.git("log", "--format=%s", "--reverse", "--", d.name), "\n")
 	wantSubjects := []string{
-		"login #1 · turn 1 · builder · review-request · main@" + abc,
-		"login #2 · turn 2 · reviewer · verdict changes-requested · main@" + abc,
-		"login #3 · turn 3 · builder · fix-report · main@" + def,
-		"login #4 · turn 4 · reviewer · verdict approve · main@" + def,
+		"login #1 · turn 1 · builder · review-request · main@" + abcFull[:12],
+		"login #2 · turn 2 · reviewer · verdict changes-requested · main@" + abcFull[:12],
+		"login #3 · turn 3 · builder · fix-report · main@" + defFull[:12],
+		"login #4 · turn 4 · reviewer · verdict approve · main@" + defFull[:12],
 		"login #5 · turn 5 · builder · close",
-		"login #6 · supervisor · ack · " + def,
+		"login #6 · supervisor · ack · " + defFull[:12],
 	}
 	if !slices.Equal(subjects, wantSubjects) {
 		t.Fatalf("git log:\n%s\nwant:\n%s", strings.Join(subjects, "\n"), strings.Join(wantSubjects, "\n"))
@@ -191,11 +200,11 @@ func TestReviewCycle(t *testing.T) {
 	}
 
 	// The channel's doorbell let go of the closed thread; a new one starts.
-	d.mustRun(0, "thread", "new", "reviews", "logout", "--agents", "builder,reviewer")
-	r = d.mustRun(0, "status", "reviews")
+	d.MustRun(0, "thread", "new", "reviews", "logout", "--agents", "builder,reviewer")
+	r = d.MustRun(0, "status", "reviews")
 	for _, w := range []string{"channel reviews (2 threads, open: logout.walkie.md)", "login.walkie.md   closed  by builder in turn 5: Merged; thanks.", "* logout.walkie.md  open    turn 1 · builder"} {
-		if !strings.Contains(r.stdout, w) {
-			t.Errorf("status reviews lacks %q:\n%s", w, r.stdout)
+		if !strings.Contains(r.Stdout, w) {
+			t.Errorf("status reviews lacks %q:\n%s", w, r.Stdout)
 		}
 	}
 }
@@ -226,7 +235,7 @@ func TestReviewWorktrees(t *testing.T) {
 	recs := d.turns()
 	d.wantOutcomes(recs, "accepted", "accepted", "accepted")
 	builderCommit := d.git("rev-parse", "walkie/login/turn-1")
-	if b := recs[0].Branch; b != "walkie/login/turn-1@"+builderCommit[:12] {
+	if b := recs[0].Branch; b != "walkie/login/turn-1@"+builderCommit {
 		t.Fatalf("turn 1 came back on %q", b)
 	}
 	read := func(name string) string {
@@ -234,7 +243,7 @@ func TestReviewWorktrees(t *testing.T) {
 		must(t, err)
 		return strings.TrimSpace(string(b))
 	}
-	wtDir := filepath.Join(d.dir, "reviews", ".walkie", "login", "worktrees")
+	wtDir := filepath.Join(d.Dir, "reviews", ".walkie", "login", "worktrees")
 	if dir := read("builder-dir"); dir != filepath.Join(wtDir, "0001-builder-1") || read("builder-branch") != "walkie/login/turn-1" || read("builder-env") != "walkie/login/turn-1" {
 		t.Fatalf("the builder ran in %s on %s", dir, read("builder-branch"))
 	}
@@ -243,7 +252,7 @@ func TestReviewWorktrees(t *testing.T) {
 	}
 	// The builder's turn cites its branch though it did not write it.
 	doc := d.doc()
-	if refs := doc.Entries[0].Marker.Tags.RefStrings(); !slices.Equal(refs, []string{"walkie/login/turn-1@" + builderCommit[:12]}) {
+	if refs := doc.Entries[0].Marker.Tags.RefStrings(); !slices.Equal(refs, []string{"walkie/login/turn-1@" + builderCommit}) {
 		t.Fatalf("turn 1 refs %v", refs)
 	}
 	if !strings.Contains(string(doc.Entries[0].Body), "Type: review-request\nRefs: walkie/login/turn-1@") {
@@ -279,10 +288,10 @@ func TestWorktreeRemovedAfterACrash(t *testing.T) {
 	}, "", "--worktree")
 	head := d.git("rev-parse", "--short", "HEAD")
 	d.write("agents/builder.yaml", strings.ReplaceAll(string(d.read("agents/builder.yaml")), "{head}", head))
-	p := d.start("turn", d.name, "--approve")
+	p := d.Start("turn", d.name, "--approve")
 	d.waitRunning(p, 1)
 	d.waitInvoked("agents/builder", 1) // so that the rerun is the builder's second step
-	wt := filepath.Join(d.dir, "reviews", ".walkie", "login", "worktrees", "0001-builder-1")
+	wt := filepath.Join(d.Dir, "reviews", ".walkie", "login", "worktrees", "0001-builder-1")
 	if _, err := os.Stat(wt); err != nil {
 		t.Fatalf("no worktree while the session runs: %v", err)
 	}
@@ -290,9 +299,9 @@ func TestWorktreeRemovedAfterACrash(t *testing.T) {
 	if st.Running.Worktree != wt {
 		t.Fatalf("the running attempt records worktree %q", st.Running.Worktree)
 	}
-	p.signal(syscall.SIGKILL)
-	p.wait(10 * time.Second)
-	d.mustRun(0, "turn", d.name, "--approve")
+	p.Signal(syscall.SIGKILL)
+	p.Wait(10 * time.Second)
+	d.MustRun(0, "turn", d.name, "--approve")
 	if _, err := os.Stat(wt); err == nil {
 		t.Fatal("the interrupted attempt's worktree is still there")
 	}
@@ -302,9 +311,9 @@ func TestWorktreeRemovedAfterACrash(t *testing.T) {
 	recs := d.turns()
 	d.wantOutcomes(recs, "interrupted", "accepted")
 	if recs[1].Attempt != 2 {
-		t.Fatalf("%s", dump(recs))
+		t.Fatalf("%s", blackbox.Dump(recs))
 	}
-	sessiontest.WaitFor(t, 5*time.Second, "no process left", func() bool { return len(d.processes()) == 0 })
+	sessiontest.WaitFor(t, 5*time.Second, "no process left", func() bool { return len(d.marker.Pids()) == 0 })
 }
 
 // The channel's open thread is the only one the cron tick acts on.
@@ -314,15 +323,15 @@ func TestWatchActsOnTheOpenThread(t *testing.T) {
 		"reviewer": `behavior: none`,
 	}, "    debounce: 0s\n")
 	// A thread put in the channel by hand, not through thread new.
-	d.mustRun(0, "init", "reviews/stray.walkie.md", "--agents", "builder,reviewer", "--typed", "--briefing", d.write2("agents/stray.md", "Review the stray.\n"))
-	d.mustRun(0, "brief", "approve", "reviews/stray.walkie.md", "--yes")
-	r := d.mustRun(0, "watch", "--once", "reviews", "--json")
+	d.MustRun(0, "init", "reviews/stray.walkie.md", "--agents", "builder,reviewer", "--typed", "--briefing", d.write2("agents/stray.md", "Review the stray.\n"))
+	d.MustRun(0, "brief", "approve", "reviews/stray.walkie.md", "--yes")
+	r := d.MustRun(0, "watch", "--once", "reviews", "--json")
 	actions := map[string]string{}
-	dec := json.NewDecoder(strings.NewReader(r.stdout))
+	dec := json.NewDecoder(strings.NewReader(r.Stdout))
 	for dec.More() {
 		var x struct{ File, Action, Detail string }
 		if err := dec.Decode(&x); err != nil {
-			t.Fatalf("%v\n%s", err, r.stdout)
+			t.Fatalf("%v\n%s", err, r.Stdout)
 		}
 		actions[filepath.Base(x.File)] = x.Action + ": " + x.Detail
 	}

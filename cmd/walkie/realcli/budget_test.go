@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/walkie-sh/walkie/cmd/fakemodel/modelserver"
+	"github.com/walkie-sh/walkie/cmd/walkie/internal/blackbox"
 )
 
 // slowClose is the debater with a model that takes delay to write its
@@ -83,12 +84,12 @@ func TestBudgetSlowModel(t *testing.T) {
 	recs := f.turns()
 	f.wantOutcomes(recs, "accepted")
 	if sum.Status != "over-budget" || sum.Turns != 1 || !near(sum.CostUSD, 0.0137) || !strings.Contains(sum.Reason, "spent $0.0137 of a $0.01 budget") {
-		t.Errorf("summary %+v\n%s", sum, dump(recs))
+		t.Errorf("summary %+v\n%s", sum, blackbox.Dump(recs))
 	}
 	if n := len(f.srv.ModelRequests(modelserver.OpenAI)); n != 0 {
 		t.Errorf("codex called the model %d times past the budget", n)
 	}
-	f.mustRun(0, "verify", "d.walkie.md")
+	f.MustRun(0, "verify", "d.walkie.md")
 	// The record says why it stopped.
 	if rec := f.read("d.walkie.md"); !strings.Contains(rec, "walkie: the debate stopped over its budget: spent $0.0137 of a $0.01 budget") {
 		t.Errorf("no closing note:\n%s", rec)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/walkie-sh/walkie/cmd/fakemodel/modelserver"
+	"github.com/walkie-sh/walkie/cmd/walkie/internal/blackbox"
 )
 
 // The real claude and codex debate to convergence: three turns, each
@@ -24,7 +25,7 @@ func TestDebateClaudeCodex(t *testing.T) {
 	if sum.Status != "converged" || sum.Turns != 3 {
 		t.Fatalf("status %s after %d turns (%s)", sum.Status, sum.Turns, sum.Reason)
 	}
-	f.mustRun(0, "verify", "d.walkie.md")
+	f.MustRun(0, "verify", "d.walkie.md")
 	for i, r := range recs {
 		if r.Attempt != 1 || r.Signed != (i > 0) || r.Usage == nil {
 			t.Errorf("%s, signed %v", r, r.Signed)
@@ -39,7 +40,7 @@ func TestDebateClaudeCodex(t *testing.T) {
 		t.Errorf("codex's usage: %s", recs[1])
 	}
 	if !near(sum.CostUSD, recs[0].Usage.CostUSD+recs[1].Usage.CostUSD+recs[2].Usage.CostUSD) {
-		t.Errorf("debate cost $%f is not the sum of its turns\n%s", sum.CostUSD, dump(recs))
+		t.Errorf("debate cost $%f is not the sum of its turns\n%s", sum.CostUSD, blackbox.Dump(recs))
 	}
 	// The pinned prompt is what reached each model.
 	for _, who := range []string{"claude", "codex"} {
@@ -67,7 +68,7 @@ func TestDebateThreeParties(t *testing.T) {
 	if sum.Status != "converged" || sum.Turns != 4 {
 		t.Fatalf("status %s after %d turns (%s)", sum.Status, sum.Turns, sum.Reason)
 	}
-	f.mustRun(0, "verify", "d.walkie.md")
+	f.MustRun(0, "verify", "d.walkie.md")
 	g := recs[2]
 	if g.Agent != "gemini" || !g.Signed {
 		t.Fatalf("turn 3: %s", g)

@@ -32,7 +32,7 @@ func TestDoctor(t *testing.T) {
 		if !keys {
 			code = 1
 		}
-		r := f.mustRun(code, "doctor", "d.walkie.md", "--config", "walkie.yaml", "--json")
+		r := f.MustRun(code, "doctor", "d.walkie.md", "--config", "walkie.yaml", "--json")
 		var checks []struct {
 			Name     string   `json:"name"`
 			InUse    bool     `json:"in_use"`
@@ -42,8 +42,8 @@ func TestDoctor(t *testing.T) {
 			Problems []string `json:"problems"`
 			Notes    []string `json:"notes"`
 		}
-		if err := json.Unmarshal([]byte(r.stdout), &checks); err != nil {
-			t.Fatalf("%v\n%s", err, r.stdout)
+		if err := json.Unmarshal([]byte(r.Stdout), &checks); err != nil {
+			t.Fatalf("%v\n%s", err, r.Stdout)
 		}
 		if len(checks) != 3 {
 			t.Fatalf("checks %+v", checks)
@@ -81,9 +81,9 @@ func TestDoctorClaudeOwnHome(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(f.home, ".claude.json"), []byte(`{"numStartups":3}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r := f.mustRun(1, "doctor", "d.walkie.md", "--config", "walkie.yaml", "--agents", "claude,codex")
-	if !strings.Contains(r.stdout, "claude auth status: not logged in") || !strings.Contains(r.stdout, "claude /login") {
-		t.Errorf("doctor's table:\n%s", r.stdout)
+	r := f.MustRun(1, "doctor", "d.walkie.md", "--config", "walkie.yaml", "--agents", "claude,codex")
+	if !strings.Contains(r.Stdout, "claude auth status: not logged in") || !strings.Contains(r.Stdout, "claude /login") {
+		t.Errorf("doctor's table:\n%s", r.Stdout)
 	}
 	f.noneLeft()
 }

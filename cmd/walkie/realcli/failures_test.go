@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/walkie-sh/walkie/cmd/fakemodel/modelserver"
+	"github.com/walkie-sh/walkie/cmd/walkie/internal/blackbox"
 )
 
 // failure is one failure class met by one real CLI on turn 1 of a debate
@@ -60,7 +61,7 @@ func (fc failure) run(t *testing.T) {
 		wants = fc.details
 	}
 	if !slices.ContainsFunc(wants, func(w string) bool { return strings.Contains(first.Detail, w) }) {
-		t.Errorf("detail %q, want it to say one of %q\n%s", first.Detail, wants, tail(f.transcript(first), 20))
+		t.Errorf("detail %q, want it to say one of %q\n%s", first.Detail, wants, blackbox.Tail(f.transcript(first), 20))
 	}
 	if fc.within > 0 && time.Duration(first.DurationMS)*time.Millisecond > fc.within {
 		t.Errorf("the first attempt took %dms, want under %s: %s", first.DurationMS, fc.within, first)
@@ -218,7 +219,7 @@ func TestBudget(t *testing.T) {
 	if n := len(f.srv.ModelRequests(modelserver.OpenAI)); n != 0 {
 		t.Errorf("codex called the model %d times past the budget", n)
 	}
-	f.mustRun(0, "verify", "d.walkie.md")
+	f.MustRun(0, "verify", "d.walkie.md")
 }
 
 // walkie stopped by SIGTERM in the middle of a real session (the model
@@ -235,7 +236,7 @@ func TestInterruptedLeavesNothing(t *testing.T) {
 				return modelserver.Hang(), true
 			}}), setup{participants: []string{cli, partner(cli)}})
 			release := f.slot()
-			cmd, wait := f.start("auto", "d.walkie.md", "--approve", "--config", "walkie.yaml")
+			p := f.Start("auto", "d.walkie.md", "--approve", "--config", "walkie.yaml")
 			// Once the CLI waits on the model (gemini after its routing
 			// call), every process of the session is up.
 			calls := 1
@@ -243,19 +244,17 @@ func TestInterruptedLeavesNothing(t *testing.T) {
 				calls = 2
 			}
 			f.waitRequests(calls, 90*time.Second)
-			if len(marked(f.marker)) < 2 {
-				t.Errorf("only %d processes carry the marker: is it passed on?", len(marked(f.marker)))
+			if len(f.marker.Pids()) < 2 {
+				t.Errorf("only %d processes carry the marker: is it passed on?", len(f.marker.Pids()))
 			}
-			if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-				t.Fatal(err)
-			}
-			r := wait()
+			p.Signal(syscall.SIGTERM)
+			r := p.Wait(f.Limit)
 			release()
 			f.noneLeft()
 			recs := f.turns()
 			f.wantOutcomes(recs, "interrupted")
-			if r.code != exitSignal {
-				t.Errorf("walkie exited %d after SIGTERM, want 130\n%s", r.code, tail(r.stderr, 10))
+			if r.Code != exitSignal {
+				t.Errorf("walkie exited %d after SIGTERM, want 130\n%s", r.Code, blackbox.Tail(r.Stderr, 10))
 			}
 			f.privateDirsGone()
 			t.Log(recs[0])

@@ -3,54 +3,41 @@
 package realcli
 
 import (
-	"bufio"
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/walkie-sh/walkie/cmd/fakemodel/modelserver"
+	"github.com/walkie-sh/walkie/cmd/walkie/internal/blackbox"
 )
-
-// markerVar carries a value unique to each test into the environment of
-// the walkie it starts; the config passes it on to the agents (env_allow)
-// and every descendant inherits it, so /proc shows whatever a run left.
-const markerVar = "WALKIE_TEST_RUN"
-
-var runs atomic.Int64
 
 // slots bounds the real CLI sessions running at once: each costs a node
 // start-up or two, and on a loaded 2-core machine more at once only makes
 // every one of them slower.
 var slots = make(chan struct{}, 3)
 
-// fixture is one test's debate: a directory with the walkie file and its
-// config, a fake model server, and walkie's own HOME and TMPDIR.
+// fixture is one test's debate: a directory (the runner's) with the
+// walkie file and its config, a fake model server, and walkie's own HOME
+// and TMPDIR.
 type fixture struct {
-	t        *testing.T
-	dir      string
-	file     string // dir/d.walkie.md, or setup.file
-	stateDir string // the debate's state directory
-	srv      *modelserver.Server
-	marker   string
-	home     string // walkie's HOME
-	tmp      string // walkie's TMPDIR: the sessions' private HOMEs and TMPDIRs live under it
-	extra    []string
+	blackbox.Runner        // walkie in the debate's directory
+	file            string // Dir/d.walkie.md, or setup.file
+	stateDir        string // the debate's state directory
+	srv             *modelserver.Server
+	marker          blackbox.Marker
+	home            string // walkie's HOME
+	tmp             string // walkie's TMPDIR: the sessions' private HOMEs and TMPDIRs live under it
 }
 
 // setup is what a test varies.
@@ -83,27 +70,20 @@ func newFixture(t *testing.T, script func(file string) modelserver.Script, s set
 	if os.Getenv("REALCLI_KEEP") != "" { // for a look at the transcripts afterwards
 		dir, _ = os.MkdirTemp("", "realcli-")
 	}
-	f := &fixture{t: t, dir: dir, home: t.TempDir(), tmp: t.TempDir(), extra: s.env,
-		marker: fmt.Sprintf("%d-%d-%s", os.Getpid(), runs.Add(1), t.Name())}
-	f.file = filepath.Join(f.dir, cmp.Or(s.file, "d.walkie.md"))
+	f := &fixture{home: t.TempDir(), tmp: t.TempDir(), marker: blackbox.NewMarker(t)}
+	f.Runner = blackbox.Runner{T: t, Bin: bin, Dir: dir, Env: f.env(s.env...), Limit: 6 * time.Minute}
+	f.file = filepath.Join(f.Dir, cmp.Or(s.file, "d.walkie.md"))
 	f.stateDir = filepath.Join(filepath.Dir(f.file), ".walkie", cmp.Or(s.id, "d"))
 	f.srv = modelserver.Start(t, script(f.file))
 	t.Cleanup(f.noneLeft)
 	if os.Getenv("REALCLI_KEEP") != "" {
-		t.Logf("kept: %s", f.dir)
+		t.Logf("kept: %s", f.Dir)
 	}
 	if s.maxRounds == 0 {
 		s.maxRounds = 3
 	}
-	var cfg strings.Builder
-	defaults := map[string]string{"timeout": "3m", "stall": "90s", "grace": "500ms", "kill_grace": "2s", "retries": "0",
-		"env_allow": "[" + markerVar + "]"}
-	maps.Copy(defaults, s.defaults)
-	fmt.Fprintf(&cfg, "%s\ndefaults:\n", s.top)
-	for _, k := range slices.Sorted(maps.Keys(defaults)) {
-		fmt.Fprintf(&cfg, "  %s: %s\n", k, defaults[k])
-	}
-	cfg.WriteString("agents:\n")
+	cfg := blackbox.Config{Top: s.top, Defaults: cliDefaults()}
+	maps.Copy(cfg.Defaults, s.defaults)
 	var entries map[string]string
 	if s.agents != nil {
 		entries = s.agents(f.srv.URL)
@@ -116,31 +96,39 @@ func newFixture(t *testing.T, script func(file string) modelserver.Script, s set
 		if e == "" {
 			e = agentFor(p, f.srv.URL, true)
 		}
-		fmt.Fprintf(&cfg, "  %s:\n%s", p, e)
+		cfg.Agents = append(cfg.Agents, blackbox.Agent{Name: p, More: e})
 	}
-	f.write("walkie.yaml", cfg.String())
+	cfg.Write(t, filepath.Join(f.Dir, "walkie.yaml"))
 	if s.create != nil {
 		s.create(f)
 		return f
 	}
 	f.write("brief.md", "Should the service's API return errors as RFC 9457 problem details?\n")
-	f.mustRun(0, "init", "d.walkie.md", "--agents", strings.Join(s.participants, ","), "--max-rounds", strconv.Itoa(s.maxRounds), "--briefing", "brief.md")
+	f.MustRun(0, "init", "d.walkie.md", "--agents", strings.Join(s.participants, ","), "--max-rounds", strconv.Itoa(s.maxRounds), "--briefing", "brief.md")
 	return f
 }
 
+// cliDefaults are the defaults of a debate between real CLIs: limits a
+// real CLI on a loaded machine keeps to, no retries (a failure class is
+// seen at once), and the marker passed on.
+func cliDefaults() map[string]string {
+	return map[string]string{"timeout": "3m", "stall": "90s", "grace": "500ms", "kill_grace": "2s", "retries": "0",
+		"env_allow": "[" + blackbox.MarkerVar + "]"}
+}
+
 func (f *fixture) read(name string) string {
-	f.t.Helper()
-	b, err := os.ReadFile(filepath.Join(f.dir, name))
+	f.T.Helper()
+	b, err := os.ReadFile(filepath.Join(f.Dir, name))
 	if err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
 	return string(b)
 }
 
 func (f *fixture) write(name, content string) {
-	f.t.Helper()
-	if err := os.WriteFile(filepath.Join(f.dir, name), []byte(content), 0o644); err != nil {
-		f.t.Fatal(err)
+	f.T.Helper()
+	if err := os.WriteFile(filepath.Join(f.Dir, name), []byte(content), 0o644); err != nil {
+		f.T.Fatal(err)
 	}
 }
 
@@ -191,263 +179,69 @@ func agentFor(cli, url string, key bool) string {
 	return geminiAgent(url, key)
 }
 
-// result is a finished walkie command.
-type result struct {
-	code           int
-	stdout, stderr string
-	took           time.Duration
-}
-
 // env is walkie's whole environment: nothing of the test's own (no API
-// key of the machine running it can leak into an agent), the CLIs on PATH.
-func (f *fixture) env() []string {
-	return append([]string{
-		"PATH=" + clis + string(os.PathListSeparator) + os.Getenv("PATH"),
-		"HOME=" + f.home, "TMPDIR=" + f.tmp, "LANG=C.UTF-8",
-		markerVar + "=" + f.marker,
-		// A race-enabled binary otherwise sleeps a second at exit.
-		"GORACE=atexit_sleep_ms=0",
-	}, f.extra...)
-}
-
-// start runs walkie in the debate's directory; wait waits for it.
-func (f *fixture) start(args ...string) (cmd *exec.Cmd, wait func() result) {
-	f.t.Helper()
-	cmd, _, wait = f.startLive(args...)
-	return cmd, wait
-}
-
-// startLive is start, with what walkie has written to stderr so far.
-func (f *fixture) startLive(args ...string) (cmd *exec.Cmd, stderrSoFar func() string, wait func() result) {
-	f.t.Helper()
-	var stdout, stderr bytes.Buffer
-	errW := &lockedBuffer{b: &stderr}
-	stderrSoFar = errW.String
-	cmd = exec.Command(bin, args...)
-	cmd.Dir, cmd.Env = f.dir, f.env()
-	cmd.Stdout, cmd.Stderr = &lockedBuffer{b: &stdout}, errW
-	started := time.Now()
-	if err := cmd.Start(); err != nil {
-		f.t.Fatal(err)
-	}
-	done := make(chan struct{})
-	var res result
-	go func() {
-		err := cmd.Wait()
-		res = result{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String(), took: time.Since(started)}
-		var ee *exec.ExitError
-		if err != nil && !errors.As(err, &ee) {
-			res.code = -1
-		}
-		close(done)
-	}()
-	wait = func() result {
-		select {
-		case <-done:
-		case <-time.After(6 * time.Minute):
-			_ = cmd.Process.Kill()
-			<-done
-			f.t.Fatalf("walkie %s still running after 6m\nstderr:\n%s", strings.Join(args, " "), res.stderr)
-		}
-		if strings.Contains(res.stderr, "DATA RACE") {
-			f.t.Errorf("walkie %s: the race detector fired:\n%s", strings.Join(args, " "), res.stderr)
-		}
-		return res
-	}
-	return cmd, stderrSoFar, wait
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  *bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// run runs a walkie command to its end.
-func (f *fixture) run(args ...string) result {
-	f.t.Helper()
-	_, wait := f.start(args...)
-	return wait()
-}
-
-func (f *fixture) mustRun(code int, args ...string) result {
-	f.t.Helper()
-	r := f.run(args...)
-	if r.code != code {
-		f.t.Fatalf("walkie %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), r.code, code, r.stdout, r.stderr)
-	}
-	return r
+// key of the machine running it can leak into an agent), the CLIs on PATH,
+// and more.
+func (f *fixture) env(more ...string) []string {
+	return append(append(blackbox.Env(clis, f.marker), "HOME="+f.home, "TMPDIR="+f.tmp, "LANG=C.UTF-8"), more...)
 }
 
 // slot waits for a free slot and returns its release, which the test's
 // end calls too, should the test stop first.
-func (f *fixture) slot() (release func()) {
+func (f *fixture) slot() (release func()) { return takeSlot(f.T) }
+
+func takeSlot(t testing.TB) (release func()) {
 	slots <- struct{}{}
 	var once sync.Once
 	release = func() { once.Do(func() { <-slots }) }
-	f.t.Cleanup(release)
+	t.Cleanup(release)
 	return release
 }
 
 // session runs a walkie command that starts real CLI sessions, holding a
 // slot while it runs, then checks that no process of it is left.
-func (f *fixture) session(code int, args ...string) result {
-	f.t.Helper()
+func (f *fixture) session(code int, args ...string) blackbox.Result {
+	f.T.Helper()
 	release := f.slot()
-	r := f.run(append(args, "--config", "walkie.yaml")...)
+	r := f.Run(append(args, "--config", "walkie.yaml")...)
 	release()
 	f.noneLeft()
-	if r.code != code {
-		f.t.Fatalf("walkie %s: exit %d, want %d\n%s\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), r.code, code, dump(f.turns()), r.stdout, tail(r.stderr, 40))
+	if r.Code != code {
+		f.T.Fatalf("walkie %s: exit %d, want %d\n%s\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), r.Code, code, blackbox.Dump(f.turns()), r.Stdout, blackbox.Tail(r.Stderr, 40))
 	}
 	return r
 }
 
-func tail(s string, lines int) string {
-	l := strings.Split(s, "\n")
-	return strings.Join(l[max(0, len(l)-lines):], "\n")
-}
-
 // noneLeft fails the test if any process carrying the test's marker is
 // still alive, and kills it. Every real CLI session must be gone with its
-// whole process tree when walkie exits.
+// whole process tree when walkie exits; the kernel may still be tearing a
+// killed group down, hence the moment's grace.
 func (f *fixture) noneLeft() {
-	f.t.Helper()
-	// The kernel may still be tearing a killed group down: give it a moment.
-	deadline := time.Now().Add(3 * time.Second)
-	for {
-		pids := marked(f.marker)
-		if len(pids) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			var desc []string
-			for _, pid := range pids {
-				cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-				desc = append(desc, fmt.Sprintf("%d %s", pid, strings.ReplaceAll(string(cmdline), "\x00", " ")))
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-			}
-			f.t.Errorf("processes left behind:\n  %s", strings.Join(desc, "\n  "))
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-// marked lists the live processes whose environment holds marker.
-func marked(marker string) []int {
-	want := []byte(markerVar + "=" + marker + "\x00")
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err != nil || !bytes.Contains(env, want) {
-			continue
-		}
-		if st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil {
-			// A zombie waits for its parent, which is gone or about to be.
-			if i := bytes.LastIndexByte(st, ')'); i > 0 && i+2 < len(st) && st[i+2] == 'Z' {
-				continue
-			}
-		}
-		out = append(out, pid)
-	}
-	return out
+	f.T.Helper()
+	f.marker.NoneLeft(f.T, 3*time.Second)
 }
 
 // privateDirsGone fails the test if a session's private HOME or TMPDIR,
 // or anything a CLI wrote into its TMPDIR, is left in walkie's TMPDIR.
 func (f *fixture) privateDirsGone() {
-	f.t.Helper()
+	f.T.Helper()
 	ents, err := os.ReadDir(f.tmp)
 	if err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
 	var left []string
 	for _, e := range ents {
 		left = append(left, e.Name())
 	}
 	if len(left) > 0 {
-		f.t.Errorf("left in walkie's TMPDIR: %v", left)
+		f.T.Errorf("left in walkie's TMPDIR: %v", left)
 	}
 }
 
-// turnRecord is one line of turns.jsonl, by its documented field names.
-type turnRecord struct {
-	Turn       int    `json:"turn"`
-	Agent      string `json:"agent"`
-	Attempt    int    `json:"attempt"`
-	DurationMS int64  `json:"duration_ms"`
-	ExitCode   *int   `json:"exit_code"`
-	Signal     string `json:"signal"`
-	Outcome    string `json:"outcome"`
-	Detail     string `json:"detail"`
-	EndedBy    string `json:"ended_by"`
-	Signed     bool   `json:"signed"`
-	Usage      *struct {
-		InputTokens  int64   `json:"input_tokens"`
-		OutputTokens int64   `json:"output_tokens"`
-		CostUSD      float64 `json:"cost_usd"`
-		CostSource   string  `json:"cost_source"`
-	} `json:"usage"`
-	Transcript struct {
-		Text string `json:"text"`
-	} `json:"transcript"`
-	Argv         []string `json:"argv"`
-	PromptSHA256 string   `json:"prompt_sha256"`
-	CLIVersion   string   `json:"cli_version"`
-	Model        string   `json:"model"`
-	Effort       string   `json:"effort"`
-}
-
-func (r turnRecord) String() string {
-	code := "-"
-	if r.ExitCode != nil {
-		code = strconv.Itoa(*r.ExitCode)
-	}
-	u := ""
-	if r.Usage != nil {
-		u = fmt.Sprintf(" usage %d in, %d out, $%.6f %s", r.Usage.InputTokens, r.Usage.OutputTokens, r.Usage.CostUSD, r.Usage.CostSource)
-	}
-	return fmt.Sprintf("turn %d %s attempt %d: %s (%s) exit=%s signal=%s ended_by=%s %dms%s",
-		r.Turn, r.Agent, r.Attempt, r.Outcome, r.Detail, code, r.Signal, r.EndedBy, r.DurationMS, u)
-}
-
-func (f *fixture) turns() []turnRecord {
-	f.t.Helper()
-	b, err := os.ReadFile(filepath.Join(f.stateDir, "turns.jsonl"))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	var out []turnRecord
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var r turnRecord
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			f.t.Fatalf("turns.jsonl: %v in %s", err, sc.Text())
-		}
-		out = append(out, r)
-	}
-	return out
+// turns reads the debate's turns.jsonl.
+func (f *fixture) turns() []blackbox.Turn {
+	f.T.Helper()
+	return blackbox.ReadTurns(f.T, f.stateDir)
 }
 
 // state is the debate's state.json.
@@ -457,32 +251,18 @@ func (f *fixture) state() string {
 }
 
 // transcript is the plain text of an attempt's session.
-func (f *fixture) transcript(r turnRecord) string {
+func (f *fixture) transcript(r blackbox.Turn) string {
+	if r.Transcript == nil {
+		return ""
+	}
 	b, _ := os.ReadFile(filepath.Join(f.stateDir, r.Transcript.Text))
 	return string(b)
 }
 
-func dump(recs []turnRecord) string {
-	var b strings.Builder
-	for _, r := range recs {
-		b.WriteString("  " + r.String() + "\n")
-	}
-	return b.String()
-}
-
-func (f *fixture) wantOutcomes(recs []turnRecord, want ...string) {
-	f.t.Helper()
-	var got []string
-	for _, r := range recs {
-		got = append(got, r.Outcome)
-	}
-	if !slices.Equal(got, want) {
-		var texts strings.Builder
-		for _, r := range recs {
-			fmt.Fprintf(&texts, "--- transcript of turn %d attempt %d:\n%s\n", r.Turn, r.Attempt, tail(f.transcript(r), 25))
-		}
-		f.t.Fatalf("outcomes %v, want %v\n%s%s", got, want, dump(recs), texts.String())
-	}
+// wantOutcomes fails the test unless the attempts' outcomes are want.
+func (f *fixture) wantOutcomes(recs []blackbox.Turn, want ...string) {
+	f.T.Helper()
+	blackbox.WantOutcomes(f.T, f.stateDir, recs, want...)
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9+1e-6*math.Abs(b) }
@@ -495,11 +275,11 @@ type summary struct {
 	CostUSD float64 `json:"cost_usd"`
 }
 
-func parseSummary(t *testing.T, r result) summary {
+func parseSummary(t *testing.T, r blackbox.Result) summary {
 	t.Helper()
 	var s summary
-	if err := json.Unmarshal([]byte(r.stdout), &s); err != nil {
-		t.Fatalf("walkie's JSON summary: %v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &s); err != nil {
+		t.Fatalf("walkie's JSON summary: %v\n%s", err, r.Stdout)
 	}
 	return s
 }
@@ -593,10 +373,10 @@ func proposal(turn int, agent string) (string, bool) {
 
 // waitRequests waits until the server has seen n model calls.
 func (f *fixture) waitRequests(n int, limit time.Duration) {
-	f.t.Helper()
+	f.T.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	if err := f.srv.WaitRequests(ctx, n); err != nil {
-		f.t.Fatalf("the model got %d calls, want %d: %v", len(f.srv.Requests()), n, err)
+		f.T.Fatalf("the model got %d calls, want %d: %v", len(f.srv.Requests()), n, err)
 	}
 }

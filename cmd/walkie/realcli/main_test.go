@@ -21,14 +21,12 @@ package realcli
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 
+	"github.com/walkie-sh/walkie/cmd/walkie/internal/blackbox"
 	"github.com/walkie-sh/walkie/session/sessiontest"
 )
 
@@ -61,65 +59,30 @@ func run(m *testing.M) int {
 		skip = "node is not on PATH: the codex and gemini CLIs need Node.js 20 or later"
 		return m.Run()
 	}
-	dir, err := os.MkdirTemp("", "walkie-realcli-")
+	dir, err := blackbox.BuildTemp("walkie-realcli-", blackbox.Walkie)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer os.RemoveAll(dir)
 	bin = filepath.Join(dir, "walkie")
-	// Built with the race detector when the tests run with it, so a race
-	// in the controller fails a test.
-	args := append([]string{"build", "-o", bin}, append(raceFlags, "github.com/walkie-sh/walkie/cmd/walkie")...)
-	cmd := exec.Command("go", args...)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "go", strings.Join(args, " "), ":", err)
-		return 1
-	}
 	return m.Run()
 }
 
 // need skips the test when the CLIs cannot run, saying why and how to fix
 // it (in CI, where they are installed first, it fails instead: a missing
 // CLI there is a broken setup, not a pass), and otherwise makes go test's
-// cache depend on walkie's sources and the CLIs: walkie is built in
-// TestMain, which the cache does not see.
+// cache depend on walkie's sources and the CLIs' package files: walkie is
+// built in TestMain, which the cache does not see.
 func need(t *testing.T) {
 	t.Helper()
 	if skip != "" {
 		sessiontest.Need(t, errors.New(skip))
 	}
-	sourcesOnce.Do(func() { sourcesErr = readSources(filepath.Join("..", "..", "..")) })
-	if sourcesErr != nil {
-		t.Fatal(sourcesErr)
-	}
-}
-
-var (
-	sourcesOnce sync.Once
-	sourcesErr  error
-)
-
-// readSources reads the module's Go sources and the CLIs' package files,
-// the inputs of what these tests run.
-func readSources(root string) error {
+	blackbox.ReadSources(t)
 	for _, pkg := range []string{"@anthropic-ai/claude-code", "@openai/codex", "@google/gemini-cli"} {
-		if _, err := os.ReadFile(filepath.Join(root, ".cache", "clis", "node_modules", pkg, "package.json")); err != nil {
-			return err
+		if _, err := os.ReadFile(filepath.Join(clis, "..", pkg, "package.json")); err != nil {
+			t.Fatal(err)
 		}
 	}
-	return filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		name := e.Name()
-		if e.IsDir() && path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules") {
-			return filepath.SkipDir
-		}
-		if !e.IsDir() && (strings.HasSuffix(name, ".go") || name == "go.mod" || name == "go.sum") && !strings.HasSuffix(name, "_test.go") {
-			_, err = os.ReadFile(path)
-		}
-		return err
-	})
 }

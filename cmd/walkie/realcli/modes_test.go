@@ -101,7 +101,7 @@ Rule 1: the answer is exact.
 	if sum.Status != "converged" || sum.Turns != 3 {
 		t.Fatalf("status %s after %d turns (%s)", sum.Status, sum.Turns, sum.Reason)
 	}
-	f.mustRun(0, "verify", "d.walkie.md")
+	f.MustRun(0, "verify", "d.walkie.md")
 	ents, _ := os.ReadDir(work)
 	var names []string
 	for _, e := range ents {

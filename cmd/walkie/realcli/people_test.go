@@ -3,31 +3,15 @@
 package realcli
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-)
 
-// waitSaid waits until the running walkie has written s to stderr.
-func (f *fixture) waitSaid(stderr func() string, s string, limit time.Duration) {
-	f.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	defer cancel()
-	for !strings.Contains(stderr(), s) {
-		select {
-		case <-ctx.Done():
-			f.t.Fatalf("after %s, walkie has not said %q:\n%s\n%s", limit, s, tail(stderr(), 20), dump(f.turns()))
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
+	"github.com/walkie-sh/walkie/cmd/walkie/internal/blackbox"
+)
 
 // The real claude and a person (issue 13: auto exited 2 at the person's
 // turn): claude proposes, walkie waits on the doorbell for alice's post,
@@ -37,56 +21,31 @@ func TestClaudeAndAPerson(t *testing.T) {
 	d := &debater{participants: []string{"claude", "alice"}, text: proposal}
 	f := newFixture(t, d.script, setup{participants: d.participants, people: []string{"alice"}})
 	release := f.slot()
-	_, stderr, wait := f.startLive("auto", "d.walkie.md", "--approve", "--config", "walkie.yaml", "--log-format", "json")
-	f.waitSaid(stderr, "waiting for alice: walkie post "+f.file+" --from alice", 2*time.Minute)
+	p := f.Start("auto", "d.walkie.md", "--approve", "--config", "walkie.yaml", "--log-format", "json")
+	if err := p.WaitSaid("waiting for alice: walkie post "+f.file+" --from alice", 1, 2*time.Minute); err != nil {
+		t.Fatalf("%v\n%s", err, blackbox.Dump(f.turns()))
+	}
 	f.write("alice.md", "alice agrees: problem details as proposed in turn 1.\n")
-	f.mustRun(0, "post", "d.walkie.md", "--from", "alice", "--sign", "--body-file", "alice.md")
-	r := wait()
+	f.MustRun(0, "post", "d.walkie.md", "--from", "alice", "--sign", "--body-file", "alice.md")
+	r := p.Wait(f.Limit)
 	release()
 	f.noneLeft()
-	if r.code != exitOK {
-		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, tail(r.stderr, 30))
+	if r.Code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", r.Code, r.Stdout, blackbox.Tail(r.Stderr, 30))
 	}
-	if strings.Count(r.stderr, `"msg":"waiting"`) != 1 {
-		t.Errorf("walkie said it waited %d times, want once:\n%s", strings.Count(r.stderr, `"msg":"waiting"`), tail(r.stderr, 30))
+	if strings.Count(r.Stderr, `"msg":"waiting"`) != 1 {
+		t.Errorf("walkie said it waited %d times, want once:\n%s", strings.Count(r.Stderr, `"msg":"waiting"`), blackbox.Tail(r.Stderr, 30))
 	}
 	recs := f.turns()
 	f.wantOutcomes(recs, "accepted", "accepted")
 	if recs[0].Turn != 1 || recs[1].Turn != 3 || !recs[1].Signed {
-		t.Errorf("claude's turns: %s", dump(recs))
+		t.Errorf("claude's turns: %s", blackbox.Dump(recs))
 	}
-	f.mustRun(0, "verify", "d.walkie.md")
-	st := f.mustRun(0, "status", "d.walkie.md", "--json")
-	if !strings.Contains(st.stdout, `"status": "converged"`) {
-		t.Errorf("status:\n%s", st.stdout)
+	f.MustRun(0, "verify", "d.walkie.md")
+	st := f.MustRun(0, "status", "d.walkie.md", "--json")
+	if !strings.Contains(st.Stdout, `"status": "converged"`) {
+		t.Errorf("status:\n%s", st.Stdout)
 	}
-}
-
-// tgStandIn is a local stand-in for Telegram's sendMessage.
-type tgStandIn struct {
-	srv  *httptest.Server
-	mu   sync.Mutex
-	msgs []string
-}
-
-func newTelegramStandIn(t *testing.T, token string) *tgStandIn {
-	tg := &tgStandIn{}
-	tg.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var m struct {
-			ChatID string `json:"chat_id"`
-			Text   string `json:"text"`
-		}
-		if r.URL.Path != "/bot"+token+"/sendMessage" || json.NewDecoder(r.Body).Decode(&m) != nil || m.ChatID != "7" {
-			http.Error(w, `{"ok":false}`, http.StatusBadRequest)
-			return
-		}
-		tg.mu.Lock()
-		tg.msgs = append(tg.msgs, m.Text)
-		tg.mu.Unlock()
-		fmt.Fprint(w, `{"ok":true,"result":{}}`)
-	}))
-	t.Cleanup(tg.srv.Close)
-	return tg
 }
 
 // Notifications from walkie auto (issue 13: only serve and watch sent
@@ -95,9 +54,9 @@ func newTelegramStandIn(t *testing.T, token string) *tgStandIn {
 // and the end, each exactly once, all delivered before walkie exits.
 func TestAutoNotifications(t *testing.T) {
 	t.Parallel()
-	tg := newTelegramStandIn(t, "bot-token")
+	tg := blackbox.StartTelegram(t, "bot-token", "7")
 	d := &debater{participants: []string{"claude", "codex"}, text: proposal}
-	top := fmt.Sprintf("notify:\n  command: [sh, -c, 'cat >> events.jsonl']\n  telegram: {chat_id: \"7\", token_env: TG_TOKEN, api_url: %q}\n", tg.srv.URL)
+	top := fmt.Sprintf("notify:\n  command: [sh, -c, 'cat >> events.jsonl']\n  telegram: {chat_id: \"7\", token_env: TG_TOKEN, api_url: %q}\n", tg.URL)
 	f := newFixture(t, d.script, setup{participants: d.participants, top: top, env: []string{"TG_TOKEN=bot-token"}})
 	f.session(exitOK, "auto", "d.walkie.md", "--approve")
 	var got []string
@@ -121,9 +80,7 @@ func TestAutoNotifications(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("the command sink got\n  %s\nwant each once:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 	}
-	tg.mu.Lock()
-	msgs := slices.Clone(tg.msgs)
-	tg.mu.Unlock()
+	msgs := tg.Messages()
 	if len(msgs) != len(want) || !slices.Contains(msgs, "d: turn 2 (codex) accepted, signed off") || !slices.Contains(msgs, "d: debate ended converged") {
 		t.Errorf("telegram got %d messages, want %d:\n%s", len(msgs), len(want), strings.Join(msgs, "\n--\n"))
 	}

@@ -3,19 +3,17 @@
 package realcli
 
 import (
-	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/walkie-sh/walkie/cmd/fakemodel/modelserver"
+	"github.com/walkie-sh/walkie/cmd/walkie/internal/blackbox"
 	"github.com/walkie-sh/walkie/controller/review/reviewtest"
 )
 
@@ -52,7 +50,8 @@ type reviewFixture struct {
 	srv              *modelserver.Server
 	gh               *reviewtest.GitHub
 	dir, home, tmp   string
-	marker, event    string
+	marker           blackbox.Marker
+	event            string
 	summary, outputs string
 }
 
@@ -60,7 +59,7 @@ func newReviewFixture(t *testing.T, reply func(r *modelserver.Request) (modelser
 	t.Helper()
 	needReviewCLIs(t)
 	f := &reviewFixture{t: t, dir: t.TempDir(), home: t.TempDir(), tmp: t.TempDir(),
-		marker: fmt.Sprintf("%d-%d-%s", os.Getpid(), runs.Add(1), t.Name())}
+		marker: blackbox.NewMarker(t)}
 	f.repo = reviewtest.NewRepo(t,
 		map[string]string{reviewDoc: "# Cache layer\n\nServe repeated reads of /items from memory.\n"},
 		map[string]string{reviewDoc: "# Cache layer\n\nServe repeated reads of /items from memory.\n\nEntries live for 5 minutes; the cache holds at most 10,000 of them.\n"})
@@ -69,56 +68,35 @@ func newReviewFixture(t *testing.T, reply func(r *modelserver.Request) (modelser
 	f.event = reviewtest.WriteEvent(t, f.dir, reviewtest.PullRequest{Number: reviewPR, Title: "Design: a cache layer", Body: "Adds the cache design.",
 		Repo: reviewRepo, Base: f.repo.Base, Head: f.repo.Head})
 	f.summary, f.outputs = filepath.Join(f.dir, "summary.md"), filepath.Join(f.dir, "output.txt")
-	defaults := map[string]string{"timeout": "3m", "stall": "90s", "grace": "500ms", "kill_grace": "2s", "retries": "0", "env_allow": "[" + markerVar + "]"}
-	var cfg strings.Builder
-	cfg.WriteString("defaults:\n")
-	for _, k := range slices.Sorted(maps.Keys(defaults)) {
-		fmt.Fprintf(&cfg, "  %s: %s\n", k, defaults[k])
-	}
-	cfg.WriteString("agents:\n")
+	cfg := blackbox.Config{Defaults: cliDefaults()}
 	for _, a := range []string{"claude", "codex"} {
-		fmt.Fprintf(&cfg, "  %s:\n%s", a, agentFor(a, f.srv.URL, true))
+		cfg.Agents = append(cfg.Agents, blackbox.Agent{Name: a, More: agentFor(a, f.srv.URL, true)})
 	}
-	if err := os.WriteFile(filepath.Join(f.dir, "walkie.yaml"), []byte(cfg.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfg.Write(t, filepath.Join(f.dir, "walkie.yaml"))
 	t.Cleanup(f.noneLeft)
 	return f
 }
 
 func (f *reviewFixture) noneLeft() {
-	(&fixture{t: f.t, marker: f.marker}).noneLeft()
+	f.t.Helper()
+	f.marker.NoneLeft(f.t, 3*time.Second)
 }
 
 // review runs walkie review in the repository as a GitHub step.
-func (f *reviewFixture) review(code int, args ...string) result {
+func (f *reviewFixture) review(code int, args ...string) blackbox.Result {
 	f.t.Helper()
-	release := (&fixture{t: f.t}).slot()
-	cmd := exec.Command(bin, append([]string{"review", reviewDoc, "--config", filepath.Join(f.dir, "walkie.yaml"), "--out", filepath.Join(f.dir, "out")}, args...)...)
-	cmd.Dir = f.repo.Dir
-	cmd.Env = []string{
-		"PATH=" + clis + string(os.PathListSeparator) + os.Getenv("PATH"),
-		"HOME=" + f.home, "TMPDIR=" + f.tmp, "LANG=C.UTF-8", markerVar + "=" + f.marker, "GORACE=atexit_sleep_ms=0",
-		"CI=true", "GITHUB_ACTIONS=true", "GITHUB_EVENT_NAME=pull_request", "GITHUB_EVENT_PATH=" + f.event,
-		"GITHUB_STEP_SUMMARY=" + f.summary, "GITHUB_OUTPUT=" + f.outputs, "GITHUB_API_URL=" + f.gh.URL,
-		"GITHUB_REPOSITORY=" + reviewRepo, "GITHUB_RUN_ID=77", "GITHUB_TOKEN=ghs_realcliTokenNeverForAgents",
-	}
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	err := cmd.Run()
+	release := takeSlot(f.t)
+	env := append(blackbox.Env(clis, f.marker), "HOME="+f.home, "TMPDIR="+f.tmp, "LANG=C.UTF-8",
+		"CI=true", "GITHUB_ACTIONS=true", "GITHUB_EVENT_NAME=pull_request", "GITHUB_EVENT_PATH="+f.event,
+		"GITHUB_STEP_SUMMARY="+f.summary, "GITHUB_OUTPUT="+f.outputs, "GITHUB_API_URL="+f.gh.URL,
+		"GITHUB_REPOSITORY="+reviewRepo, "GITHUB_RUN_ID=77", "GITHUB_TOKEN=ghs_realcliTokenNeverForAgents",
+	)
+	args = append([]string{"review", reviewDoc, "--config", filepath.Join(f.dir, "walkie.yaml"), "--out", filepath.Join(f.dir, "out")}, args...)
+	r := blackbox.Runner{T: f.t, Bin: bin, Dir: f.repo.Dir, Env: env, Limit: 6 * time.Minute}.Run(args...)
 	release()
-	var ee *exec.ExitError
-	if err != nil && !errors.As(err, &ee) {
-		f.t.Fatal(err)
-	}
-	r := result{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String(), took: time.Since(start)}
 	f.noneLeft()
-	if strings.Contains(r.stderr, "DATA RACE") {
-		f.t.Errorf("the race detector fired:\n%s", r.stderr)
-	}
-	if r.code != code {
-		f.t.Fatalf("walkie review: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, code, r.stdout, tail(r.stderr, 40))
+	if r.Code != code {
+		f.t.Fatalf("walkie review: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.Code, code, r.Stdout, blackbox.Tail(r.Stderr, 40))
 	}
 	return r
 }
@@ -183,7 +161,7 @@ func TestReviewRealCLIsAgree(t *testing.T) {
 	if b, err := v.CombinedOutput(); err != nil {
 		t.Errorf("walkie verify: %v\n%s", err, b)
 	}
-	t.Log(strings.TrimSpace(r.stdout))
+	t.Log(strings.TrimSpace(r.Stdout))
 }
 
 // A model that returns 500s: the review could not finish, exit 21, and

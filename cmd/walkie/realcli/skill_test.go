@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/walkie-sh/walkie/cmd/fakemodel/modelserver"
+	"github.com/walkie-sh/walkie/cmd/walkie/internal/blackbox"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -150,8 +151,8 @@ func frontMatterValue(text, key string) string {
 func fakeagentBin(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "fakeagent"), "github.com/walkie-sh/walkie/cmd/fakeagent").CombinedOutput(); err != nil {
-		t.Fatalf("build fakeagent: %v\n%s", err, out)
+	if err := blackbox.Build(dir, blackbox.FakeAgent); err != nil {
+		t.Fatal(err)
 	}
 	return dir
 }

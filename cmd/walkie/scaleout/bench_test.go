@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/walkie-sh/walkie/controller"
+	"github.com/walkie-sh/walkie/cmd/walkie/internal/blackbox"
 	"github.com/walkie-sh/walkie/session/sessiontest"
 	"github.com/walkie-sh/walkie/walkie"
 )
@@ -51,13 +51,14 @@ func BenchmarkScaleOut100(b *testing.B) {
 func runFleet(b *testing.B, name string, workers int) fleetRun {
 	b.Helper()
 	scripts := agentScripts{"alice": converging["alice"], "bob": converging["bob"]}
-	c := &cluster{t: b, dir: b.TempDir(), id: fmt.Sprintf("%s-%d", name, os.Getpid()), marker: fmt.Sprintf("%d-bench-%s", os.Getpid(), name), uncounted: true}
+	c := &cluster{id: fmt.Sprintf("%s-%d", name, os.Getpid()), marker: blackbox.NewMarker(b), uncounted: true}
+	c.Runner = walkieIn(b, b.TempDir(), c.marker)
 	c.queues = []string{"--queue", "alice=" + c.id + "-alice", "--queue", "bob=" + c.id + "-bob"}
 	c.home, c.listen = c.id+"-home", ""
-	c.writeConfig(filepath.Join(c.dir, "walkie.yaml"), c.dir, scripts, nil)
+	c.writeConfig(filepath.Join(c.Dir, "walkie.yaml"), c.Dir, scripts, nil)
 	var files []string
 	for i := range benchDebates {
-		file := filepath.Join(c.dir, fmt.Sprintf("%s-%03d.walkie.md", c.id, i))
+		file := filepath.Join(c.Dir, fmt.Sprintf("%s-%03d.walkie.md", c.id, i))
 		if err := walkie.Init(file, walkie.InitOptions{Participants: []string{"alice", "bob"}, MaxRounds: 3, Briefing: []byte("Does it pass?\n")}); err != nil {
 			b.Fatal(err)
 		}
@@ -66,15 +67,15 @@ func runFleet(b *testing.B, name string, workers int) fleetRun {
 		}
 		files = append(files, file)
 	}
-	b.Cleanup(c.killLeftovers)
+	b.Cleanup(c.marker.Kill)
 	for i := range workers {
 		c.startWorker(fmt.Sprintf("w%d", i), scripts, nil)
 	}
-	var home *proc
+	var home *blackbox.Proc
 	if workers > 0 {
 		home = c.startHome()
 	} else {
-		home = c.start("serve", "--dir", ".", "--listen", "", "--log-format", "json")
+		home = c.Start("serve", "--dir", ".", "--listen", "", "--log-format", "json")
 	}
 	sessiontest.WaitFor(b, 5*time.Minute, "every debate ended", func() bool {
 		for _, f := range files {
@@ -89,22 +90,22 @@ func runFleet(b *testing.B, name string, workers int) fleetRun {
 		}
 		return true
 	})
-	home.kill()
+	home.Kill()
 	var run fleetRun
 	var first, last time.Time
 	for _, f := range files {
 		m, _ := walkie.ReadMeta(f)
-		recs, err := controller.ReadTurnLog(walkie.StateDir(f, m.ID))
-		if err != nil || len(recs) != 3 {
-			b.Fatalf("%s: %d attempts (%v), want 3:\n%s", f, len(recs), err, dump(recs))
+		recs := blackbox.ReadTurns(b, walkie.StateDir(f, m.ID))
+		if len(recs) != 3 {
+			b.Fatalf("%s: %d attempts, want 3:\n%s", f, len(recs), blackbox.Dump(recs))
 		}
 		for i, r := range recs {
-			if first.IsZero() || r.Started.Before(first) {
-				first = r.Started
+			if first.IsZero() || r.StartedAt().Before(first) {
+				first = r.StartedAt()
 			}
-			last = maxTime(last, r.Ended)
+			last = maxTime(last, r.EndedAt())
 			if i > 0 {
-				run.handoffs = append(run.handoffs, r.Started.Sub(recs[i-1].Ended))
+				run.handoffs = append(run.handoffs, r.StartedAt().Sub(recs[i-1].EndedAt()))
 			}
 		}
 	}

@@ -14,18 +14,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/walkie-sh/walkie/cmd/walkie/internal/blackbox"
 	"github.com/walkie-sh/walkie/session/sessiontest"
 )
 
@@ -42,29 +41,16 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "walkie-scaleout-")
+	// walkie as it is installed: the default build, which hands serve
+	// --engine temporal and worker to walkie-temporal beside it, so every
+	// test here runs through the hand-off.
+	dir, err := blackbox.BuildTemp("walkie-scaleout-", blackbox.Walkie, blackbox.WalkieTemporal, blackbox.FakeAgent)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer os.RemoveAll(dir)
 	bin = dir
-	builds := [][]string{
-		// walkie as it is installed: the default build, which hands serve
-		// --engine temporal and worker to walkie-temporal beside it, so
-		// every test here runs through the hand-off.
-		append([]string{"build", "-o", filepath.Join(dir, "walkie")}, append(raceFlags, "github.com/walkie-sh/walkie/cmd/walkie")...),
-		append([]string{"build", "-tags", "temporal", "-o", filepath.Join(dir, "walkie-temporal")}, append(raceFlags, "github.com/walkie-sh/walkie/cmd/walkie")...),
-		{"build", "-o", filepath.Join(dir, "fakeagent"), "github.com/walkie-sh/walkie/cmd/fakeagent"},
-	}
-	for _, args := range builds {
-		cmd := exec.Command("go", args...)
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		if err := cmd.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "go", args, ":", err)
-			return 1
-		}
-	}
 	stop, err := startServer(dir)
 	if err != nil {
 		missing = err.Error()
@@ -123,7 +109,7 @@ func startServer(dir string) (stop func(), err error) {
 // needServer skips the test without a server, or fails it under CI.
 func needServer(t testing.TB) {
 	t.Helper()
-	readSources(t)
+	blackbox.ReadSources(t)
 	if missing != "" {
 		sessiontest.Need(t, errors.New(missing))
 	}
@@ -153,29 +139,3 @@ func (quiet) Debug(string, ...any) {}
 func (quiet) Info(string, ...any)  {}
 func (quiet) Warn(string, ...any)  {}
 func (quiet) Error(string, ...any) {}
-
-var sourcesOnce sync.Once
-
-// readSources reads every Go source file of the module from within a
-// test, so go test's cache sees a change to the code the binaries built in
-// TestMain are made of (as in cmd/walkie/e2e).
-func readSources(t testing.TB) {
-	sourcesOnce.Do(func() {
-		err := filepath.WalkDir("../../..", func(path string, e fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			name := e.Name()
-			if e.IsDir() && path != "../../.." && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules") {
-				return filepath.SkipDir
-			}
-			if !e.IsDir() && (strings.HasSuffix(name, ".go") || name == "go.mod" || name == "go.sum") && !strings.HasSuffix(name, "_test.go") {
-				_, err = os.ReadFile(path)
-			}
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	})
-}

@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/walkie-sh/walkie/cmd/walkie/internal/blackbox"
 	"github.com/walkie-sh/walkie/controller/temporal"
 	"github.com/walkie-sh/walkie/session/sessiontest"
 	"github.com/walkie-sh/walkie/walkie"
@@ -60,7 +61,7 @@ func TestDebateOnTwoWorkersConverges(t *testing.T) {
 			t.Errorf("%s ran its agent %q times (%v), want %s", dir, b, err, want)
 		}
 	}
-	log := c.mustRun(0, "log", c.name, "--json").stdout
+	log := c.MustRun(0, "log", c.name, "--json").Stdout
 	if strings.Count(log, `"worker":"w-alice"`) != 2 || strings.Count(log, `"worker":"w-bob"`) != 1 {
 		t.Errorf("walkie log --json does not name the workers:\n%s", log)
 	}
@@ -146,17 +147,17 @@ func TestKilledWorkersTurnIsRetriedOnTheOther(t *testing.T) {
 	c.waitRunning(1, filepath.Join(firstDir, "alice.state"), 1)
 	c.startWorker("w-second", converging, nil)
 	killed := time.Now()
-	first.kill()
+	first.Kill()
 	c.waitStatus(walkie.StatusConverged, 60*time.Second)
 	c.verify(3)
 	recs := c.turns()
 	c.onceEach(recs, 3)
 	if len(recs) != 3 || recs[0].Worker != "w-second" {
-		t.Fatalf("turn 1 should be one attempt, run by w-second:\n%s", dump(recs))
+		t.Fatalf("turn 1 should be one attempt, run by w-second:\n%s", blackbox.Dump(recs))
 	}
 	// Noticed within the heartbeat timeout (the agents' 5s stall window)
 	// plus the retry's backoff, not the turn's 20s timeout.
-	if took := recs[0].Ended.Sub(killed); took > 15*time.Second {
+	if took := recs[0].EndedAt().Sub(killed); took > 15*time.Second {
 		t.Fatalf("the turn was retried %s after the worker died, want within the heartbeat timeout", took)
 	}
 	// A history keeps only the last delivery's start, with its attempt.
@@ -177,10 +178,10 @@ func TestKilledHomeRestartsWithNothingLostOrRepeated(t *testing.T) {
 	w, dir := c.startWorker("w", slow, nil)
 	home := c.startHome()
 	c.waitRunning(2, filepath.Join(dir, "bob.state"), 1)
-	home.kill()
+	home.Kill()
 	// The turn ends on the worker while no home is there to settle it.
 	sessiontest.WaitFor(t, 20*time.Second, "turn 2 done on the worker", func() bool {
-		return strings.Count(w.output(), `"msg":"turn done"`) >= 2
+		return strings.Count(w.Output(), `"msg":"turn done"`) >= 2
 	})
 	if st := c.state(); st.Running == nil || st.Running.Turn != 2 {
 		t.Fatalf("with the home down, the running attempt is %+v, want turn 2 waiting to be settled", st.Running)
@@ -188,8 +189,8 @@ func TestKilledHomeRestartsWithNothingLostOrRepeated(t *testing.T) {
 	// With the home down and no lock held, a local controller must not
 	// take the remote turn for a dead controller's and run it again.
 	for _, args := range [][]string{{"auto", c.name}, {"watch", "--once", "."}} {
-		if r := c.mustRun(3, args...); !strings.Contains(r.stdout+r.stderr, "walkie auto --take-over") {
-			t.Errorf("walkie %s refused without the fix:\n%s%s", args[0], r.stdout, r.stderr)
+		if r := c.MustRun(3, args...); !strings.Contains(r.Stdout+r.Stderr, "walkie auto --take-over") {
+			t.Errorf("walkie %s refused without the fix:\n%s%s", args[0], r.Stdout, r.Stderr)
 		}
 	}
 	c.startHome()
@@ -198,7 +199,7 @@ func TestKilledHomeRestartsWithNothingLostOrRepeated(t *testing.T) {
 	recs := c.turns()
 	c.onceEach(recs, 3)
 	if len(recs) != 3 {
-		t.Fatalf("%d attempts logged, want 3:\n%s", len(recs), dump(recs))
+		t.Fatalf("%d attempts logged, want 3:\n%s", len(recs), blackbox.Dump(recs))
 	}
 }
 
@@ -214,7 +215,7 @@ func TestHaltEndsTheRemoteTurn(t *testing.T) {
 	_, dir := c.startWorker("w", hanging, nil)
 	c.startHome()
 	c.waitRunning(1, filepath.Join(dir, "alice.state"), 1)
-	sessiontest.WaitFor(t, 10*time.Second, "the agent running", func() bool { return len(c.agents()) == 1 })
+	sessiontest.WaitFor(t, 10*time.Second, "the agent running", func() bool { return len(c.marker.PidsRunning("fakeagent")) == 1 })
 	// The fleet page shows the remote turn, with the agent's latest
 	// output line from the worker's heartbeats.
 	sessiontest.WaitFor(t, 15*time.Second, "the fleet page showing the remote turn's output", func() bool {
@@ -223,16 +224,16 @@ func TestHaltEndsTheRemoteTurn(t *testing.T) {
 		return r != nil && r["agent"] == "alice" && line == "running make test"
 	})
 	halted := time.Now()
-	c.mustRun(0, "halt", c.name, "--reason", "enough")
+	c.MustRun(0, "halt", c.name, "--reason", "enough")
 	sessiontest.WaitFor(t, 15*time.Second, "the halted attempt recorded", func() bool { return len(c.turns()) == 1 })
 	recs := c.turns()
-	if r := recs[0]; r.Outcome != walkie.OutcomeHalted || r.Worker != "w" || !strings.Contains(r.Detail, "walkie halt") {
-		t.Fatalf("recorded %s", dump(recs))
+	if r := recs[0]; r.Outcome != string(walkie.OutcomeHalted) || r.Worker != "w" || !strings.Contains(r.Detail, "walkie halt") {
+		t.Fatalf("recorded %s", blackbox.Dump(recs))
 	}
-	if took := recs[0].Ended.Sub(halted); took > 10*time.Second {
+	if took := recs[0].EndedAt().Sub(halted); took > 10*time.Second {
 		t.Fatalf("the session ended %s after the halt", took)
 	}
-	sessiontest.WaitFor(t, 5*time.Second, "the agent's process gone", func() bool { return len(c.agents()) == 0 })
+	sessiontest.WaitFor(t, 5*time.Second, "the agent's process gone", func() bool { return len(c.marker.PidsRunning("fakeagent")) == 0 })
 	if c.status() != walkie.StatusHalted || c.state().Running != nil {
 		t.Fatalf("status %s, running %+v; want halted and nothing running", c.status(), c.state().Running)
 	}
@@ -250,8 +251,8 @@ func TestAuthFailureIsNotRetried(t *testing.T) {
 	c.startHome()
 	c.waitStatus(walkie.StatusFailed, 60*time.Second)
 	recs := c.turns()
-	if len(recs) != 1 || recs[0].Outcome != walkie.OutcomeAuth || !strings.Contains(recs[0].Detail, "not logged in on this worker") {
-		t.Fatalf("want one auth attempt:\n%s", dump(recs))
+	if len(recs) != 1 || recs[0].Outcome != string(walkie.OutcomeAuth) || !strings.Contains(recs[0].Detail, "not logged in on this worker") {
+		t.Fatalf("want one auth attempt:\n%s", blackbox.Dump(recs))
 	}
 	runs := 0
 	for _, dir := range []string{one, two} {
@@ -282,7 +283,7 @@ func TestSecondHomeWithTheSameDebateIDIsRefused(t *testing.T) {
 	first.waitRunning(1, filepath.Join(dir, "alice.state"), 1)
 
 	second := *first
-	second.dir, second.home = t.TempDir(), first.home+"-second"
+	second.Dir, second.home = t.TempDir(), first.home+"-second"
 	second.listen = fmt.Sprintf("127.0.0.1:%d", freePorts(1)[0])
 	for _, name := range []string{first.name, "walkie.yaml"} {
 		b, err := os.ReadFile(first.path(name))

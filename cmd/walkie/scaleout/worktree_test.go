@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/walkie-sh/walkie/cmd/walkie/internal/blackbox"
 	"github.com/walkie-sh/walkie/gitrepo/gittest"
 	"github.com/walkie-sh/walkie/session/sessiontest"
 	"github.com/walkie-sh/walkie/walkie"
@@ -28,14 +29,14 @@ func TestWorktreeTurnOnARemoteWorker(t *testing.T) {
 		"bob": converging["bob"],
 	}
 	c := newCluster(t, "worktree", 3, scripts)
-	gittest.Git(t, c.dir, "init", "--quiet", "--initial-branch=main")
-	gittest.Commit(t, c.dir, "README.md", "the project\n", "first")
+	gittest.Git(t, c.Dir, "init", "--quiet", "--initial-branch=main")
+	gittest.Commit(t, c.Dir, "README.md", "the project\n", "first")
 	clone := filepath.Join(t.TempDir(), "clone")
-	gittest.Git(t, c.dir, "clone", "--quiet", c.dir, clone)
+	gittest.Git(t, c.Dir, "clone", "--quiet", c.Dir, clone)
 	// The home moves on after the worker cloned it.
-	start := gittest.Commit(t, c.dir, "main.go", "package main\n", "second")
+	start := gittest.Commit(t, c.Dir, "main.go", "package main\n", "second")
 	worktree := map[string]map[string]string{"alice": {"workspace": "worktree"}}
-	c.writeConfig(c.path("walkie.yaml"), c.dir, scripts, worktree)
+	c.writeConfig(c.path("walkie.yaml"), c.Dir, scripts, worktree)
 
 	_, aliceDir := c.startWorker("w-alice", agentScripts{"alice": scripts["alice"]}, map[string]map[string]string{"alice": {"env_allow": `["GIT_*"]`}}, "--repo", clone)
 	c.startWorker("w-bob", agentScripts{"bob": scripts["bob"]}, nil)
@@ -52,18 +53,18 @@ func TestWorktreeTurnOnARemoteWorker(t *testing.T) {
 			continue
 		}
 		branch := "walkie/" + c.id + "/turn-" + strconv.Itoa(r.Turn)
-		head := gittest.Git(t, c.dir, "rev-parse", "--verify", "--quiet", branch)
-		if want := branch + "@" + head[:min(len(head), 12)]; head == "" || r.Branch != want {
+		head := gittest.Git(t, c.Dir, "rev-parse", "--verify", "--quiet", branch)
+		if want := branch + "@" + head; head == "" || r.Branch != want { // a full id, as the record keeps it
 			t.Fatalf("turn %d names branch %q, want %q in the home's repository", r.Turn, r.Branch, want)
 		}
-		if got := gittest.Git(t, c.dir, "show", head+":fix.go"); got != "fixed in turn "+strconv.Itoa(r.Turn) {
+		if got := gittest.Git(t, c.Dir, "show", head+":fix.go"); got != "fixed in turn "+strconv.Itoa(r.Turn) {
 			t.Errorf("fix.go on %s: %q", branch, got)
 		}
-		if parent := gittest.Git(t, c.dir, "rev-parse", head+"^"); parent != start {
+		if parent := gittest.Git(t, c.Dir, "rev-parse", head+"^"); parent != start {
 			t.Errorf("%s's commit sits on %s, want the home's HEAD %s", branch, parent, start)
 		}
 	}
-	if gittest.Git(t, c.dir, "rev-parse", "main") != start {
+	if gittest.Git(t, c.Dir, "rev-parse", "main") != start {
 		t.Error("the home's main moved")
 	}
 	// Nothing of the worktrees stays on the worker: not in git, not on
@@ -93,11 +94,11 @@ func TestKilledWorkersWorktreeIsRemovedOnItsNextStart(t *testing.T) {
 	commit := `shell: 'echo "fixed in turn {turn}" > fix.go && git add fix.go && git commit -qm "alice: the fix of turn {turn}"'`
 	scripts := agentScripts{"alice": commit + "\nbody: \"Fixed it on my branch.\"\nsign_from: 2", "bob": converging["bob"]}
 	c := newCluster(t, "killtree", 3, scripts)
-	gittest.Git(t, c.dir, "init", "--quiet", "--initial-branch=main")
-	start := gittest.Commit(t, c.dir, "README.md", "the project\n", "first")
+	gittest.Git(t, c.Dir, "init", "--quiet", "--initial-branch=main")
+	start := gittest.Commit(t, c.Dir, "README.md", "the project\n", "first")
 	clone := filepath.Join(t.TempDir(), "clone")
-	gittest.Git(t, c.dir, "clone", "--quiet", c.dir, clone)
-	c.writeConfig(c.path("walkie.yaml"), c.dir, scripts, map[string]map[string]string{"alice": {"workspace": "worktree"}})
+	gittest.Git(t, c.Dir, "clone", "--quiet", c.Dir, clone)
+	c.writeConfig(c.path("walkie.yaml"), c.Dir, scripts, map[string]map[string]string{"alice": {"workspace": "worktree"}})
 	gitEnv := map[string]map[string]string{"alice": {"env_allow": `["GIT_*"]`}}
 
 	first, firstDir := c.startWorker("w-first", agentScripts{"alice": commit + "\nbehavior: hang"}, gitEnv, "--repo", clone)
@@ -113,7 +114,7 @@ func TestKilledWorkersWorktreeIsRemovedOnItsNextStart(t *testing.T) {
 	if len(left) != 1 {
 		t.Fatalf("worktrees of the running turn on the worker: %v", left)
 	}
-	first.kill()
+	first.Kill()
 	if _, err := os.Stat(left[0]); err != nil {
 		t.Fatalf("the killed worker's worktree is gone already (%v): the test checks nothing", err)
 	}
@@ -122,22 +123,22 @@ func TestKilledWorkersWorktreeIsRemovedOnItsNextStart(t *testing.T) {
 	again := t.TempDir()
 	cfg := filepath.Join(again, "walkie.yaml")
 	c.writeConfig(cfg, again, agentScripts{"alice": scripts["alice"]}, gitEnv)
-	p := c.start(append([]string{"worker", "--temporal", server, "--agents", "alice", "--config", cfg, "--dir", attempts,
+	p := c.Start(append([]string{"worker", "--temporal", server, "--agents", "alice", "--config", cfg, "--dir", attempts,
 		"--identity", "w-again", "--grace", "2s", "--log-format", "json", "--repo", clone}, c.queues...)...)
 	c.waitPolling(p, 1)
 	// Polling begins only after the clean-up.
 	if _, err := os.Stat(left[0]); err == nil {
 		t.Fatalf("the killed worker's worktree %s is still there after its next start", left[0])
 	}
-	if !strings.Contains(p.output(), "removed a worktree left by an earlier worker") {
-		t.Errorf("the restarted worker did not say it removed the worktree:\n%s", p.output())
+	if !strings.Contains(p.Output(), "removed a worktree left by an earlier worker") {
+		t.Errorf("the restarted worker did not say it removed the worktree:\n%s", p.Output())
 	}
 	c.waitStatus(walkie.StatusConverged, 90*time.Second)
 	c.verify(3)
 	recs := c.turns()
 	c.onceEach(recs, 3)
 	if recs[0].Worker != "w-again" || !strings.HasPrefix(recs[0].Branch, branch+"@") {
-		t.Fatalf("turn 1 should be one attempt by w-again on %s:\n%s", branch, dump(recs))
+		t.Fatalf("turn 1 should be one attempt by w-again on %s:\n%s", branch, blackbox.Dump(recs))
 	}
 	if list := gittest.Git(t, clone, "worktree", "list", "--porcelain"); strings.Count(list, "worktree ") != 1 {
 		t.Errorf("worktrees left in the worker's clone:\n%s", list)

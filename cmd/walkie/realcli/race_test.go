@@ -1,5 +1,0 @@
-//go:build linux && race
-
-package realcli
-
-var raceFlags = []string{"-race"}

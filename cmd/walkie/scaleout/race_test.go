@@ -1,5 +1,0 @@
-//go:build race
-
-package scaleout
-
-var raceFlags = []string{"-race"}
