@@ -18,14 +18,16 @@ func TestRoundTableCharts(t *testing.T) {
 	file := recordedRoundTable(t)
 	r, s, err := controller.LoadReport(file, controller.StandingOptions{Now: at(40, 0)})
 	must(t, err)
-	must(t, r.ReplayAll(nil))
-	d, err := walkie.Load(file)
-	must(t, err)
-	recs, err := controller.ReadTurnLog(walkie.StateDir(file, d.Meta.ID))
-	must(t, err)
+	d, recs := mustLoad(t, file)
 	var b bytes.Buffer
-	must(t, Stack(&b, "How parser went", NewTimeline(HeadOf(&s), d, recs, at(40, 0)), NewAgreement(r), NewQuorum(r)))
+	must(t, Report(&b, r, &s, d, recs, at(40, 0)))
 	golden(t, "roundtable.svg", b.Bytes())
+	if len(r.Replays) != 0 {
+		t.Errorf("drawing the report replayed it: %d replays in the report", len(r.Replays))
+	}
+	// Asked for no rule, the picture replays every quorum.
+	all := *r
+	must(t, all.ReplayAll(nil))
 
 	root := parseSVG(t, b.Bytes())
 	var parts []string
@@ -81,10 +83,10 @@ func TestRoundTableCharts(t *testing.T) {
 	if len(rules) != 2 {
 		t.Fatalf("%d rules in the replay, want 2", len(rules))
 	}
-	if r.Replays[0].Round != 2 || r.Replays[1].Round != 3 {
-		t.Errorf("the replay stops in rounds %d and %d, want 2 and 3", r.Replays[0].Round, r.Replays[1].Round)
+	if all.Replays[0].Round != 2 || all.Replays[1].Round != 3 {
+		t.Errorf("the replay stops in rounds %d and %d, want 2 and 3", all.Replays[0].Round, all.Replays[1].Round)
 	}
-	for i, rp := range r.Replays {
+	for i, rp := range all.Replays {
 		bar := rules[i].all(classed("rect", "rounds-bar"))
 		if len(bar) != 1 || !strings.Contains(bar[0].attrs["class"], "decision-"+rp.Decision) {
 			t.Errorf("rule %d: bar %v, want decision %s", i, bar, rp.Decision)
@@ -95,6 +97,16 @@ func TestRoundTableCharts(t *testing.T) {
 	}
 	if !strings.Contains(allText(rules[1]), "the run's") {
 		t.Errorf("the run's own rule is not marked:\n%s", allText(rules[1]))
+	}
+
+	// Replayed under one rule (walkie report --quorum 1), the picture
+	// shows that rule alone.
+	_, err = r.Replay(1, nil)
+	must(t, err)
+	b.Reset()
+	must(t, Report(&b, r, &s, d, recs, at(40, 0)))
+	if n := len(parseSVG(t, b.Bytes()).all(classed("g", "rule"))); n != 1 {
+		t.Errorf("replayed at quorum 1, the picture shows %d rules", n)
 	}
 }
 
@@ -108,7 +120,7 @@ func TestStackLeavesOutWhatADebateLacks(t *testing.T) {
 		t.Fatal("a debate has a grid or a replay")
 	}
 	var b bytes.Buffer
-	must(t, Stack(&b, "api-shape", NewTimeline(HeadOf(&s), d, recs, at(40, 0)), NewAgreement(r), NewQuorum(r)))
+	must(t, Report(&b, r, &s, d, recs, at(40, 0)))
 	root := parseSVG(t, b.Bytes())
 	if n := len(root.all(func(e *el) bool { return e.name == "svg" })); n != 2 {
 		t.Errorf("%d svg elements, want the stack and its timeline", n)
