@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/walkie-sh/walkie/controller/roundtable"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -31,12 +32,15 @@ var outcomeFill = map[string]string{
 
 const otherFill = "#bdbdbd"
 
-func fillOf(outcome string) string {
-	if f, ok := outcomeFill[outcome]; ok {
+// colour is key's colour in m, grey for a name m does not know.
+func colour(m map[string]string, key string) string {
+	if f, ok := m[key]; ok {
 		return f
 	}
 	return otherFill
 }
+
+func fillOf(outcome string) string { return colour(outcomeFill, outcome) }
 
 // outcomeOrder is the legend's order: the record's own, running last.
 func outcomeOrder(outcome string) int {
@@ -87,14 +91,11 @@ var statusFill = map[string]string{
 	walkie.StatusFailed:     "#c62828",
 	walkie.StatusHalted:     "#263238",
 	walkie.StatusOpen:       "#0a5fd6",
+	// A replay that would have gone on past the recorded rounds.
+	roundtable.DecisionUnknown: "#9e9e9e",
 }
 
-func statusColour(s string) string {
-	if f, ok := statusFill[s]; ok {
-		return f
-	}
-	return otherFill
-}
+func statusColour(s string) string { return colour(statusFill, s) }
 
 // statusOrder is the order statuses stack in: the ends first, then what
 // has not ended.

@@ -28,21 +28,9 @@ func NewQuorum(r *roundtable.Report) *Quorum {
 	return &Quorum{ID: r.ID, MaxRounds: r.MaxRounds, Rules: r.Replays}
 }
 
-// decisionFill colours where a run stops.
-var decisionFill = map[string]string{
-	roundtable.DecisionConverged:  "#2e7d32",
-	roundtable.DecisionMaxRounds:  "#f9a825",
-	roundtable.DecisionDeadlocked: "#8e24aa",
-	roundtable.DecisionFailed:     "#c62828",
-	roundtable.DecisionUnknown:    "#9e9e9e",
-}
-
-func decisionColour(d string) string {
-	if f, ok := decisionFill[d]; ok {
-		return f
-	}
-	return otherFill
-}
+// decisionColour colours where a replayed run stops: a round table's
+// decisions are named as the statuses they end in.
+func decisionColour(d string) string { return colour(statusFill, d) }
 
 // Geometry of the replay chart, in units: the rule, the rounds bar and
 // its number, the cost bar and its figure.
