@@ -34,9 +34,19 @@ func saveShot(t *testing.T, name string, png []byte) {
 	}
 }
 
-// shoot is a screenshot of the element sel.
+// shoot is a screenshot of the element sel, once the page's stream has
+// opened and its first events have swapped the element in (the stream
+// sends every part again on opening; a screenshot of the part replaced
+// would find it gone).
 func (tb *tab) shoot(sel string) []byte {
 	tb.t.Helper()
+	tb.waitFor("the stream", `!document.getElementById("live") || !document.getElementById("live").hidden`, 5*time.Second)
+	settled := fmt.Sprintf(`(() => {
+		const seen = window.__settled = window.__settled || {};
+		const e = document.querySelector(%q), r = e && e.getBoundingClientRect();
+		const was = seen[%q]; seen[%q] = e;
+		return !!r && r.width > 0 && was === e; })()`, sel, sel, sel)
+	tb.waitFor(sel+" settled", settled, 5*time.Second) // the same node twice, 20ms apart
 	png, err := chromedp.Run(tb.ctx, chromedp.Screenshot(chromedp.CSS(sel)))
 	if err != nil {
 		tb.t.Fatalf("screenshot of %s: %v", sel, err)
