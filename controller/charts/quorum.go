@@ -47,7 +47,7 @@ const (
 func (q *Quorum) SVG(w io.Writer) error { return writeSVG(w, q) }
 
 func (q *Quorum) frame() (u, u, frameText) {
-	h := px(quorumTop+16+quorumRowH*len(q.Rules)) + px(4) + px(16*legendRows(q.legend(), px(chartWidth-2*marginX))) + px(8)
+	h := px(quorumTop+16+quorumRowH*len(q.Rules)) + px(8) + px(16*legendRows(q.legend(), px(chartWidth-2*marginX))) + px(8)
 	return px(chartWidth), h, frameText{class: "quorum", title: "The quorum lever: " + oneLine(q.ID), desc: q.describe()}
 }
 
@@ -92,7 +92,7 @@ func (q *Quorum) draw(c *canvas) {
 		c.end()
 		y += px(quorumRowH)
 	}
-	c.legend(px(marginX), y+px(4), px(chartWidth-2*marginX), q.legend())
+	c.legend(px(marginX), y+px(8), px(chartWidth-2*marginX), q.legend())
 }
 
 func ruleTitle(rp roundtable.Replay) string {
