@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/walkie-sh/walkie/controller/charts/chartstest"
+	"github.com/walkie-sh/walkie/controller/engine"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -126,5 +127,43 @@ func TestBrowserPictures(t *testing.T) {
 	_ = trials
 	if p := tb.problems(); len(p) > 0 {
 		t.Errorf("the browser reported:\n%s", strings.Join(p, "\n"))
+	}
+}
+
+// A turn log whose names, outcome and detail are markup (an agent can
+// write the log) draws a timeline that shows them as text and runs
+// nothing, in the page and when the stream brings it again.
+func TestBrowserHostileTimelineRunsNothing(t *testing.T) {
+	dir := t.TempDir()
+	file := newDebate(t, dir, "hostile", 3, "alice", "bob")
+	postAs(t, file, "alice")
+	sd := walkie.StateDir(file, "hostile")
+	start := time.Now().Add(-time.Minute)
+	write := func(agent, outcome, detail string) {
+		t.Helper()
+		if err := engine.AppendTurnLog(sd, engine.TurnRecord{Turn: 2, Round: 1, Agent: agent, Attempt: 1, Started: start, Ended: start.Add(10 * time.Second),
+			Outcome: walkie.Outcome(outcome), Detail: detail}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(`<img src=x onerror="alert('agent')">`, `"><svg onload="alert('outcome')">`, `</title><script>alert("detail")</script>`)
+	d := startDaemon(t, Options{Dir: dir, Config: testConfig(t, nil, ""), Listen: "127.0.0.1:0"})
+	t.Cleanup(func() { d.stop(t) })
+	tb := newTab(t, 1000, 760)
+	tb.open("http://" + d.Addr() + "/d/" + walkie.Key(file))
+	tb.waitFor("the stream is open", `!document.getElementById("live").hidden`, 5*time.Second)
+	write(`<script>alert('live')</script>`, "crashed", `<img src=y onerror="alert('live detail')">`)
+	tb.waitFor("the live attempt", `document.querySelectorAll("#timeline rect.attempt").length === 2`, 10*time.Second)
+	live := `document.querySelectorAll("#timeline script, #timeline img, #timeline foreignObject, #timeline [onload], #timeline [onerror]").length`
+	if n := eval[int](tb, live); n != 0 {
+		t.Errorf("the timeline holds %d live elements from the turn log", n)
+	}
+	if got := eval[string](tb, `document.querySelector("#timeline rect.attempt title").textContent`); !strings.Contains(got, `</title><script>alert("detail")</script>`) {
+		t.Errorf("the detail is not shown as text: %q", got)
+	}
+	tb.do("poke the timeline", chromedp.Click("#timeline svg"))
+	time.Sleep(300 * time.Millisecond) // a dialog or an error would arrive as an event meanwhile
+	if p := tb.problems(); len(p) > 0 {
+		t.Errorf("the hostile turn log made the browser report:\n%s", strings.Join(p, "\n"))
 	}
 }
