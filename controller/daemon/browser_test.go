@@ -252,7 +252,7 @@ func TestBrowserFleetListsDebates(t *testing.T) {
 // docs/operations.md is taken here, of this real run.
 func TestBrowserTurnAppearsLive(t *testing.T) {
 	l := startLiveDebates(t)
-	tb := newTab(t, 1000, 760)
+	tb := newTab(t, 1000, 1000) // tall enough to show the timeline and the first entries
 	tb.open(l.url("/d/" + walkie.Key(l.played)))
 	// Stamp each entry's arrival in the page's own clock.
 	eval[bool](tb, `window.notReloaded = true;

@@ -120,7 +120,7 @@ func New(o Options) *Server {
 	s := &Server{o: o, bodies: newBodies(16 << 20), kick: make(chan struct{}, 1), done: make(chan struct{}),
 		snap: &snapshot{rowHTML: map[string]string{}, rowGen: map[string]uint64{}}, lives: map[string]*live{}, changed: make(chan struct{})}
 	s.pages = map[string]*template.Template{}
-	for _, name := range []string{"fleet", "debate", "login", "missing"} {
+	for _, name := range []string{"fleet", "debate", "login", "missing", "trials"} {
 		s.pages[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(web, "web/layout.html", "web/parts.html", "web/"+name+".html"))
 	}
 	return s
@@ -144,6 +144,10 @@ type pageData struct {
 	Rows     []rowData
 	Page     *Page
 	Message  string
+	// TrialsDirs are the trials directories the fleet's debates are
+	// copies in; Trials is one of them, for its page.
+	TrialsDirs []TrialsDir
+	Trials     *trialsPage
 }
 
 // fragment renders one part of a page, for a stream.
@@ -173,9 +177,11 @@ func (s *Server) render(w http.ResponseWriter, code int, name string, d pageData
 func (s *Server) FleetPage(w http.ResponseWriter, r *http.Request) {
 	now := s.o.Now()
 	d := pageData{Title: "walkie", Stream: "events", Summary: s.o.Summary(), Now: now}
-	for _, row := range s.o.Debates() {
+	rows := s.o.Debates()
+	for _, row := range rows {
 		d.Rows = append(d.Rows, rowData{Debate: row, Now: now})
 	}
+	d.TrialsDirs = trialsDirs(rows)
 	s.render(w, http.StatusOK, "fleet", d)
 }
 
@@ -204,12 +210,13 @@ func (s *Server) DebatePage(w http.ResponseWriter, r *http.Request) {
 		s.render(w, http.StatusNotFound, "missing", pageData{Title: "walkie: no such debate", Base: base})
 		return
 	}
-	p, err := loadPage(row, s.bodies)
+	now := s.o.Now()
+	p, err := loadPage(row, s.bodies, now)
 	if err != nil {
 		s.render(w, http.StatusOK, "missing", pageData{Title: "walkie: " + row.ID, Base: base, Message: err.Error()})
 		return
 	}
-	s.render(w, http.StatusOK, "debate", pageData{Title: "walkie: " + row.ID, Base: base, Page: p, Now: s.o.Now(),
+	s.render(w, http.StatusOK, "debate", pageData{Title: "walkie: " + row.ID, Base: base, Page: p, Now: now,
 		Stream: row.Key + "/events?after=" + p.LastID()})
 }
 

@@ -145,6 +145,7 @@ function start() {
     turn: (html) => put(fragment(html, true), $("turns")),
     status: (html) => put(fragment(html)),
     roundtable: (html) => put(fragment(html)),
+    timeline: (html) => put(fragment(html)),
     problem: (text) => { $("control-msg").textContent = text; },
   });
 }
