@@ -264,8 +264,9 @@ func TestJudgeFirstTurnWithoutHeading(t *testing.T) {
 }
 
 // forgeTurn appends to before a turn closed by a marker the agent wrote
-// itself: as walkie would have stamped it (broken ""), or with a made-up
-// "hash" or "prev".
+// itself: as walkie would have stamped it (broken ""), with a made-up
+// hash ("hash"), or chained from a hash that is not the one before it
+// ("prev"), in the shape of the file's format.
 func forgeTurn(t *testing.T, before []byte, body, broken string) []byte {
 	t.Helper()
 	d, err := Parse("f", before)
@@ -273,12 +274,17 @@ func forgeTurn(t *testing.T, before []byte, body, broken string) []byte {
 	p := d.Progress()
 	content := []byte("\n## Turn " + itoa(p.NextTurn) + " · " + p.NextAgent + "\n\n" + body)
 	mk := Marker{Seq: p.Seq + 1, Turn: p.NextTurn, Agent: p.NextAgent, At: t0, Prev: p.Hash}
-	line := stamp(content, &mk)
-	switch broken {
-	case "hash":
-		line = []byte(strings.Replace(string(line), "hash=sha256:", "hash=sha256:0", 1))
-	case "prev":
-		line = []byte(strings.Replace(string(line), "prev=sha256:", "prev=sha256:0", 1))
+	if broken == "prev" {
+		mk.Prev = GenesisHash([]byte("another record"))
+	}
+	line := stamp(content, &mk, d.Meta.Walkie)
+	if broken == "hash" {
+		field := " hash=sha256:"
+		if d.Meta.Walkie >= FormatCompact {
+			field = " h="
+		}
+		i := bytes.Index(line, []byte(field)) + len(field)
+		line[i] = map[bool]byte{true: 'B', false: 'A'}[line[i] == 'A']
 	}
 	return append(append(append([]byte(nil), before...), content...), line...)
 }
