@@ -288,6 +288,8 @@ type plan struct {
 	budget     float64
 	// bell is when the doorbell last rang, as the decision saw it.
 	bell time.Time
+	// read is how the turn's agent is told to read the record.
+	read reading
 }
 
 // decide reads and checks the record and the state, and asks Next what to
@@ -342,6 +344,9 @@ func (c *controller) decide() (*plan, error) {
 	}
 	if dec.Action == ActEnd {
 		t.reason = dec.Why
+	}
+	if dec.Action == ActRun {
+		t.read = readingFor(d, dec.Participant)
 	}
 	t.bell = bell
 	return t, nil

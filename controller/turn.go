@@ -134,7 +134,7 @@ func (c *controller) turnAttempt(t *plan, snapshot []byte, started time.Time, id
 	}
 	at := engine.TurnAttempt{
 		File: c.file, Before: snapshot, Turn: t.Turn, Round: t.Round, Attempt: t.attempt, Participant: t.Participant,
-		Agent: t.Agent, Prompt: prompt, StateDir: c.dir, ID: id,
+		Agent: t.Agent.ForRole(sessionRole(t.role)), Prompt: prompt, StateDir: c.dir, ID: id,
 		Control: filepath.Join(c.dir, "state.json"),
 		Halted:  c.halted,
 		Started: func(s *session.Session) {
@@ -157,8 +157,19 @@ func (c *controller) turnAttempt(t *plan, snapshot []byte, started time.Time, id
 // promptData fills the turn's prompt template; file is where the agent
 // finds the record: the record itself, or a worker's copy of it.
 func promptData(t *plan, file string) config.PromptData {
-	return config.PromptData{Agent: t.Participant, File: file, Turn: t.Turn, Round: t.Round,
+	d := config.PromptData{Agent: t.Participant, File: file, Turn: t.Turn, Round: t.Round,
 		MaxRounds: t.RoundCap, Participants: t.meta.Participants}
+	t.read.fill(&d)
+	return d
+}
+
+// sessionRole is the role a turn's session plays: a debate turn, or a
+// round table's implementer (role is what turns.jsonl records).
+func sessionRole(role string) string {
+	if role == config.RoleImplementer {
+		return config.RoleImplementer
+	}
+	return config.RoleDebater
 }
 
 // ErrMovedOn is begin's answer (and Home.Begin's) when a turn was

@@ -214,7 +214,7 @@ func distillOnce(ctx context.Context, eng *engine.Engine, o Options, a config.Ag
 	// holds the chat and where it writes: each CLI confines its writes to
 	// its working directory, and nothing of the debate is needed.
 	j := engine.Job{
-		Agent:      a,
+		Agent:      a.ForRole(config.RoleDistiller),
 		Dir:        dir,
 		Vars:       config.Vars{Prompt: prompt, File: out, Agent: a.Name, Dir: filepath.Dir(file)},
 		Transcript: base,
