@@ -25,6 +25,9 @@ type ReadPiece struct {
 	// First and Last are the first and last entries the range holds, by
 	// sequence number; 0 for the header (front matter and briefing).
 	First, Last int
+	// Part is set when the range holds part of an entry only: one longer
+	// than a piece, cut at its lines.
+	Part bool
 }
 
 // Reading is how an agent reads the whole record in pieces, none of them
@@ -67,6 +70,7 @@ func (d *Doc) Reading(agent string, maxBytes int) Reading {
 			cur, lines = &r.Pieces[len(r.Pieces)-1], 0
 		}
 		cur.To, cur.Bytes, cur.Last = u.to, cur.Bytes+u.bytes, u.seq
+		cur.Part = cur.Part || u.part
 		lines += u.to - u.from + 1
 	}
 	if cur != nil {
@@ -100,7 +104,8 @@ func (d *Doc) Reading(agent string, maxBytes int) Reading {
 type readUnit struct {
 	from, to int // 1-based lines, inclusive
 	bytes    int
-	seq      int // the entry's sequence number; 0 for the header
+	seq      int  // the entry's sequence number; 0 for the header
+	part     bool // a slice of an entry longer than a piece
 }
 
 // readUnits are the record's lines as units, in order.
@@ -134,11 +139,11 @@ func splitUnit(raw []byte, from, seq, maxBytes int) []readUnit {
 		return []readUnit{{from: from, to: from + len(lines) - 1, bytes: len(raw), seq: seq}}
 	}
 	var us []readUnit
-	u := readUnit{from: from, to: from - 1, seq: seq}
+	u := readUnit{from: from, to: from - 1, seq: seq, part: true}
 	for _, l := range lines {
 		if u.to >= u.from && (u.bytes+len(l) > maxBytes || u.to-u.from+1 >= ReadPieceLines) {
 			us = append(us, u)
-			u = readUnit{from: u.to + 1, to: u.to, seq: seq}
+			u = readUnit{from: u.to + 1, to: u.to, seq: seq, part: true}
 		}
 		u.to++
 		u.bytes += len(l)
