@@ -52,7 +52,7 @@ var presetTools = map[string]struct {
 		},
 	},
 	"codex": {
-		known: []string{"web_search", "view_image", "goals", "request_user_input", "skills"},
+		known: []string{"web_search", "view_image", "goals", "request_user_input", "skills", "agents", "sleep"},
 		roles: map[string][]string{
 			RoleDebater: {}, RoleReviewer: {}, RolePhase: {}, RoleDistiller: {},
 			RoleImplementer: {"view_image"},
@@ -81,6 +81,11 @@ var codexToolFlags = map[string][]string{
 	"goals":              {"-c", "features.goals=false"},
 	"request_user_input": {"-c", "tools.experimental_request_user_input.enabled=false"},
 	"skills":             {"-c", "skills.include_instructions=false"},
+	// Sub-agents: with gpt-6.2-sol, seven tools and a page of
+	// instructions (about 2,200 tokens a call); one session never needs
+	// to start others.
+	"agents": {"-c", "agents.enabled=false"},
+	"sleep":  {"-c", "features.sleep_tool=false"},
 }
 
 // defaultRoleTools is a fresh copy of the preset's tools per role; nil

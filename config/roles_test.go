@@ -29,6 +29,7 @@ func TestForRole(t *testing.T) {
 		{"claude", RolePhase, []string{"--tools", "Read,Bash,Write"}},
 		{"claude", RoleDistiller, []string{"--tools", "Read,Write"}},
 		{"codex", RoleDebater, []string{"-c", "web_search=disabled", "-c", "features.view_image=false", "-c", "features.goals=false"}},
+		{"codex", RoleDebater, []string{"-c", "agents.enabled=false", "-c", "features.sleep_tool=false"}},
 		{"codex", RoleImplementer, []string{"-c", "web_search=disabled", "-c", "features.goals=false"}},
 	} {
 		got := argv(tc.agent, tc.role)

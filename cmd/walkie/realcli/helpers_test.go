@@ -42,7 +42,7 @@ var slots = make(chan struct{}, 3)
 // fixture is one test's debate: a directory with the walkie file and its
 // config, a fake model server, and walkie's own HOME and TMPDIR.
 type fixture struct {
-	t        *testing.T
+	t        testing.TB
 	dir      string
 	file     string // dir/d.walkie.md, or setup.file
 	stateDir string // the debate's state directory
@@ -76,7 +76,7 @@ type setup struct {
 
 // newFixture makes the debate; script is called with its file's path
 // before the model server starts.
-func newFixture(t *testing.T, script func(file string) modelserver.Script, s setup) *fixture {
+func newFixture(t testing.TB, script func(file string) modelserver.Script, s setup) *fixture {
 	t.Helper()
 	need(t)
 	dir := t.TempDir()

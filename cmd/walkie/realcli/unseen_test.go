@@ -58,7 +58,7 @@ func TestNothingUnseen(t *testing.T) {
 
 // seed posts turns 1..n, each an argument of its own and none signed, as
 // the participants would have written them.
-func seed(t *testing.T, file string, n int) {
+func seed(t testing.TB, file string, n int) {
 	t.Helper()
 	d, err := walkie.Load(file)
 	if err != nil {
