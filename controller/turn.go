@@ -72,6 +72,9 @@ func (c *controller) turn(ctx context.Context, t *plan) (TurnRecord, error) {
 func (c *controller) settle(ctx context.Context, t *plan, started time.Time, snapshot []byte, res engine.Result, want walkie.Expect) (TurnRecord, error) {
 	rec := TurnRecord{Turn: t.Turn, Round: t.Round, Agent: t.Participant, Role: cmp.Or(t.role, "participant"), Attempt: t.attempt, Started: started}
 	res.Fill(&rec, c.dir)
+	if rec.Usage == nil || rec.Usage.InputTokens == 0 {
+		rec.SentBytes = int64(rec.PromptBytes + len(snapshot))
+	}
 	// The session is over: its worktree goes, and what it committed
 	// there comes back as a branch the turn cites.
 	var err error

@@ -38,6 +38,9 @@ type TurnRecord struct {
 	// Branch is BRANCH@SHA, where the commits the session made in its own
 	// git worktree came back (workspace: worktree); empty when it made none.
 	Branch string `json:"branch,omitempty"`
+	// SentBytes is what walkie gave an agent whose CLI reports no token
+	// counts: its prompt and the record it was to read, in bytes.
+	SentBytes int64 `json:"sent_bytes,omitempty"`
 	// What produced the attempt.
 	Provenance
 }
@@ -50,9 +53,12 @@ type Transcript struct {
 
 // Usage is what an attempt consumed, as far as the agent's output says.
 type Usage struct {
-	InputTokens  int64   `json:"input_tokens,omitempty"`
-	OutputTokens int64   `json:"output_tokens,omitempty"`
-	CostUSD      float64 `json:"cost_usd"`
+	InputTokens  int64 `json:"input_tokens,omitempty"`
+	OutputTokens int64 `json:"output_tokens,omitempty"`
+	// CachedInputTokens is the part of InputTokens read from the
+	// provider's prompt cache, as the CLI reported it.
+	CachedInputTokens int64   `json:"cached_input_tokens,omitempty"`
+	CostUSD           float64 `json:"cost_usd"`
 	// CostSource says where the figure came from: "reported" by the CLI,
 	// "estimated (pricing as of DATE)" from the config's table, or
 	// "unknown" when neither was available.

@@ -39,7 +39,7 @@ func (e *Engine) readOutput(a config.Agent, textPath string) (*Usage, string, us
 
 // price turns a CLI's report into an attempt's usage.
 func (e *Engine) price(a config.Agent, r usage.Report) *Usage {
-	u := &Usage{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, Partial: r.Partial}
+	u := &Usage{InputTokens: r.InputTokens, CachedInputTokens: r.CachedInputTokens, OutputTokens: r.OutputTokens, Partial: r.Partial}
 	if r.HasCost {
 		u.CostUSD, u.CostSource = r.CostUSD, "reported"
 		return u

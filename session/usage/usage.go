@@ -35,6 +35,9 @@ type Report struct {
 	// InputTokens counts every prompt token, cached or not: the pricing
 	// table has no cache discount, so an estimate errs high, not low.
 	InputTokens int64
+	// CachedInputTokens is the part of InputTokens the provider read from
+	// its prompt cache, as the CLI reports it (0 when it reports none).
+	CachedInputTokens int64
 	// OutputTokens counts generated tokens, thinking included (vendors
 	// bill it as output).
 	OutputTokens int64
@@ -140,8 +143,9 @@ func parseClaude(text []byte) (Report, bool) {
 	}
 	u := found.Usage
 	r := Report{CostUSD: *found.TotalCost, HasCost: true, IsError: found.IsError,
-		InputTokens:  u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens,
-		OutputTokens: u.OutputTokens}
+		InputTokens:       u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens,
+		CachedInputTokens: u.CacheReadInputTokens,
+		OutputTokens:      u.OutputTokens}
 	for name, m := range found.ModelUsage {
 		// "claude-opus-4-8[1m]": the suffix names the context window, not
 		// another model.
@@ -162,8 +166,8 @@ func claudeStreamed(events []claudeMessage) (Report, bool) {
 		return Report{}, false
 	}
 	type call struct {
-		model   string
-		in, out int64
+		model           string
+		in, cached, out int64
 	}
 	byID := map[string]*call{}
 	var order []*call
@@ -180,12 +184,14 @@ func claudeStreamed(events []claudeMessage) (Report, bool) {
 		}
 		u := e.Message.Usage
 		c.in = max(c.in, u.InputTokens+u.CacheCreationInputTokens+u.CacheReadInputTokens)
+		c.cached = max(c.cached, u.CacheReadInputTokens)
 		c.out = max(c.out, u.OutputTokens)
 	}
 	r := Report{Partial: true}
 	models := map[string]*ModelUsage{}
 	for _, c := range order {
 		r.InputTokens += c.in
+		r.CachedInputTokens += c.cached
 		r.OutputTokens += c.out
 		name, _, _ := strings.Cut(c.model, "[")
 		m := models[name]
@@ -218,8 +224,9 @@ func parseCodex(text []byte) (Report, bool) {
 		var ev struct {
 			Type  string `json:"type"`
 			Usage struct {
-				InputTokens  int64 `json:"input_tokens"`
-				OutputTokens int64 `json:"output_tokens"`
+				InputTokens       int64 `json:"input_tokens"`
+				CachedInputTokens int64 `json:"cached_input_tokens"`
+				OutputTokens      int64 `json:"output_tokens"`
 			} `json:"usage"`
 		}
 		if json.Unmarshal(line, &ev) != nil {
@@ -228,6 +235,7 @@ func parseCodex(text []byte) (Report, bool) {
 		switch ev.Type {
 		case "turn.completed":
 			r.InputTokens += ev.Usage.InputTokens
+			r.CachedInputTokens += ev.Usage.CachedInputTokens
 			r.OutputTokens += ev.Usage.OutputTokens
 			ok = true
 		case "turn.failed":
@@ -250,6 +258,7 @@ type geminiTokens struct {
 	Prompt     *int64 `json:"prompt"`
 	Input      int64  `json:"input"` // the prompt less its cached part
 	Candidates int64  `json:"candidates"`
+	Cached     int64  `json:"cached"` // of the prompt, read from the cache
 	Thoughts   int64  `json:"thoughts"`
 	Tool       int64  `json:"tool"`
 	// -o stream-json: stats.models.M
@@ -302,6 +311,11 @@ func parseGemini(text []byte) (Report, bool) {
 			}
 			r.InputTokens += in
 			r.OutputTokens += out
+			if m.Tokens != nil {
+				r.CachedInputTokens += m.Tokens.Cached
+			} else {
+				r.CachedInputTokens += m.geminiTokens.Cached
+			}
 			r.Models = append(r.Models, ModelUsage{Name: name, InputTokens: in, OutputTokens: out})
 		}
 		r.finish()
