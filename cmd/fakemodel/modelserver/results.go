@@ -43,7 +43,8 @@ func (r *Request) ToolResults() []string {
 	return out
 }
 
-// collectStrings adds every string inside v to out.
+// collectStrings adds every string inside v to out but the names of the
+// content blocks' types.
 func collectStrings(out []string, v any) []string {
 	switch v := v.(type) {
 	case string:
@@ -53,8 +54,10 @@ func collectStrings(out []string, v any) []string {
 			out = collectStrings(out, e)
 		}
 	case map[string]any:
-		for _, e := range v {
-			out = collectStrings(out, e)
+		for k, e := range v {
+			if k != "type" {
+				out = collectStrings(out, e)
+			}
 		}
 	}
 	return out
