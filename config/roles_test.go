@@ -123,3 +123,27 @@ agents:
 		t.Errorf("own command got role tools: %+v", cl.Tools)
 	}
 }
+
+// Every preset role has a measured fixed cost, and a turn's budget grows
+// with the record twice over (read, then carried by the next call).
+func TestTurnBudget(t *testing.T) {
+	c := Default()
+	for _, name := range PresetNames {
+		a, _ := c.Agent(name)
+		for _, role := range Roles {
+			if a.FixedTokens(role) == 0 {
+				t.Errorf("%s as %s has no fixed cost", name, role)
+			}
+		}
+		if d := a.TurnBudget(RoleDebater, 4000, 40000) - a.TurnBudget(RoleDebater, 4000, 0); d != 20000 {
+			t.Errorf("%s: 40,000 bytes of record add %d tokens to a turn, want 20,000", name, d)
+		}
+	}
+	own, err := Parse("w.yaml", []byte("agents:\n  claude:\n    command: [claude, -p, '{prompt}']\n    model: m\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, _ := own.Agent("claude"); a.TurnBudget(RoleDebater, 100, 100) != 0 {
+		t.Error("a command of one's own has a budget")
+	}
+}

@@ -75,6 +75,7 @@ func (c *controller) settle(ctx context.Context, t *plan, started time.Time, sna
 	if rec.Usage == nil || rec.Usage.InputTokens == 0 {
 		rec.SentBytes = int64(rec.PromptBytes + len(snapshot))
 	}
+	rec.BudgetInputTokens = t.Agent.TurnBudget(sessionRole(t.role), rec.PromptBytes, len(snapshot))
 	// The session is over: its worktree goes, and what it committed
 	// there comes back as a branch the turn cites.
 	var err error

@@ -41,6 +41,11 @@ type TurnRecord struct {
 	// SentBytes is what walkie gave an agent whose CLI reports no token
 	// counts: its prompt and the record it was to read, in bytes.
 	SentBytes int64 `json:"sent_bytes,omitempty"`
+	// BudgetInputTokens is what the turn should have cost in input
+	// tokens at the least, by its preset's measured fixed prompt, its
+	// prompt and the record (config.Agent.TurnBudget), beside which the
+	// usage the CLI reported reads; 0 when there is no such figure.
+	BudgetInputTokens int64 `json:"budget_input_tokens,omitempty"`
 	// What produced the attempt.
 	Provenance
 }

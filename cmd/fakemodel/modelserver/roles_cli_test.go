@@ -81,16 +81,18 @@ func TestPresetRolesCLI(t *testing.T) {
 						t.Errorf("%s as %s offers %v, want %v", name, role, got, w)
 					}
 				}
-				if name == "claude" {
-					n, err := call.Tokens()
-					if err != nil {
-						t.Fatal(err)
-					}
-					if q, _ := CountTokens([]byte(`"` + prompt + `"`)); n-q > 6000 {
-						t.Errorf("a claude call as %s costs %d tokens before the prompt, over 6,000", role, n-q)
-					}
+				n, err := call.Tokens()
+				if err != nil {
+					t.Fatal(err)
 				}
-				t.Logf("%s as %s: %d tools: %s", name, role, len(got), strings.Join(got, ", "))
+				q, _ := CountTokens([]byte(`"` + prompt + `"`))
+				if name == "claude" && n-q > 6000 {
+					t.Errorf("a claude call as %s costs %d tokens before the prompt, over 6,000", role, n-q)
+				}
+				if fixed := a.FixedTokens(role); fixed < (n-q)*9/10 || fixed > (n-q)*11/10 {
+					t.Errorf("%s as %s: a call costs %d tokens before the prompt; the budget says %d", name, role, n-q, fixed)
+				}
+				t.Logf("%s as %s: %d tokens a call before the prompt; %d tools: %s", name, role, n-q, len(got), strings.Join(got, ", "))
 			})
 		}
 	}
