@@ -266,7 +266,8 @@ func TestJudgeFirstTurnWithoutHeading(t *testing.T) {
 // forgeTurn appends to before a turn closed by a marker the agent wrote
 // itself: as walkie would have stamped it (broken ""), with a made-up
 // hash ("hash"), or chained from a hash that is not the one before it
-// ("prev"), in the shape of the file's format.
+// ("prev"), in the shape of the file's format, or a good marker of the
+// other shape ("shape").
 func forgeTurn(t *testing.T, before []byte, body, broken string) []byte {
 	t.Helper()
 	d, err := Parse("f", before)
@@ -277,7 +278,11 @@ func forgeTurn(t *testing.T, before []byte, body, broken string) []byte {
 	if broken == "prev" {
 		mk.Prev = GenesisHash([]byte("another record"))
 	}
-	line := stamp(content, &mk, d.Meta.Walkie)
+	format := d.Meta.Walkie
+	if broken == "shape" { // the marker of the other shape, right for its own
+		format = map[bool]int{true: FormatVersion, false: FormatCompact}[format >= FormatCompact]
+	}
+	line := stamp(content, &mk, format)
 	if broken == "hash" {
 		field := " hash=sha256:"
 		if d.Meta.Walkie >= FormatCompact {
@@ -304,7 +309,7 @@ func TestJudgeForgedMarker(t *testing.T) {
 		{"first turn", first, firstBefore, Expect{Turn: 1, Agent: "claude"}},
 		{"second turn", second, secondBefore, want2},
 	} {
-		for _, broken := range []string{"hash", "prev"} {
+		for _, broken := range []string{"hash", "prev", "shape"} {
 			t.Run(tc.name+"/"+broken, func(t *testing.T) {
 				after := forgeTurn(t, tc.before, "A.\n", broken)
 				v, _ := Judge(tc.file, tc.before, after, tc.want)

@@ -301,7 +301,7 @@ func (d *Doc) parseEntries(data []byte, lines []line, hdrEnd, lastMarker int) er
 		}
 		mk, err := parseMarker(lines[j].text, d.Meta.Walkie)
 		if err != nil {
-			return &InputError{File: d.File, Line: lines[j].num, Msg: "bad marker line: " + err.Error(), Fix: "markers are written by walkie only; restore the line from git"}
+			return &InputError{File: d.File, Line: lines[j].num, Msg: "bad marker line: " + err.Error(), Fix: "markers are written by walkie only; restore the line from git", marker: true}
 		}
 		if !mk.Tags.IsZero() && d.Meta.Walkie < FormatTyped {
 			return &InputError{File: d.File, Line: lines[j].num, Msg: fmt.Sprintf("the marker records a type or refs, which need format %d, and this file says walkie: %d", FormatTyped, d.Meta.Walkie),

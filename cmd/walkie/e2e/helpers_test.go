@@ -260,6 +260,8 @@ type turnRecord struct {
 	Kept       string `json:"kept"`
 	Branch     string `json:"branch"`
 	Usage      *usage `json:"usage"`
+	SentBytes  int64  `json:"sent_bytes"`
+	Budget     int64  `json:"budget_input_tokens"`
 	Transcript *struct {
 		Raw  string `json:"raw"`
 		Text string `json:"text"`
@@ -267,6 +269,7 @@ type turnRecord struct {
 	// Provenance.
 	Argv         []string `json:"argv"`
 	PromptSHA256 string   `json:"prompt_sha256"`
+	PromptBytes  int      `json:"prompt_bytes"`
 	CLIVersion   string   `json:"cli_version"`
 	Model        string   `json:"model"`
 	Effort       string   `json:"effort"`
@@ -274,6 +277,7 @@ type turnRecord struct {
 
 type usage struct {
 	InputTokens  int64   `json:"input_tokens"`
+	Cached       int64   `json:"cached_input_tokens"`
 	OutputTokens int64   `json:"output_tokens"`
 	CostUSD      float64 `json:"cost_usd"`
 	CostSource   string  `json:"cost_source"`
