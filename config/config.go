@@ -88,6 +88,10 @@ type Agent struct {
 	Model     string            // model name for pricing lookups and the {model} placeholder; a preset passes it to its CLI
 	Effort    string            // reasoning effort for the {effort} placeholder; a preset passes it to its CLI (Efforts)
 	Prompt    string            // name of the prompt template; default "turn"
+	// Tools are the tools a preset's CLI offers the model in each role
+	// (Roles), by the CLI's names; a role set to nil gets the CLI's whole
+	// set. Nil for an agent with a command of its own (ForRole).
+	Tools map[string][]string
 }
 
 // Workspace modes: where an agent's unattended debate turns run.
@@ -290,5 +294,6 @@ func (a Agent) clone() Agent {
 	a.Rules = slices.Clone(a.Rules)
 	a.Env = maps.Clone(a.Env)
 	a.HomeFiles = maps.Clone(a.HomeFiles)
+	a.Tools = cloneTools(a.Tools)
 	return a
 }

@@ -46,7 +46,13 @@ const (
 // carries what the agent read: a debate about these very errors must not
 // end a turn.
 func preset(name, mode string) (Agent, bool) {
-	mode = cmp.Or(mode, ModeWrite)
+	a, ok := presetCommand(name, cmp.Or(mode, ModeWrite))
+	a.Tools = defaultRoleTools(name)
+	return a, ok
+}
+
+// presetCommand is the preset's command and settings in mode.
+func presetCommand(name, mode string) (Agent, bool) {
 	switch name {
 	case "claude":
 		perm := "acceptEdits" // edits and shell writes inside the working directory only

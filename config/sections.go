@@ -100,6 +100,7 @@ func agentFields(a *Agent, prompts Prompts) fields {
 		{"model", str(&a.Model)},
 		{"effort", str(&a.Effort)},
 		{"prompt", promptName(prompts, &a.Prompt)},
+		{"tools", roleTools(a)},
 	}, sharedFields(&a.Timing, &a.EnvAllow, &a.Home)...)
 }
 
@@ -239,6 +240,12 @@ func (d *decoder) agent(name string, k, v *yaml.Node, p string, c *Config) (a Ag
 	}
 	if a.Preset != "" && !hasKey(v, "command") {
 		a.presetFlags()
+	} else if hasKey(v, "command") {
+		if hasKey(v, "tools") {
+			d.errorf(keyValue(v, "tools"), p+".tools", "cannot go with command: of your own, whose flags choose its CLI's tools; remove one of them")
+			return Agent{}, false
+		}
+		a.Tools = nil
 	}
 	if len(a.Command) == 0 {
 		d.errorf(k, p, "no command: set command: [program, args…] or preset: one of %s", strings.Join(PresetNames, ", "))

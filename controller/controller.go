@@ -290,6 +290,8 @@ type plan struct {
 	unknown int // attempts of unknown cost
 	// bell is when the doorbell last rang, as the decision saw it.
 	bell time.Time
+	// read is how the turn's agent is told to read the record.
+	read reading
 }
 
 // decide reads and checks the record and the state, and asks Next what to
@@ -343,6 +345,9 @@ func (c *controller) decide() (*plan, error) {
 	}
 	if dec.Action == ActEnd {
 		t.reason = dec.Why
+	}
+	if dec.Action == ActRun {
+		t.read = readingFor(d, dec.Participant)
 	}
 	t.bell = bell
 	return t, nil

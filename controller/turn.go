@@ -73,6 +73,10 @@ func (c *controller) turn(ctx context.Context, t *plan) (TurnRecord, error) {
 func (c *controller) settle(ctx context.Context, t *plan, started time.Time, snapshot []byte, res engine.Result, want walkie.Expect) (TurnRecord, error) {
 	rec := TurnRecord{Turn: t.Turn, Round: t.Round, Agent: t.Participant, Role: cmp.Or(t.role, "participant"), Attempt: t.attempt, Started: started}
 	res.Fill(&rec, c.dir)
+	if rec.Usage == nil || rec.Usage.InputTokens == 0 {
+		rec.SentBytes = int64(rec.PromptBytes + len(snapshot))
+	}
+	rec.BudgetInputTokens = t.Agent.TurnBudget(sessionRole(t.role), rec.PromptBytes, len(snapshot))
 	// The session is over. First, before walkie runs git there again,
 	// what it changed in the repository outside its branches is put
 	// back, and voids the turn whatever it wrote.
@@ -171,7 +175,7 @@ func (c *controller) turnAttempt(t *plan, snapshot []byte, started time.Time, id
 	}
 	at := engine.TurnAttempt{
 		File: c.file, Before: snapshot, Turn: t.Turn, Round: t.Round, Attempt: t.attempt, Participant: t.Participant,
-		Agent: t.Agent, Prompt: prompt, StateDir: c.dir, ID: id,
+		Agent: t.Agent.ForRole(sessionRole(t.role)), Prompt: prompt, StateDir: c.dir, ID: id,
 		Control: filepath.Join(c.dir, "state.json"),
 		Halted:  c.halted,
 		Started: func(s *session.Session) {
@@ -194,8 +198,19 @@ func (c *controller) turnAttempt(t *plan, snapshot []byte, started time.Time, id
 // promptData fills the turn's prompt template; file is where the agent
 // finds the record: the record itself, or a worker's copy of it.
 func promptData(t *plan, file string) config.PromptData {
-	return config.PromptData{Agent: t.Participant, File: file, Turn: t.Turn, Round: t.Round,
+	d := config.PromptData{Agent: t.Participant, File: file, Turn: t.Turn, Round: t.Round,
 		MaxRounds: t.RoundCap, Participants: t.meta.Participants}
+	t.read.fill(&d)
+	return d
+}
+
+// sessionRole is the role a turn's session plays: a debate turn, or a
+// round table's implementer (role is what turns.jsonl records).
+func sessionRole(role string) string {
+	if role == config.RoleImplementer {
+		return config.RoleImplementer
+	}
+	return config.RoleDebater
 }
 
 // ErrMovedOn is begin's answer (and Home.Begin's) when a turn was

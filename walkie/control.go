@@ -29,8 +29,8 @@ type InitOptions struct {
 	// off; by default a new debate has it on (State.CopySupervisor), since
 	// supervision is cheap to remove and expensive to retrofit.
 	NoCopy bool
-	// Typed makes the file format 3 (entry types and refs); so does any
-	// of the review-thread keys below.
+	// Typed asks for entry types and refs, which every file of format 4,
+	// the one Init writes, has; it is kept for walkie init --typed.
 	Typed bool
 	Repo  string // the git repository refs name, relative to the file
 	Git   string // "commit": every entry a commit of the record
@@ -54,15 +54,11 @@ func Init(file string, o InitOptions) error {
 	if o.MaxRounds == 0 {
 		o.MaxRounds = 6
 	}
-	m := Meta{Walkie: FormatVersion, ID: o.ID, Mode: o.Mode, Participants: o.Participants, MaxRounds: o.MaxRounds,
+	// Every new file gets the compact markers of format 4, which also
+	// holds everything of formats 2 and 3 (phases, typed entries).
+	m := Meta{Walkie: FormatCompact, ID: o.ID, Mode: o.Mode, Participants: o.Participants, MaxRounds: o.MaxRounds,
 		Implementer: o.Implementer, Reviewers: o.Reviewers, Quorum: o.Quorum, Grader: o.Grader, Workspace: o.Workspace, Phases: o.Phases}
-	if len(m.Phases) > 0 {
-		m.Walkie = FormatPhases
-	}
 	m.Repo, m.Git, m.Base, m.Test, m.TestPassed = o.Repo, o.Git, o.Base, o.Test, o.TestPassed
-	if o.Typed || o.Repo != "" || o.Git != "" || o.Base != "" || (o.Mode != ModeRoundtable && o.Workspace != "") {
-		m.Walkie = FormatTyped
-	}
 	if o.Approve {
 		brief := BriefingText(o.Briefing)
 		if len(brief) > 0 {

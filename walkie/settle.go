@@ -140,7 +140,7 @@ func stampTail(file string, d *Doc, tags Tags) error {
 	}
 	last := d.Progress()
 	mk := Marker{Seq: last.Seq + 1, Turn: last.NextTurn, Agent: last.NextAgent, At: time.Now(), Prev: last.Hash, Tags: tags}
-	line := stamp(content, &mk)
+	line := stamp(content, &mk, d.Meta.Walkie)
 	f, err := openRecord(file, os.O_WRONLY)
 	if err != nil {
 		return err

@@ -220,7 +220,7 @@ func distillOnce(ctx context.Context, eng *engine.Engine, o Options, a config.Ag
 		Record: engine.TurnRecord{Agent: a.Name, Role: "distill", Attempt: n},
 		Prepare: func(string, time.Time) (engine.Job, error) {
 			return engine.Job{
-				Agent:      a,
+				Agent:      a.ForRole(config.RoleDistiller),
 				Dir:        dir,
 				Vars:       config.Vars{Prompt: prompt, File: out, Agent: a.Name, Dir: filepath.Dir(file)},
 				Transcript: base,

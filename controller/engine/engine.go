@@ -143,6 +143,7 @@ func (e *Engine) Run(ctx context.Context, j Job) (Result, error) {
 	return Result{Result: res, Stop: stop, Usage: u, Said: why.String(), Provenance: Provenance{
 		Argv:         RecordedArgv(spec.Argv, j.Vars.Prompt, secretValues(spec.Env)),
 		PromptSHA256: PromptHash(j.Vars.Prompt),
+		PromptBytes:  len(j.Vars.Prompt),
 		CLIVersion:   version(),
 		Model:        cmp.Or(j.Agent.Model, model),
 		Effort:       j.Agent.Effort,

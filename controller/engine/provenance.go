@@ -20,6 +20,7 @@ type Provenance struct {
 	// hash is PromptSHA256) and secrets by Redacted.
 	Argv         []string `json:"argv,omitempty"`
 	PromptSHA256 string   `json:"prompt_sha256,omitempty"`
+	PromptBytes  int      `json:"prompt_bytes,omitempty"`
 	// CLIVersion is the first line the CLI printed for --version, asked
 	// once per engine (one walkie auto or turn, one daemon); presets
 	// only, since an arbitrary command may not take --version.

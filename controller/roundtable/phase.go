@@ -528,7 +528,7 @@ func (rt *Table) phaseJob(ctx context.Context, m *walkie.Meta, p walkie.Phase, a
 	running, id := "phase-"+p.Kind, session.NewID()
 	return engine.Job{
 		ID:         id,
-		Agent:      a,
+		Agent:      a.ForRole(config.RolePhase),
 		Vars:       config.Vars{Prompt: prompt, File: output, Agent: p.Agent, Dir: sandbox},
 		Dir:        sandbox,
 		Env:        []string{"WALKIE_ROLE=" + p.Kind, "WALKIE_PHASE=" + p.Kind, "WALKIE_OUTPUT=" + output, "WALKIE_WORKSPACE=" + copyDir},

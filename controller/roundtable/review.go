@@ -242,7 +242,7 @@ func (rt *Table) reviewerJob(job *reviewJob, a config.Agent, name string, turn, 
 	id := session.NewID()
 	j := engine.Job{
 		ID:         id,
-		Agent:      a,
+		Agent:      a.ForRole(config.RoleReviewer),
 		Vars:       config.Vars{Prompt: prompt, File: recordCopy, Agent: name, Dir: sandbox, Turn: turn, Round: t.Round},
 		Dir:        sandbox,
 		Env:        []string{"WALKIE_ROLE=reviewer", "WALKIE_VERDICT=" + verdictPath, "WALKIE_WORKSPACE=" + copyDir, "WALKIE_ROUND=" + strconv.Itoa(t.Round)},
