@@ -87,6 +87,11 @@ type Spec struct {
 	// output and the last half, with a line between them saying how many
 	// bytes were cut; the last half is held in memory until the end.
 	TranscriptCap int64
+	// Sandbox is the session's filesystem boundary (the zero value is
+	// none). A sandboxed session always gets a private TMPDIR, whatever
+	// PrivateTmp says: the system's temporary directory holds every other
+	// session's.
+	Sandbox Sandbox
 }
 
 // Rule is a prompt rule. Pattern is matched against the plain-text output
@@ -146,6 +151,9 @@ type Result struct {
 	RawPath, TextPath string
 	// Pid is the leader's pid, which is also its process group id.
 	Pid int
+	// Sandbox says how the boundary was applied and what the output
+	// reported refused; nil when Spec.Sandbox asked for none.
+	Sandbox *SandboxReport
 }
 
 const (
@@ -185,11 +193,14 @@ type Session struct {
 	endCh     chan struct{}
 
 	// Owned by the reader goroutine until readerDone is closed.
-	strip   stripper
-	fold    textFolder
-	rules   *ruleSet
-	blocked *ruleMatch
-	readErr error
+	strip    stripper
+	fold     textFolder
+	rules    *ruleSet
+	blocked  *ruleMatch
+	refusals *refusalScanner // nil without a sandbox
+	readErr  error
+
+	sandbox *SandboxReport // nil without a sandbox
 
 	blockedCh  chan struct{} // closed by the reader when an Outcome rule fires
 	writes     chan []byte   // input and rule replies, typed in order
@@ -226,6 +237,9 @@ func Start(ctx context.Context, spec Spec) (*Session, error) {
 	}
 	if spec.Grace <= 0 {
 		spec.Grace = defaultGrace
+	}
+	if spec.Sandbox.Level.On() {
+		spec.PrivateTmp = true
 	}
 	s := &Session{
 		spec:       spec,
@@ -282,6 +296,13 @@ func (s *Session) start() error {
 		Dir:         s.spec.Dir,
 		SysProcAttr: sysProcAttr(),
 	}
+	if s.spec.Sandbox.Level.On() {
+		release, err := s.enclose(cmd, path, env)
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
 	ws := &pty.Winsize{Rows: s.spec.Rows, Cols: s.spec.Cols}
 	type started struct {
 		f   *os.File
@@ -314,6 +335,20 @@ func (s *Session) start() error {
 	// While the agent starts up: off the path between two agents.
 	reserveTranscripts(s.spec.RawPath, s.spec.TextPath)
 	return nil
+}
+
+// enclose puts cmd, which runs path with env, inside the session's
+// boundary. release is called once the process has started.
+func (s *Session) enclose(cmd *exec.Cmd, path string, env []string) (release func(), err error) {
+	home, _ := os.UserHomeDir()
+	p := newPolicy(s.spec, s.made, absFrom(path, s.spec.Dir), env, home)
+	rep, release, err := enclose(s.spec.Sandbox.Level, p, cmd)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	s.sandbox = &rep
+	s.refusals = &refusalScanner{}
+	return release, nil
 }
 
 // abandon ends a process that started but cannot be supervised: nothing
@@ -455,6 +490,9 @@ func (s *Session) read() {
 			norm = s.fold.fold(norm[:0], plain)
 			if s.rules.active() {
 				s.applyRules(norm)
+			}
+			if s.refusals != nil {
+				s.refusals.feed(norm)
 			}
 			if s.spec.Observer != nil {
 				s.spec.Observer(chunk)
@@ -612,6 +650,11 @@ func (s *Session) finish(ending Ending, detail, endedBy string) Result {
 		RawPath:  s.spec.RawPath,
 		TextPath: s.spec.TextPath,
 		Pid:      s.pid,
+		Sandbox:  s.sandbox,
+	}
+	if s.refusals != nil {
+		s.refusals.close()
+		s.sandbox.Refused = s.refusals.found
 	}
 	if ws, ok := s.state.Sys().(syscall.WaitStatus); ok {
 		switch {
