@@ -52,6 +52,7 @@ func (c *controller) turn(ctx context.Context, t *plan) (TurnRecord, error) {
 	if err == nil && t.ws != nil {
 		defer t.ws.finish(ctx) // on every way out; a no-op once finished in settle
 		at.Dir, at.Env = t.ws.path, t.ws.env()
+		at.Reach.Write = append(at.Reach.Write, engine.WorktreeReach(t.ws.path, t.ws.repo.Root).Write...)
 		err = t.ws.create(ctx)
 	}
 	if err != nil {
@@ -135,6 +136,7 @@ func (c *controller) turnAttempt(t *plan, snapshot []byte, started time.Time, id
 	at := engine.TurnAttempt{
 		File: c.file, Before: snapshot, Turn: t.Turn, Round: t.Round, Attempt: t.attempt, Participant: t.Participant,
 		Agent: t.Agent, Prompt: prompt, StateDir: c.dir, ID: id,
+		Role: t.role, Reach: t.reach,
 		Control: filepath.Join(c.dir, "state.json"),
 		Halted:  c.halted,
 		Started: func(s *session.Session) {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 )
@@ -45,7 +46,7 @@ func buildEnv(parent []string, spec Spec, made madeDirs) []string {
 	}
 	for _, kv := range parent {
 		k, v, ok := strings.Cut(kv, "=")
-		if !ok || !Allowed(k, spec.EnvAllow) {
+		if !ok || !Allowed(k, spec.EnvAllow) || slices.Contains(spec.EnvDeny, k) {
 			continue
 		}
 		if made.home != "" && homeVar(k) {

@@ -36,6 +36,9 @@ type Spec struct {
 	// inherited when neither Env nor EnvAllow provides it, and TERM
 	// defaults to xterm-256color.
 	EnvAllow []string
+	// EnvDeny names caller's variables never passed through, whatever
+	// EnvAllow says (exact names): the secrets of a session allowed "*".
+	EnvDeny []string
 	// PrivateHome gives the session a fresh HOME that is removed when the
 	// session ends. Inherited XDG_*_HOME variables are dropped with it,
 	// whatever EnvAllow says, since they would point back into the real

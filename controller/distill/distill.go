@@ -222,6 +222,8 @@ func distillOnce(ctx context.Context, eng *engine.Engine, o Options, a config.Ag
 		Ready:      written,
 		Done:       "the briefing is written",
 		Output:     o.Output,
+		Role:       config.RoleDistiller,
+		Reach:      engine.FolderReach(dir),
 	}
 	r, err := eng.Run(ctx, j)
 	if err != nil {

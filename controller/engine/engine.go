@@ -35,6 +35,8 @@ type Engine struct {
 	mu   sync.Mutex
 	hub  *hub // made on first use
 	vers versions
+	// said holds what the run was told once of its sandboxes (saySandbox).
+	said map[string]bool
 }
 
 // New returns an engine that prices usage with cfg and logs to log.
@@ -139,6 +141,7 @@ func (e *Engine) Run(ctx context.Context, j Job) (Result, error) {
 		gate.opened()
 	}
 	res, stop := e.supervise(ctx, s, j, sub, t)
+	e.saySandbox(j, res.Sandbox)
 	u, model, why := e.readOutput(j.Agent, res.TextPath)
 	return Result{Result: res, Stop: stop, Usage: u, Said: why.String(), Provenance: Provenance{
 		Argv:         RecordedArgv(spec.Argv, j.Vars.Prompt, secretValues(spec.Env)),
@@ -149,10 +152,41 @@ func (e *Engine) Run(ctx context.Context, j Job) (Result, error) {
 	}}, nil
 }
 
+// saySandbox logs, once per run each, what a session's sandbox could not
+// enforce here and what it left out; every attempt's record has it all.
+func (e *Engine) saySandbox(j Job, rep *session.SandboxReport) {
+	if rep == nil {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.said == nil {
+		e.said = map[string]bool{}
+	}
+	for _, m := range rep.Missing {
+		if !e.said[m] {
+			e.said[m] = true
+			e.log.Warn("sandbox: "+m, zap.String("agent", j.Agent.Name))
+		}
+	}
+	for _, l := range rep.Left {
+		if k := j.Agent.Name + "\x00" + l; !e.said[k] {
+			e.said[k] = true
+			e.log.Warn("sandbox: "+l, zap.String("agent", j.Agent.Name), zap.String("role", cmp.Or(j.Role, config.RoleDebater)))
+		}
+	}
+}
+
 // startError explains a session that could not start. A command that is
 // missing or cannot run, or a working directory that is not there, is the
-// configuration's fault: no retry will fix it.
+// configuration's fault: no retry will fix it; nor is a sandbox that is
+// required and cannot be had.
 func (e *Engine) startError(j Job, err error) error {
+	if errors.Is(err, session.ErrNoSandbox) {
+		at := e.cfg.SandboxFor(j.Agent, cmp.Or(j.Role, config.RoleDebater))
+		return BadInput(fmt.Errorf("%s: required, and %s cannot start: %w (fix: set it to auto to run without the whole boundary, or run where Landlock ABI 6 or later is enabled, Linux 6.7 and later; walkie doctor says what is missing)",
+			at.Where(), j.Agent.Name, err))
+	}
 	err = fmt.Errorf("start %s: %w", j.Agent.Name, err)
 	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) ||
 		errors.Is(err, syscall.ENOTDIR) || errors.Is(err, session.ErrHomeEscape) {

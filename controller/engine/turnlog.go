@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/walkie-sh/walkie/session"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -38,6 +39,9 @@ type TurnRecord struct {
 	// Branch is BRANCH@SHA, where the commits the session made in its own
 	// git worktree came back (workspace: worktree); empty when it made none.
 	Branch string `json:"branch,omitempty"`
+	// Sandbox says how the session's boundary was applied and what its
+	// output reported refused; nil when it ran without one.
+	Sandbox *session.SandboxReport `json:"sandbox,omitempty"`
 	// What produced the attempt.
 	Provenance
 }

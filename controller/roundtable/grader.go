@@ -88,6 +88,8 @@ func (rt *Table) runGrader(ctx context.Context, argv []string, copyDir, fileDir 
 		Env:        []string{"WALKIE_DIR=" + fileDir, "WALKIE_WORKSPACE=" + copyDir, "WALKIE_ROUND=" + strconv.Itoa(round)},
 		Transcript: transcript,
 		Started:    started,
+		Role:       config.RoleGrader,
+		Reach:      graderReach(fileDir, rt.File, copyDir),
 	}
 	res.Started = time.Now().UTC().Truncate(time.Millisecond)
 	r, err := rt.Engine.Run(ctx, j)

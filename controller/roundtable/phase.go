@@ -537,6 +537,8 @@ func (rt *Table) phaseAttempt(ctx context.Context, m *walkie.Meta, p walkie.Phas
 			return err == nil && !f.Over() && checkPhaseText(f.Data) == nil
 		},
 		Done:    "the " + p.Kind + " phase's file is written",
+		Role:    config.RolePhase,
+		Reach:   engine.FolderReach(sandbox),
 		Control: filepath.Join(rt.Dir, "state.json"),
 		Halted:  rt.Halted,
 		Started: func(s *session.Session) {

@@ -1,6 +1,7 @@
 package roundtable_test
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -116,7 +117,10 @@ func (f *rtFixture) setup() {
 		usage = "claude-json"
 	}
 	var cfg strings.Builder
-	fmt.Fprintf(&cfg, "defaults:\n  timeout: %s\n  stall: %s\n  grace: 200ms\n  kill_grace: 500ms\nagents:\n", f.agentTimeout, f.stall)
+	// The fake agents' sandboxes let them run the fake, read its scripts
+	// and keep its counters and the prompts they were given.
+	fmt.Fprintf(&cfg, "defaults:\n  timeout: %s\n  stall: %s\n  grace: 200ms\n  kill_grace: 500ms\n  sandbox_read: [%q, %q, %q]\n  sandbox_write: [%q, %q]\nagents:\n",
+		f.agentTimeout, f.stall, filepath.Dir(bin), filepath.Join(f.dir, "scripts"), cmp.Or(pythonRoot(), "/usr"), filepath.Join(f.dir, "prompts"), filepath.Join(f.dir, "state"))
 	for _, name := range agents {
 		script := f.scripts[name]
 		switch {
@@ -133,11 +137,13 @@ func (f *rtFixture) setup() {
 			fmt.Fprintf(&cfg, "  %s:\n    command: [sh, -c, %q]\n    usage: none\n%s", name, c, f.extraAgentSettings)
 			continue
 		}
-		fmt.Fprintf(&cfg, "  %s:\n    command: [sh, -c, 'printf \"%%s\\n=====\\n\" \"$0\" >> %s/prompts/{agent}-{turn}.txt; exec %s --file \"$1\" --agent {agent} --turn {turn} --round {round} --script %s/scripts/{agent}.yaml --state %s/state-{agent}', \"{prompt}\", \"{file}\"]\n    usage: %s\n%s",
+		fmt.Fprintf(&cfg, "  %s:\n    command: [sh, -c, 'printf \"%%s\\n=====\\n\" \"$0\" >> %s/prompts/{agent}-{turn}.txt; exec %s --file \"$1\" --agent {agent} --turn {turn} --round {round} --script %s/scripts/{agent}.yaml --state %s/state/{agent}', \"{prompt}\", \"{file}\"]\n    usage: %s\n%s",
 			name, f.dir, bin, f.dir, f.dir, usage, f.extraAgentSettings)
 	}
-	if err := os.MkdirAll(filepath.Join(f.dir, "prompts"), 0o755); err != nil {
-		t.Fatal(err)
+	for _, d := range []string{"prompts", "state", "scripts"} {
+		if err := os.MkdirAll(filepath.Join(f.dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	c, err := config.Parse(filepath.Join(f.dir, "walkie.yaml"), []byte(cfg.String()))
 	if err != nil {
@@ -203,7 +209,30 @@ func leakCheck(t *testing.T) {
 }
 
 // needPython: the evaluator's hidden tests are a Python script.
-func needPython(t *testing.T) string { return sessiontest.Tool(t, "python3") }
+// needPython is the python3 interpreter itself, not a shim in front of
+// it (pyenv's lives in the HOME, which the grader's sandbox keeps out of
+// reach); pythonRoot is the installation it needs to read.
+func needPython(t *testing.T) string {
+	exe, _ := pythonInstall(sessiontest.Tool(t, "python3"))
+	return exe
+}
+
+func pythonRoot() string {
+	p, err := exec.LookPath("python3")
+	if err != nil {
+		return ""
+	}
+	_, root := pythonInstall(p)
+	return root
+}
+
+func pythonInstall(python string) (exe, root string) {
+	out, err := exec.Command(python, "-c", "import sys; print(sys.executable); print(sys.base_prefix)").Output()
+	if f := strings.Fields(string(out)); err == nil && len(f) == 2 {
+		return f[0], f[1]
+	}
+	return python, filepath.Dir(filepath.Dir(python))
+}
 
 // The evaluator story of the round table's design: one agent researches
 // the exact rules, another turns them into a spec, and only then does the
@@ -688,7 +717,7 @@ func TestRoundtableReviewerFailuresAreNotRejections(t *testing.T) {
 // started reports whether the agent's fake CLI has counted a run (its
 // --state file), which it does first thing.
 func (f *rtFixture) started(agent string) bool {
-	_, err := os.Stat(filepath.Join(f.dir, "state-"+agent))
+	_, err := os.Stat(filepath.Join(f.dir, "state", agent))
 	return err == nil
 }
 
@@ -942,7 +971,7 @@ func TestRoundtablePhaseOutcomes(t *testing.T) {
 		// Running, and past counting its invocation (so the next one takes
 		// the script's second step).
 		sessiontest.WaitFor(t, 30*time.Second, "the research phase running", func() bool {
-			_, err := os.Stat(filepath.Join(f.dir, "state-gem"))
+			_, err := os.Stat(filepath.Join(f.dir, "state", "gem"))
 			return f.exists("roundtable/running/phase-research.json") && err == nil
 		})
 		if err := walkie.Halt(f.file, "a person looks"); err != nil {
