@@ -150,6 +150,7 @@ a person halts it. See docs/ for the file format and configuration.`,
 		Commands: commands(),
 	}
 	usageErrorsAreBadInput(app.Commands)
+	guardPersonOnly(app.Commands, "")
 	return app
 }
 
