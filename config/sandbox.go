@@ -103,7 +103,8 @@ func (s Sandboxing) Where() string {
 }
 
 // SandboxPaths returns the agent's sandbox_read and sandbox_write paths
-// with placeholders substituted and a leading ~/ made the user's HOME.
+// with placeholders substituted, $NAME and ${NAME} taken from walkie's
+// environment, and a leading ~/ made the user's HOME.
 func (a Agent) SandboxPaths(v Vars) (read, write []string, err error) {
 	exp := func(key string, in []string) ([]string, error) {
 		out := make([]string, 0, len(in))
@@ -112,6 +113,7 @@ func (a Agent) SandboxPaths(v Vars) (read, write []string, err error) {
 			if err != nil {
 				return nil, fmt.Errorf("config: agent %q: %s[%d]: %w", a.Name, key, i, err)
 			}
+			s = os.ExpandEnv(s)
 			if rest, ok := strings.CutPrefix(s, "~/"); ok {
 				home, err := os.UserHomeDir()
 				if err != nil {

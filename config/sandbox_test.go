@@ -55,7 +55,8 @@ func TestSandboxErrors(t *testing.T) {
 
 func TestSandboxPaths(t *testing.T) {
 	t.Setenv("HOME", "/home/me")
-	c, err := Parse("w.yaml", []byte("defaults:\n  sandbox_read: [/opt/tools]\nagents:\n  x:\n    command: [x]\n    sandbox_read: [\"{dir}/docs\"]\n    sandbox_write: [\"~/go/pkg/mod\", cache]\n"))
+	t.Setenv("TOOLS", "/opt/tools")
+	c, err := Parse("w.yaml", []byte("defaults:\n  sandbox_read: [$TOOLS]\nagents:\n  x:\n    command: [x]\n    sandbox_read: [\"{dir}/docs\"]\n    sandbox_write: [\"~/go/pkg/mod\", cache]\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

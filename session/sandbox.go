@@ -124,11 +124,12 @@ func newPolicy(spec Spec, made madeDirs, exe string, env []string, home string) 
 	if home != "" {
 		hide = append(hide, home)
 	}
+	// A hidden path that is not there is left out: nothing of it can be
+	// reached, and laying a grant out around it would keep its owner from
+	// making new entries where it would be (a worktree's top).
 	for _, h := range hide {
 		if r, ok := resolve(h, spec.Dir); ok {
 			p.hide = append(p.hide, r)
-		} else {
-			p.hide = append(p.hide, absFrom(h, spec.Dir))
 		}
 	}
 	for _, g := range systemGrants() {

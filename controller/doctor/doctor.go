@@ -28,6 +28,8 @@ type AgentCheck struct {
 	// Unpriced says why the cost of the agent's turns cannot be told, and
 	// what to add to the config; a budget then counts them by estimate.
 	Unpriced string `json:"unpriced,omitempty"`
+	// Sandbox is its sessions' boundary on this machine, role by role.
+	Sandbox *AgentSandbox `json:"sandbox,omitempty"`
 }
 
 // CanRun reports whether nothing found stops the agent from taking a turn.
@@ -54,6 +56,8 @@ func doctorOne(ctx context.Context, eng *engine.Engine, name string, inUse bool)
 		return ck
 	}
 	ck.Preset = a.Preset
+	sb, problems := sandboxOf(eng.Config(), a, session.SandboxSupport())
+	ck.Sandbox, ck.Problems = &sb, append(ck.Problems, problems...)
 	// Said whatever else is found: a budget counts an unpriced turn by
 	// estimate, which a person should know before the first one.
 	if ck.Unpriced = engine.Unpriced(eng.Config(), a); ck.Unpriced != "" {

@@ -117,7 +117,11 @@ func homeGrants(a config.Agent) []string {
 		"codex":  {".codex"},
 		"gemini": {".gemini"},
 	}[a.Preset] {
-		out = append(out, filepath.Join(home, p))
+		// Only those there: a CLI that never ran leaves no file to grant
+		// (Landlock grants what exists), and that is no news.
+		if _, err := os.Stat(filepath.Join(home, p)); err == nil {
+			out = append(out, filepath.Join(home, p))
+		}
 	}
 	return out
 }

@@ -98,13 +98,13 @@ func TestKillAndResume(t *testing.T) {
 		agents: map[string]map[string]string{"b": {"grace": "30s"}},
 		scripts: map[string]string{
 			"a": "sign_from: 2",
-			"b": "sign_from: 2\nsteps:\n  - {behavior: grandchild, pid_file: grandchild.pid, hang_after: true}\n  - {}",
+			"b": "sign_from: 2\nsteps:\n  - {behavior: grandchild, pid_file: fake/grandchild.pid, hang_after: true}\n  - {}",
 		}})
 	auto := d.start("auto", d.name, "--approve")
 	agent := d.waitRunning(auto, 2)
 	var grandchild int
 	sessiontest.WaitFor(t, 20*time.Second, "the grandchild deaf to SIGHUP", func() bool {
-		b, err := os.ReadFile(d.path("grandchild.pid"))
+		b, err := os.ReadFile(d.path("fake/grandchild.pid"))
 		grandchild, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 		return err == nil && grandchild > 0 && ignores(grandchild, syscall.SIGHUP)
 	})
@@ -166,7 +166,7 @@ func TestSIGINT(t *testing.T) {
 		scripts: map[string]string{"a": "steps:\n  - behavior: hang\n  - {}"}})
 	auto := d.start("auto", d.name, "--approve")
 	agent := d.waitRunning(auto, 1)
-	d.waitInvoked("a", 1) // so that the rerun is a's second step
+	d.waitInvoked("fake/a", 1) // so that the rerun is a's second step
 	auto.signal(syscall.SIGINT)
 	r := auto.wait(10 * time.Second)
 	if r.code != 130 {

@@ -81,8 +81,14 @@ func (d *debate) configure(s setup) {
 		"retries":    "1",
 		"home":       "inherit",
 		"env_allow":  "[" + markerVar + "]",
+		// The fake agents keep their counters (and pid files) in a folder
+		// of their own, which their sandboxes open.
+		"sandbox_write": fmt.Sprintf("[%q]", d.path("fake")),
 	}
 	maps.Copy(defaults, s.defaults)
+	if err := os.MkdirAll(d.path("fake"), 0o755); err != nil {
+		d.t.Fatal(err)
+	}
 	var cfg strings.Builder
 	cfg.WriteString(s.top + "\ndefaults:\n")
 	for _, k := range slices.Sorted(maps.Keys(defaults)) {
@@ -94,7 +100,7 @@ func (d *debate) configure(s setup) {
 			continue
 		}
 		keys := map[string]string{
-			"command": fmt.Sprintf(`[fakeagent, --file, "{file}", --agent, "{agent}", --script, %s.yaml, --state, %s.state]`, p, p),
+			"command": fmt.Sprintf(`[fakeagent, --file, "{file}", --agent, "{agent}", --script, %s.yaml, --state, fake/%s.state]`, p, p),
 			"usage":   "claude-json",
 		}
 		maps.Copy(keys, s.agents[p])
@@ -238,6 +244,16 @@ func (d *debate) auto(code int, args ...string) result {
 	return d.mustRun(code, append([]string{"auto", d.name, "--approve"}, args...)...)
 }
 
+// sandboxRecord is how an attempt's sandbox was applied and what its
+// output reported refused.
+type sandboxRecord struct {
+	Kind    string   `json:"kind"`
+	ABI     int      `json:"abi"`
+	Missing []string `json:"missing"`
+	Left    []string `json:"left_out"`
+	Refused []string `json:"refused"`
+}
+
 // turnRecord is one line of turns.jsonl, decoded by its documented field
 // names (not the controller's Go type), so a renamed field fails here.
 type turnRecord struct {
@@ -264,6 +280,7 @@ type turnRecord struct {
 		Raw  string `json:"raw"`
 		Text string `json:"text"`
 	} `json:"transcript"`
+	Sandbox *sandboxRecord `json:"sandbox"`
 	// Provenance.
 	Argv         []string `json:"argv"`
 	PromptSHA256 string   `json:"prompt_sha256"`

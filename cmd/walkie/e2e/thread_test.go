@@ -36,7 +36,8 @@ func newThread(t *testing.T, scripts map[string]string, agentKeys string, flags 
 	t.Cleanup(d.killLeftovers)
 	must(t, os.MkdirAll(d.path("agents"), 0o755))
 	var cfg strings.Builder
-	cfg.WriteString("defaults:\n  timeout: 20s\n  stall: 10s\n  grace: 100ms\n  kill_grace: 500ms\n  retries: 1\n  home: inherit\n  env_allow: [" + markerVar + ", GIT_*]\nagents:\n")
+	cfg.WriteString("defaults:\n  timeout: 20s\n  stall: 10s\n  grace: 100ms\n  kill_grace: 500ms\n  retries: 1\n  home: inherit\n  env_allow: [" + markerVar + ", GIT_*]\n" +
+		fmt.Sprintf("  sandbox_write: [%q]\n", d.path("agents")) + "agents:\n") // the fakes' scripts and counters
 	for _, p := range []string{"builder", "reviewer"} {
 		script, state := d.path("agents/"+p+".yaml"), d.path("agents/"+p+".state")
 		d.write("agents/"+p+".yaml", scripts[p]+"\n")
@@ -100,7 +101,10 @@ func TestReviewCycle(t *testing.T) {
   - body_cmd: 'printf "Changes requested: the old token stays valid.\n\nType: verdict\nVerdict: changes-requested\nRefs: main@%s\n" "` + lastCode + `"'
   - body_cmd: 'printf "Approved.\n\nType: verdict\nVerdict: approve\nRefs: main@%s\n" "` + priorCode + `"'
   - body_cmd: 'printf "Approved: the tests pass at %s.\n\nType: verdict\nVerdict: approve\nRefs: main@%s\n" "` + lastCode + `" "` + lastCode + `"'`,
-	}, "", "--git-commit")
+		// A live builder commits in the checkout itself, which holds the
+		// record's .walkie: no sandbox can open that checkout and keep walkie's
+		// state out of reach (a worktree does: TestReviewWorktrees).
+	}, "    sandbox: off\n", "--git-commit")
 
 	// While the thread is open, no other starts in its channel.
 	r := d.mustRun(3, "thread", "new", "reviews", "logout", "--agents", "builder,reviewer")
@@ -220,7 +224,7 @@ func TestReviewWorktrees(t *testing.T) {
 		"reviewer": `steps:
   - shell: 'pwd > ` + seen + `/reviewer-dir && git rev-parse HEAD > ` + seen + `/reviewer-head && cat login.go > ` + seen + `/reviewer-saw'
     body_cmd: 'printf "Approved: v1 is in.\n\nType: verdict\nVerdict: approve\nRefs: walkie/login/turn-1@%s\n" "$(git log -1 --format=%h -- :/login.go)"'`,
-	}, "", "--worktree", "--base", "main")
+	}, fmt.Sprintf("    sandbox_write: [%q]\n", seen), "--worktree", "--base", "main")
 
 	d.auto(0)
 	recs := d.turns()
