@@ -46,6 +46,9 @@ type Config struct {
 	// Sandbox holds the sandbox: section's level per role (SandboxRoles);
 	// a role it does not name follows its agents (SandboxFor).
 	Sandbox map[string]Sandboxing
+	// ProxyKeys makes key_proxy: auto mean on for this run, as it does
+	// under CI: walkie review sets it. It is no key of the file.
+	ProxyKeys bool
 }
 
 // Timing is how long an agent's session may take, how it is ended, and

@@ -108,7 +108,7 @@ func LookPath(spec Spec) (string, error) {
 	if len(spec.Argv) == 0 {
 		return "", errors.New("empty argv")
 	}
-	return lookPath(spec.Argv[0], envValue(Environ(spec, os.Environ()), "PATH"), spec.Dir)
+	return lookPath(spec.Argv[0], EnvValue(Environ(spec, os.Environ()), "PATH"), spec.Dir)
 }
 
 // madeDirs are the directories a session made for itself.
@@ -216,8 +216,9 @@ func Allowed(name string, allow []string) bool {
 	return false
 }
 
-// envValue returns the last value of key in env.
-func envValue(env []string, key string) string {
+// EnvValue returns the last value of key in env (K=V entries), as a
+// process given env would see it.
+func EnvValue(env []string, key string) string {
 	v := ""
 	for _, kv := range env {
 		if s, ok := strings.CutPrefix(kv, key+"="); ok {

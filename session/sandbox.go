@@ -254,11 +254,11 @@ func installGrants(exe string, env []string, dir, home string) []grant {
 	run := accRead | accExec
 	if exe != "" {
 		out = append(out, binaryGrants(exe, home)...)
-		if interp := interpreter(exe, envValue(env, "PATH"), dir); interp != "" {
+		if interp := interpreter(exe, EnvValue(env, "PATH"), dir); interp != "" {
 			out = append(out, binaryGrants(interp, home)...)
 		}
 	}
-	for _, d := range filepath.SplitList(envValue(env, "PATH")) {
+	for _, d := range filepath.SplitList(EnvValue(env, "PATH")) {
 		if !filepath.IsAbs(d) {
 			continue // "." and relative entries name the working directory, which the role decides
 		}

@@ -277,7 +277,7 @@ func (s *Session) start() error {
 		return err
 	}
 	env := buildEnv(os.Environ(), s.spec, s.made)
-	path, err := lookPath(s.spec.Argv[0], envValue(env, "PATH"), s.spec.Dir)
+	path, err := lookPath(s.spec.Argv[0], EnvValue(env, "PATH"), s.spec.Dir)
 	if err != nil {
 		return err
 	}

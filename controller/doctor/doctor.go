@@ -105,14 +105,7 @@ func doctorOne(ctx context.Context, eng *engine.Engine, name string, inUse bool)
 	return ck
 }
 
-func envValue(env []string, key string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
-			return v
-		}
-	}
-	return ""
-}
+func envValue(env []string, key string) string { return session.EnvValue(env, key) }
 
 var versionRe = regexp.MustCompile(`\d+\.\d+\.\d+\S*`)
 

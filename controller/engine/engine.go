@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/controller/credproxy"
 	"github.com/walkie-sh/walkie/session"
 	"github.com/walkie-sh/walkie/walkie"
 )
@@ -37,6 +38,9 @@ type Engine struct {
 	vers versions
 	// said holds what the run was told once of its sandboxes (saySandbox).
 	said map[string]bool
+	// keys is the credential proxy, started for the first session whose
+	// keys it holds (keys.go).
+	keys *credproxy.Proxy
 }
 
 // New returns an engine that prices usage with cfg and logs to log.
@@ -57,6 +61,10 @@ func (e *Engine) Close() {
 	if e.hub != nil {
 		e.hub.close()
 		e.hub = nil
+	}
+	if e.keys != nil {
+		e.keys.Close()
+		e.keys = nil
 	}
 }
 
@@ -107,6 +115,11 @@ func (e *Engine) Run(ctx context.Context, j Job) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	proxied, release, err := e.guardKeys(j, &spec)
+	if err != nil {
+		return Result{}, BadInput(fmt.Errorf("agent %s: %w", j.Agent.Name, err))
+	}
+	defer release()
 	h, err := e.watcher()
 	if err != nil {
 		return Result{}, err
@@ -149,6 +162,7 @@ func (e *Engine) Run(ctx context.Context, j Job) (Result, error) {
 		CLIVersion:   version(),
 		Model:        cmp.Or(j.Agent.Model, model),
 		Effort:       j.Agent.Effort,
+		KeysProxied:  proxied,
 	}}, nil
 }
 
@@ -158,22 +172,24 @@ func (e *Engine) saySandbox(j Job, rep *session.SandboxReport) {
 	if rep == nil {
 		return
 	}
+	for _, m := range rep.Missing {
+		e.sayOnce(m, "sandbox: "+m)
+	}
+	for _, l := range rep.Left {
+		e.sayOnce(j.Agent.Name+"\x00"+l, "sandbox: "+l, zap.String("agent", j.Agent.Name), zap.String("role", cmp.Or(j.Role, config.RoleDebater)))
+	}
+}
+
+// sayOnce logs msg as a warning the first time key comes up in this run.
+func (e *Engine) sayOnce(key, msg string, fields ...zap.Field) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.said == nil {
 		e.said = map[string]bool{}
 	}
-	for _, m := range rep.Missing {
-		if !e.said[m] {
-			e.said[m] = true
-			e.log.Warn("sandbox: "+m, zap.String("agent", j.Agent.Name))
-		}
-	}
-	for _, l := range rep.Left {
-		if k := j.Agent.Name + "\x00" + l; !e.said[k] {
-			e.said[k] = true
-			e.log.Warn("sandbox: "+l, zap.String("agent", j.Agent.Name), zap.String("role", cmp.Or(j.Role, config.RoleDebater)))
-		}
+	if !e.said[key] {
+		e.said[key] = true
+		e.log.Warn(msg, fields...)
 	}
 }
 

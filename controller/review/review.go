@@ -130,6 +130,9 @@ func (p *plan) runDoc(ctx context.Context, d planDoc) DocResult {
 		return fail(err)
 	}
 	cfg := *p.opts.Config
+	// A review reads a pull request someone else wrote: key_proxy: auto
+	// keeps the agents' API keys out of their shells here.
+	cfg.ProxyKeys = true
 	if p.opts.BudgetUSD > 0 {
 		cfg.BudgetUSD = p.opts.BudgetUSD
 	}

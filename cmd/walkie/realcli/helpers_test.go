@@ -413,6 +413,7 @@ type turnRecord struct {
 	CLIVersion   string   `json:"cli_version"`
 	Model        string   `json:"model"`
 	Effort       string   `json:"effort"`
+	KeysProxied  bool     `json:"keys_proxied"`
 }
 
 func (r turnRecord) String() string {

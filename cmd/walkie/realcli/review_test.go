@@ -32,6 +32,8 @@ const (
 	// exitReviewAgents is walkie review's code for agents that kept
 	// failing: not a rejection.
 	exitReviewAgents = 21
+	// reviewToken is the runner's GitHub token, which no agent may see.
+	reviewToken = "ghs_realcliTokenNeverForAgents"
 )
 
 // needReviewCLIs is need, except that in CI (CI set) a missing CLI fails
@@ -54,6 +56,7 @@ type reviewFixture struct {
 	dir, home, tmp   string
 	marker, event    string
 	summary, outputs string
+	env              []string // more of walkie's environment
 }
 
 func newReviewFixture(t *testing.T, reply func(r *modelserver.Request) (modelserver.Reply, bool)) *reviewFixture {
@@ -101,8 +104,9 @@ func (f *reviewFixture) review(code int, args ...string) result {
 		"HOME=" + f.home, "TMPDIR=" + f.tmp, "LANG=C.UTF-8", markerVar + "=" + f.marker, "GORACE=atexit_sleep_ms=0",
 		"CI=true", "GITHUB_ACTIONS=true", "GITHUB_EVENT_NAME=pull_request", "GITHUB_EVENT_PATH=" + f.event,
 		"GITHUB_STEP_SUMMARY=" + f.summary, "GITHUB_OUTPUT=" + f.outputs, "GITHUB_API_URL=" + f.gh.URL,
-		"GITHUB_REPOSITORY=" + reviewRepo, "GITHUB_RUN_ID=77", "GITHUB_TOKEN=ghs_realcliTokenNeverForAgents",
+		"GITHUB_REPOSITORY=" + reviewRepo, "GITHUB_RUN_ID=77", "GITHUB_TOKEN=" + reviewToken,
 	}
+	cmd.Env = append(cmd.Env, f.env...)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
