@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -147,6 +148,13 @@ func (c *controller) turnAttempt(t *plan, snapshot []byte, started time.Time, id
 			c.emit(Event{Kind: EventTurnStarted, Turn: t.Turn, Round: t.Round, Agent: t.Participant, Attempt: t.attempt, Started: started})
 			c.log.Info("turn started", zap.Int("turn", t.Turn), zap.Int("round", t.Round), zap.String("agent", t.Participant), zap.Int("attempt", t.attempt))
 		},
+	}
+	// A review thread's participants review the repository it is bound
+	// to: they read it, every debate's record and state in it hidden.
+	if repo := t.meta.RepoDir(c.file); repo != "" {
+		rr := engine.RepoReach(repo, c.file)
+		at.Reach.Read = append(slices.Clone(at.Reach.Read), rr.Read...)
+		at.Reach.Hide = append(slices.Clone(at.Reach.Hide), rr.Hide...)
 	}
 	// Always: activity.json shows what the agent is doing to a page in
 	// another process, whether or not this run has an observer.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/walkie-sh/walkie/session/sessiontest"
 )
@@ -170,4 +171,27 @@ func containsString(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// What the boundary costs a session: /bin/true run to its end, without a
+// sandbox and with a debater's (the ruleset built, the trampoline run).
+func BenchmarkSandboxedSession(b *testing.B) {
+	dir := b.TempDir()
+	for _, c := range []struct {
+		name  string
+		level SandboxLevel
+	}{{"off", SandboxOff}, {"landlock", SandboxRequired}} {
+		b.Run(c.name, func(b *testing.B) {
+			if c.level.On() && landlockABI() < fullABI {
+				b.Skip("no Landlock here")
+			}
+			spec := Spec{Argv: []string{"/bin/true"}, Dir: dir, PrivateHome: true, Grace: time.Second,
+				Sandbox: Sandbox{Level: c.level, Reach: Reach{Read: []string{dir}}}}
+			for b.Loop() {
+				if _, err := Run(context.Background(), spec); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

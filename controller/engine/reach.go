@@ -66,6 +66,22 @@ func DebateHides(dir, keep string) []string {
 	return out
 }
 
+// RepoReach is what a review thread's participant reaches of the
+// repository its record is bound to: all of it to read, but the records of
+// every debate in it (walkie.Find's, wherever they sit) and their state.
+func RepoReach(repo, record string) session.Reach {
+	r := session.Reach{Read: []string{repo}}
+	files, _ := walkie.Find(repo)
+	seen := map[string]bool{}
+	for _, f := range append(files, record) {
+		if d := filepath.Dir(f); !seen[d] {
+			seen[d] = true
+			r.Hide = append(r.Hide, DebateHides(d, record)...)
+		}
+	}
+	return r
+}
+
 // FolderReach is the reach of a session that works in a folder of its own
 // (a reviewer's or a phase's copy, a distillation's folder, a probe's):
 // it reads and writes that folder and nothing else.

@@ -107,6 +107,20 @@ func (a attack) check(t *testing.T, who, transcript string, sb *sandboxRecord) {
 	}
 }
 
+// absoluteFakes configures d's fake agents for sessions that do not work
+// in d's folder (a reviewer's copy, a phase's, the distiller's): their
+// scripts and counters named by absolute paths, the scripts and the other
+// files to read granted.
+func absoluteFakes(d *debate, parts []string, read ...string) {
+	agents := map[string]map[string]string{}
+	for _, p := range parts {
+		agents[p] = map[string]string{"command": fmt.Sprintf(`[fakeagent, --file, "{file}", --agent, "{agent}", --script, %q, --state, %q]`,
+			d.path(p+".yaml"), d.path("fake/"+p+".state"))}
+		read = append(read, d.path(p+".yaml"))
+	}
+	d.configure(setup{participants: parts, agents: agents, defaults: map[string]string{"sandbox_read": "[" + quoted(read) + "]"}})
+}
+
 // hostileDir makes a fake HOME with a key in it for every walkie of d,
 // another debate beside d's record, and a file to forge.
 func hostileDir(t *testing.T, d *debate) (home string) {
@@ -173,14 +187,8 @@ func TestSandboxHostileRoundTable(t *testing.T) {
 	d := newDebate(t, setup{participants: parts})
 	needLandlock(t, d)
 	home := hostileDir(t, d)
-	// A reviewer and a phase work in copies of their own: their scripts
-	// and counters are named by absolute paths, and granted.
-	agents, scripts := map[string]map[string]string{}, []string{d.path("grader.yaml")}
-	for _, p := range parts {
-		agents[p] = map[string]string{"command": fmt.Sprintf(`[fakeagent, --file, "{file}", --agent, "{agent}", --script, %q, --state, %q]`, d.path(p+".yaml"), d.path("fake/"+p+".state"))}
-		scripts = append(scripts, d.path(p+".yaml"))
-	}
-	d.configure(setup{participants: parts, agents: agents, defaults: map[string]string{"sandbox_read": fmt.Sprintf("[%q, %q, %q, %q]", scripts[0], scripts[1], scripts[2], scripts[3])}})
+	// A reviewer and a phase work in copies of their own.
+	absoluteFakes(d, parts, d.path("grader.yaml"))
 	must(t, os.MkdirAll(d.path("work"), 0o755))
 	must(t, os.MkdirAll(d.path("hidden"), 0o755))
 	forbidden := attack{
@@ -243,10 +251,8 @@ func TestSandboxHostileDistiller(t *testing.T) {
 	d := newDebate(t, setup{participants: parts})
 	needLandlock(t, d)
 	home := hostileDir(t, d)
-	// The distiller works in a folder of its own: its script and counter
-	// are named by absolute paths, and granted.
-	d.configure(setup{participants: parts, defaults: map[string]string{"sandbox_read": fmt.Sprintf("[%q]", d.path("dist.yaml"))},
-		agents: map[string]map[string]string{"dist": {"command": fmt.Sprintf(`[fakeagent, --file, "{file}", --agent, "{agent}", --script, %q, --state, %q]`, d.path("dist.yaml"), d.path("fake/dist.state"))}}})
+	// The distiller works in a folder of its own.
+	absoluteFakes(d, parts)
 	at := attack{
 		reads:  []string{filepath.Join(home, ".ssh", "id_ed25519"), d.path("other.walkie.md"), d.path(".walkie/d/state.json"), d.path("d.walkie.md")},
 		writes: []string{d.path("outside.txt"), d.path(".walkie/d/state.json")},
