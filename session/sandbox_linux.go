@@ -1,6 +1,7 @@
 package session
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,7 +11,6 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
@@ -203,12 +203,12 @@ func landlockABI() int {
 
 // abiRights are the filesystem rights each ABI handles: 13 in ABI 1,
 // refer in 2, truncate in 3, device ioctls in 5.
-func abiRights(abi int) landlock.AccessFSSet {
+func abiRights(abi int) uint64 {
 	bits := map[int]uint{1: 13, 2: 14, 3: 15, 4: 15}[abi]
 	if abi >= 5 {
 		bits = 16
 	}
-	return landlock.AccessFSSet(1<<bits - 1)
+	return uint64(1)<<bits - 1
 }
 
 // missingAt says what of walkie's boundary ABI abi lacks.
@@ -247,7 +247,7 @@ const (
 // handled and never granted): root could otherwise make one for a disk
 // and read it whole.
 
-func (a access) landlock() landlock.AccessFSSet {
+func (a access) landlock() uint64 {
 	var r uint64
 	if a&accRead != 0 {
 		r |= llRead
@@ -264,7 +264,7 @@ func (a access) landlock() landlock.AccessFSSet {
 	if a&accList != 0 {
 		r |= ll.AccessFSReadDir
 	}
-	return landlock.AccessFSSet(r)
+	return r
 }
 
 // enclose applies the policy to cmd: the ruleset goes to the child as
@@ -295,49 +295,60 @@ func enclose(level SandboxLevel, p policy, cmd *exec.Cmd) (rep SandboxReport, re
 }
 
 // ruleset builds the Landlock ruleset of the policy for ABI abi. Each
-// path is opened with O_PATH|O_NOFOLLOW and handed to go-landlock as its
-// /proc/self/fd link, so the rule is on what was checked: a path swapped
-// for a link in between cannot redirect it.
+// path is opened with O_PATH|O_NOFOLLOW, checked, added and closed in
+// turn: the rule is on what was checked (a path swapped for a link in
+// between cannot redirect it), and a process short of descriptors (a
+// daemon at its limit) needs two at a time, not one per rule.
 func ruleset(p policy, abi int) (*os.File, error) {
 	handled := abiRights(abi)
-	cfg := landlock.Config{HandledAccessFS: handled}
+	attr := ll.RulesetAttr{HandledAccessFS: handled}
 	if abi >= 6 {
-		cfg.Scoped = landlock.ScopedSet(ll.ScopeAbstractUnixSocket | ll.ScopeSignal)
+		attr.Scoped = ll.ScopeAbstractUnixSocket | ll.ScopeSignal
 	}
-	var rules []landlock.Rule
-	var fds []int
-	defer func() {
-		for _, fd := range fds {
-			unix.Close(fd)
-		}
-	}()
-	for _, g := range p.laidOut() {
-		fd, err := unix.Open(g.path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if err != nil {
-			continue // gone since it was planned: nothing to grant
-		}
-		fds = append(fds, fd)
-		var st unix.Stat_t
-		if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT == unix.S_IFLNK {
-			continue
-		}
-		rights := g.acc.landlock() & handled
-		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-			rights &= llFile
-		}
-		if rights == 0 {
-			continue
-		}
-		rules = append(rules, landlock.PathAccess(rights, "/proc/self/fd/"+strconv.Itoa(fd)))
-	}
-	fd, _, err := cfg.BestEffort().NewRulesetFD(rules...)
+	rs, err := ll.LandlockCreateRuleset(&attr, 0)
 	if err != nil {
-		return nil, fmt.Errorf("landlock ruleset: %w", err)
+		return nil, fmt.Errorf("landlock_create_ruleset: %w", err)
 	}
-	if fd < 0 {
-		return nil, fmt.Errorf("landlock ruleset: nothing to restrict at ABI %d", abi)
+	f := os.NewFile(uintptr(rs), "landlock-ruleset")
+	for _, g := range p.laidOut() {
+		if err := addRule(rs, g, handled); err != nil {
+			f.Close()
+			return nil, err
+		}
 	}
-	return os.NewFile(uintptr(fd), "landlock-ruleset"), nil
+	return f, nil
+}
+
+// addRule adds g to the ruleset rs; a path gone since it was planned, or
+// become a link, is left out: nothing of it is granted.
+func addRule(rs int, g grant, handled uint64) error {
+	fd, err := unix.Open(g.path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ELOOP) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("landlock rule for %s: %w", g.path, err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("landlock rule for %s: %w", g.path, err)
+	}
+	rights := g.acc.landlock() & handled
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFLNK:
+		return nil
+	case unix.S_IFDIR:
+	default:
+		rights &= llFile
+	}
+	if rights == 0 {
+		return nil
+	}
+	if err := ll.LandlockAddPathBeneathRule(rs, &ll.PathBeneathAttr{AllowedAccess: rights, ParentFd: fd}, 0); err != nil {
+		return fmt.Errorf("landlock_add_rule for %s: %w", g.path, err)
+	}
+	return nil
 }
 
 var hideOnce sync.Once

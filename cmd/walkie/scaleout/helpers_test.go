@@ -84,7 +84,17 @@ func newCluster(t *testing.T, id string, maxRounds int, scripts agentScripts) *c
 func (c *cluster) writeConfig(path, dir string, scripts agentScripts, extra map[string]map[string]string) {
 	c.t.Helper()
 	var b strings.Builder
-	b.WriteString("defaults:\n  timeout: 20s\n  stall: 5s\n  grace: 100ms\n  kill_grace: 500ms\n  retries: 1\n  home: inherit\n  env_allow: [" + markerVar + "]\nagents:\n")
+	// The fakes' scripts and counters are outside a worker's copy of the
+	// record: their sandboxes open them.
+	if err := os.MkdirAll(filepath.Join(dir, "fake"), 0o755); err != nil {
+		c.t.Fatal(err)
+	}
+	var reads []string
+	for _, p := range slices.Sorted(maps.Keys(scripts)) {
+		reads = append(reads, fmt.Sprintf("%q", filepath.Join(dir, p+".yaml")))
+	}
+	b.WriteString("defaults:\n  timeout: 20s\n  stall: 5s\n  grace: 100ms\n  kill_grace: 500ms\n  retries: 1\n  home: inherit\n  env_allow: [" + markerVar + "]\n" +
+		"  sandbox_read: [" + strings.Join(reads, ", ") + "]\n" + fmt.Sprintf("  sandbox_write: [%q]\n", filepath.Join(dir, "fake")) + "agents:\n")
 	for _, p := range slices.Sorted(maps.Keys(scripts)) {
 		script := filepath.Join(dir, p+".yaml")
 		if err := os.WriteFile(script, []byte(scripts[p]+"\n"), 0o644); err != nil {
@@ -92,7 +102,7 @@ func (c *cluster) writeConfig(path, dir string, scripts agentScripts, extra map[
 		}
 		state := ""
 		if !c.uncounted {
-			state = fmt.Sprintf(", --state, %q", filepath.Join(dir, p+".state"))
+			state = fmt.Sprintf(", --state, %q", filepath.Join(dir, "fake", p+".state"))
 		}
 		fmt.Fprintf(&b, "  %s:\n    command: [fakeagent, --file, \"{file}\", --agent, \"{agent}\", --script, %q%s]\n    usage: claude-json\n",
 			p, script, state)
