@@ -103,7 +103,7 @@ func (p *Proxy) Add(upstream string, creds ...Credential) (base string, standins
 	r.rp = &httputil.ReverseProxy{
 		Rewrite:       func(pr *httputil.ProxyRequest) { r.rewrite(pr, "/"+id) },
 		FlushInterval: -1, // server-sent events go out as they come
-		ErrorHandler: unreachable,
+		ErrorHandler:  unreachable,
 	}
 	p.mu.Lock()
 	p.routes[id] = r
