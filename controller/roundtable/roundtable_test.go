@@ -48,6 +48,8 @@ type rtFixture struct {
 	scripts            map[string]string
 	workspace          map[string]string
 	extraAgentSettings string
+	// agentSettings, by agent, are more of its keys (YAML, indented).
+	agentSettings map[string]string
 	// commands, by agent: a shell command run instead of the fake agent.
 	commands map[string]string
 	// phases, as KIND: AGENT pairs in order; the file is then format 2 and
@@ -134,11 +136,11 @@ func (f *rtFixture) setup() {
 		}
 		f.write(filepath.Join("scripts", name+".yaml"), script)
 		if c, ok := f.commands[name]; ok {
-			fmt.Fprintf(&cfg, "  %s:\n    command: [sh, -c, %q]\n    usage: none\n%s", name, c, f.extraAgentSettings)
+			fmt.Fprintf(&cfg, "  %s:\n    command: [sh, -c, %q]\n    usage: none\n%s%s", name, c, f.extraAgentSettings, f.agentSettings[name])
 			continue
 		}
 		fmt.Fprintf(&cfg, "  %s:\n    command: [sh, -c, 'printf \"%%s\\n=====\\n\" \"$0\" >> %s/prompts/{agent}-{turn}.txt; exec %s --file \"$1\" --agent {agent} --turn {turn} --round {round} --script %s/scripts/{agent}.yaml --state %s/state/{agent}', \"{prompt}\", \"{file}\"]\n    usage: %s\n%s",
-			name, f.dir, bin, f.dir, f.dir, usage, f.extraAgentSettings)
+			name, f.dir, bin, f.dir, f.dir, usage, f.extraAgentSettings+f.agentSettings[name])
 	}
 	for _, d := range []string{"prompts", "state", "scripts"} {
 		if err := os.MkdirAll(filepath.Join(f.dir, d), 0o755); err != nil {
@@ -587,6 +589,9 @@ shell: 'echo hacked >> "$WALKIE_WORKSPACE/evaluate.py"; rm "$WALKIE_WORKSPACE/RE
 	f.scripts["cy"] = fmt.Sprintf(`behavior: verdict
 shell: 'echo intruder >> %s/evaluate.py; echo stray > %s/stray.txt'
 `, f.work, f.work)
+	// Unsandboxed, or its sandbox refuses the intrusion before the
+	// round table's own check can catch it: that check must hold alone.
+	f.agentSettings = map[string]string{"cy": "    sandbox: off\n"}
 	f.setup()
 	sum := f.run()
 	if sum.Status != walkie.StatusConverged {
@@ -733,7 +738,9 @@ func TestRoundtableInterruptedReviewResumes(t *testing.T) {
 	leakCheck(t)
 	f := newRT(t)
 	f.maxRounds = 2
-	f.grader = fmt.Sprintf(`"echo graded >> %s/graded.log"`, f.dir)
+	// Into the fakes' own folder: the grader's sandbox writes only its copy
+	// and the defaults' paths.
+	f.grader = fmt.Sprintf(`"echo graded >> %s/state/graded.log"`, f.dir)
 	// brook's first review lasts until the run is cancelled, however long
 	// cy takes on a loaded machine: never its timeout or stall first.
 	f.agentTimeout, f.stall = "10m", "10m"
@@ -771,7 +778,7 @@ func TestRoundtableInterruptedReviewResumes(t *testing.T) {
 	if n := strings.Count(f.prompts("cy", 3), "====="); n != 1 {
 		t.Fatalf("cy ran %d times; its saved review should have been kept", n)
 	}
-	if b, _ := os.ReadFile(filepath.Join(f.dir, "graded.log")); string(b) != "graded\n" {
+	if b, _ := os.ReadFile(filepath.Join(f.dir, "state", "graded.log")); string(b) != "graded\n" {
 		t.Fatalf("the grader ran %d times for one frozen state", strings.Count(string(b), "graded"))
 	}
 	recs, _ := engine.ReadTurnLog(f.stateDir())

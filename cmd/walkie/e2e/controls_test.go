@@ -230,10 +230,14 @@ func TestSIGTERM(t *testing.T) {
 func TestSecondSIGINT(t *testing.T) {
 	s := setup{participants: []string{"a", "b"}, maxRounds: 1,
 		defaults: map[string]string{"kill_grace": "30s"},
-		agents:   map[string]map[string]string{"a": {"command": `[sh, -c, "trap '' TERM; while :; do sleep 1; done"]`}}}
+		agents:   map[string]map[string]string{"a": {"command": `[sh, -c, "trap '' TERM; : > fake/deaf; while :; do sleep 1; done"]`}}}
 	d := newDebate(t, s)
 	auto := d.start("auto", d.name, "--approve")
 	d.waitRunning(auto, 1)
+	// Deaf before the first SIGINT: a signal in the moment between its
+	// start and its trap (the sandbox's trampoline, the shell's start)
+	// would end it as any process.
+	sessiontest.WaitFor(t, 10*time.Second, "the agent deaf to SIGTERM", func() bool { _, err := os.Stat(d.path("fake/deaf")); return err == nil })
 	auto.signal(syscall.SIGINT)
 	sessiontest.WaitFor(t, 10*time.Second, "the first SIGINT acknowledged", func() bool {
 		return bytes.Contains(auto.stderrSoFar(), []byte("Ctrl-C again"))
