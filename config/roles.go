@@ -20,6 +20,9 @@ const (
 	RoleImplementer = "implementer" // a round table's implementer: change the workspace, append a turn
 	RolePhase       = "phase"       // a round table's research or plan phase: read, write one file
 	RoleDistiller   = "distiller"   // the briefing's distiller: read a chat, write a briefing
+	// Two more have a boundary of their own but no tools to choose.
+	RoleGrader = "grader" // the round table's hidden test command
+	RoleProbe  = "probe"  // walkie doctor running a CLI (--version)
 )
 
 // Roles lists the roles in the order docs list them.

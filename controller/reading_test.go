@@ -15,8 +15,12 @@ import (
 // where the new part starts. And an agent whose CLI reports no tokens
 // has the bytes it was given logged instead.
 func TestTurnPromptReading(t *testing.T) {
-	keep := `printf "%s" "$4" > "$(dirname "$3")/prompt-$1.txt"`
-	cmd := `[sh, -c, 'printf "\n## Turn %s · %s\nA turn.\n" "$1" "$2" >> "$3"; ` + keep + `', sh, "{turn}", "{agent}", "{file}", "{prompt}"]`
+	// The prompts are kept in a folder of the test's, which the agents'
+	// sandboxes let them write.
+	kept := t.TempDir()
+	keep := `printf "%s" "$4" > "$5/prompt-$1.txt"`
+	cmd := `[sh, -c, 'printf "\n## Turn %s · %s\nA turn.\n" "$1" "$2" >> "$3"; ` + keep + `', sh, "{turn}", "{agent}", "{file}", "{prompt}", ` + fmt.Sprintf("%q", kept) + `]` +
+		fmt.Sprintf("\n    sandbox_write: [%q]", kept)
 	file, cfg := testDebate(t, 2, map[string]string{"a": cmd, "b": cmd}, "a", "b")
 	if _, err := Run(context.Background(), Options{File: file, Config: cfg}); err != nil {
 		t.Fatal(err)
@@ -25,7 +29,7 @@ func TestTurnPromptReading(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prompt := string(readFile(t, filepath.Join(filepath.Dir(file), "prompt-3.txt")))
+	prompt := string(readFile(t, filepath.Join(kept, "prompt-3.txt")))
 	for _, want := range []string{
 		"Your own last turn, turn 1, answered everything before it.",
 		fmt.Sprintf("New since then: turn 2, from line %d.", d.Entries[0].MarkLine+1),
@@ -35,7 +39,7 @@ func TestTurnPromptReading(t *testing.T) {
 			t.Errorf("turn 3's prompt lacks %q:\n%s", want, prompt)
 		}
 	}
-	if first := string(readFile(t, filepath.Join(filepath.Dir(file), "prompt-1.txt"))); !strings.Contains(first, "all of it is new to you") {
+	if first := string(readFile(t, filepath.Join(kept, "prompt-1.txt"))); !strings.Contains(first, "all of it is new to you") {
 		t.Errorf("turn 1's prompt:\n%s", first)
 	}
 	recs := turnLog(t, file)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -53,6 +54,7 @@ func (c *controller) turn(ctx context.Context, t *plan) (TurnRecord, error) {
 		defer t.ws.finish(ctx) // on every way out; a no-op once finished in settle
 		defer c.restoreRepo(ctx, t)
 		at.Dir, at.Env = t.ws.path, t.ws.env()
+		at.Reach.Write = append(at.Reach.Write, engine.WorktreeReach(t.ws.path, t.ws.repo.Root).Write...)
 		err = t.ws.create(ctx)
 	}
 	if err != nil {
@@ -176,6 +178,7 @@ func (c *controller) turnAttempt(t *plan, snapshot []byte, started time.Time, id
 	at := engine.TurnAttempt{
 		File: c.file, Before: snapshot, Turn: t.Turn, Round: t.Round, Attempt: t.attempt, Participant: t.Participant,
 		Agent: t.Agent.ForRole(sessionRole(t.role)), Prompt: prompt, StateDir: c.dir, ID: id,
+		Role: t.role, Reach: t.reach,
 		Control: filepath.Join(c.dir, "state.json"),
 		Halted:  c.halted,
 		Started: func(s *session.Session) {
@@ -186,6 +189,13 @@ func (c *controller) turnAttempt(t *plan, snapshot []byte, started time.Time, id
 			c.emit(Event{Kind: EventTurnStarted, Turn: t.Turn, Round: t.Round, Agent: t.Participant, Attempt: t.attempt, Started: started})
 			c.log.Info("turn started", zap.Int("turn", t.Turn), zap.Int("round", t.Round), zap.String("agent", t.Participant), zap.Int("attempt", t.attempt))
 		},
+	}
+	// A review thread's participants review the repository it is bound
+	// to: they read it, every debate's record and state in it hidden.
+	if repo := t.meta.RepoDir(c.file); repo != "" {
+		rr := engine.RepoReach(repo, c.file)
+		at.Reach.Read = append(slices.Clone(at.Reach.Read), rr.Read...)
+		at.Reach.Hide = append(slices.Clone(at.Reach.Hide), rr.Hide...)
 	}
 	// Always: activity.json shows what the agent is doing to a page in
 	// another process, whether or not this run has an observer.

@@ -32,6 +32,8 @@ type AgentCheck struct {
 	// Roles are the tools a preset sends in each role and what each of
 	// its model calls costs before walkie's prompt and the record.
 	Roles []RoleBudget `json:"roles,omitempty"`
+	// Sandbox is its sessions' boundary on this machine, role by role.
+	Sandbox *AgentSandbox `json:"sandbox,omitempty"`
 }
 
 // RoleBudget is one role of a preset agent: its tools (none listed: the
@@ -89,6 +91,8 @@ func doctorOne(ctx context.Context, eng *engine.Engine, name string, inUse bool)
 	if ck.Roles, rolesNote = roleBudgets(a); rolesNote != "" {
 		defer func() { ck.Notes = append(ck.Notes, rolesNote) }()
 	}
+	sb, problems := sandboxOf(eng.Config(), a, session.SandboxSupport())
+	ck.Sandbox, ck.Problems = &sb, append(ck.Problems, problems...)
 	// Said whatever else is found: a budget counts an unpriced turn by
 	// estimate, which a person should know before the first one.
 	if ck.Unpriced = engine.Unpriced(eng.Config(), a); ck.Unpriced != "" {
@@ -136,14 +140,7 @@ func doctorOne(ctx context.Context, eng *engine.Engine, name string, inUse bool)
 	return ck
 }
 
-func envValue(env []string, key string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
-			return v
-		}
-	}
-	return ""
-}
+func envValue(env []string, key string) string { return session.EnvValue(env, key) }
 
 var versionRe = regexp.MustCompile(`\d+\.\d+\.\d+\S*`)
 

@@ -84,5 +84,6 @@ func (r Result) Fill(rec *TurnRecord, stateDir string) {
 	rec.Usage = r.Usage
 	rec.Provenance = r.Provenance
 	rec.Worker = r.Worker
+	rec.Sandbox = r.Sandbox
 	rec.Transcript = Transcript{Raw: Rel(stateDir, r.RawPath), Text: Rel(stateDir, r.TextPath)}
 }

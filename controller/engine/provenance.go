@@ -29,6 +29,9 @@ type Provenance struct {
 	// output names; Effort the configured reasoning effort.
 	Model  string `json:"model,omitempty"`
 	Effort string `json:"effort,omitempty"`
+	// KeysProxied: the session held stand-ins, its CLI's API keys stayed
+	// in walkie's credential proxy.
+	KeysProxied bool `json:"keys_proxied,omitempty"`
 }
 
 // Redacted replaces a secret in a recorded command.

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/walkie-sh/walkie/session"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -47,6 +48,9 @@ type TurnRecord struct {
 	// prompt and the record (config.Agent.TurnBudget), beside which the
 	// usage the CLI reported reads; 0 when there is no such figure.
 	BudgetInputTokens int64 `json:"budget_input_tokens,omitempty"`
+	// Sandbox says how the session's boundary was applied and what its
+	// output reported refused; nil when it ran without one.
+	Sandbox *session.SandboxReport `json:"sandbox,omitempty"`
 	// What produced the attempt.
 	Provenance
 }

@@ -535,6 +535,8 @@ func (rt *Table) phaseJob(ctx context.Context, m *walkie.Meta, p walkie.Phase, a
 		Transcript: filepath.Join(phaseDir(rt.Dir), fmt.Sprintf("%s-%s-%d", p.Kind, p.Agent, attempt)),
 		Result:     output,
 		Done:       "the " + p.Kind + " phase's file is written",
+		Role:       config.RolePhase,
+		Reach:      engine.FolderReach(sandbox),
 		Control:    filepath.Join(rt.Dir, "state.json"),
 		Halted:     rt.Halted,
 		Started: func(s *session.Session) {

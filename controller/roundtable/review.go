@@ -249,6 +249,8 @@ func (rt *Table) reviewerJob(job *reviewJob, a config.Agent, name string, turn, 
 		Transcript: engine.TranscriptBase(rt.Dir, turn, name, attempt),
 		Result:     verdictPath,
 		Done:       "the verdict is in",
+		Role:       config.RoleReviewer,
+		Reach:      engine.FolderReach(sandbox),
 		Control:    filepath.Join(rt.Dir, "state.json"),
 		Halted:     rt.Halted,
 		Started: func(s *session.Session) {

@@ -128,6 +128,7 @@ func (w *Worker) Turn(ctx context.Context, in TurnInput) (TurnResult, error) {
 	defer w.drop(ctx, tr, dir) // on every way out without a result
 	if tr != nil {
 		at.Dir, at.Env = tr.Path, controller.WorktreeEnv(tr.Path, tr.Branch, tr.start)
+		at.Reach = engine.WorktreeReach(tr.Path, tr.repo.Root)
 	}
 	w.log.Info("turn started", zap.String("debate", in.Debate), zap.Int("turn", in.Turn), zap.String("agent", in.Participant),
 		zap.Int("attempt", in.Attempt), zap.Int32("delivery", info.Attempt))

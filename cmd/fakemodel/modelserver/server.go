@@ -49,6 +49,13 @@ type Request struct {
 	tokensErr  error
 }
 
+// WithRaw is a copy of r with another body, as a test's script sees a
+// request it rewrote; what r counted of its own body is not carried over.
+func (r *Request) WithRaw(raw []byte) *Request {
+	return &Request{At: r.At, Vendor: r.Vendor, Method: r.Method, Path: r.Path, Query: r.Query, Header: r.Header,
+		Raw: raw, Body: r.Body, Model: r.Model, Stream: r.Stream, Reply: r.Reply, Exhausted: r.Exhausted}
+}
+
 // HasText reports whether any string inside the decoded body contains s.
 // Walking the decoded JSON, rather than searching Raw, finds text the
 // encoder escaped (quotes, newlines, <, >).

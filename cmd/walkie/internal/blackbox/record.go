@@ -44,10 +44,12 @@ type Turn struct {
 	SentBytes  int64       `json:"sent_bytes"`
 	Budget     int64       `json:"budget_input_tokens"`
 	Transcript *Transcript `json:"transcript"`
+	Sandbox    *Sandbox    `json:"sandbox"`
 	// Provenance.
 	Argv         []string `json:"argv"`
 	PromptSHA256 string   `json:"prompt_sha256"`
 	PromptBytes  int      `json:"prompt_bytes"`
+	KeysProxied  bool     `json:"keys_proxied"`
 	CLIVersion   string   `json:"cli_version"`
 	Model        string   `json:"model"`
 	Effort       string   `json:"effort"`
@@ -62,6 +64,16 @@ type Usage struct {
 	CostKind     string  `json:"cost_kind"`
 	CostSource   string  `json:"cost_source"`
 	Partial      bool    `json:"partial"`
+}
+
+// Sandbox is how an attempt's boundary was applied and what its output
+// reported refused.
+type Sandbox struct {
+	Kind    string   `json:"kind"`
+	ABI     int      `json:"abi"`
+	Missing []string `json:"missing"`
+	Left    []string `json:"left_out"`
+	Refused []string `json:"refused"`
 }
 
 // Transcript names an attempt's transcripts, relative to the state
