@@ -286,7 +286,10 @@ var (
 
 // classifyFile names the outcome of an attempt whose product is one file.
 // A usable file counts whatever the exit code; the session's ending comes
-// before a missing or unusable file, so a timeout reads as a timeout.
+// before a missing or unusable file, so a timeout reads as a timeout. A
+// failure keeps what the CLI itself said of it, as a debate turn's does
+// (controller's classify): "no verdict file was written" alone does not
+// say that the model API refused the key.
 func classifyFile(res engine.Result, wrote bool, bad error, w fileWords) (walkie.Outcome, string) {
 	if out, detail, ok := engine.Stopped(res.Stop, w.stopped); ok {
 		return out, detail
@@ -295,12 +298,12 @@ func classifyFile(res engine.Result, wrote bool, bad error, w fileWords) (walkie
 		return walkie.OutcomeAccepted, engine.EndedAfterGrace(res.Result, w.written, w.writer)
 	}
 	if out, detail, ok := engine.Failure(res.Result, w.file); ok {
-		return out, detail
+		return out, res.Explain(detail)
 	}
 	if bad != nil {
-		return walkie.OutcomeMalformed, bad.Error()
+		return walkie.OutcomeMalformed, res.Explain(bad.Error())
 	}
-	return walkie.OutcomeNoTurn, w.missing
+	return walkie.OutcomeNoTurn, res.Explain(w.missing)
 }
 
 // reviewerJob is the engine's job for one reviewer attempt in its sandbox:
