@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"text/template"
 
 	"github.com/urfave/cli/v2"
@@ -43,27 +44,59 @@ func renderSkill(cli string) []byte {
 	return b.Bytes()
 }
 
-// skillPath is where a CLI looks for the skill (measured with claude
-// 2.1.197 and codex 0.171.0): Claude Code in .claude/skills of the project
-// or of HOME; Codex in .agents/skills of the project, or in its home,
-// $CODEX_HOME (default ~/.codex), under skills.
-func skillPath(cli string, user bool) (string, error) {
-	var root string
-	switch {
-	case !user && cli == "claude":
-		root = ".claude/skills"
-	case !user:
-		root = ".agents/skills"
-	case cli == "codex" && os.Getenv("CODEX_HOME") != "":
-		root = filepath.Join(os.Getenv("CODEX_HOME"), "skills")
-	default:
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("find your home directory: %w", err)
+// skillPlace is one folder a CLI reads skills from, at one level (the
+// project's, or the user's).
+type skillPlace struct {
+	cli  string
+	user bool
+	// root is "." (the project), "~" (HOME) or "$CODEX_HOME" (codex's
+	// home: $CODEX_HOME, by default ~/.codex); dir is the folder under it.
+	root, dir string
+}
+
+// skillPlaces is where the CLIs read skills (measured with claude 2.1.197
+// and codex 0.171.0), per CLI and level: the first is where install
+// writes the skill. The others are folders walkie wrote to before that
+// the CLI still reads: a skill left there would be offered twice, so
+// install and remove take walkie's own file out of them. Current Codex
+// reads ~/.agents/skills at user level, its own home's skills folder as
+// the older place.
+var skillPlaces = []skillPlace{
+	{cli: "claude", user: false, root: ".", dir: ".claude/skills"},
+	{cli: "codex", user: false, root: ".", dir: ".agents/skills"},
+	{cli: "claude", user: true, root: "~", dir: ".claude/skills"},
+	{cli: "codex", user: true, root: "~", dir: ".agents/skills"},
+	{cli: "codex", user: true, root: "$CODEX_HOME", dir: "skills"},
+	{cli: "codex", user: true, root: "~", dir: ".codex/skills"}, // $CODEX_HOME's default, whatever it is now
+}
+
+// skillPaths are the skill's file in each of a CLI's places at a level,
+// install's first, each once.
+func skillPaths(cli string, user bool) ([]string, error) {
+	var out []string
+	for _, p := range skillPlaces {
+		if p.cli != cli || p.user != user {
+			continue
 		}
-		root = filepath.Join(home, map[string]string{"claude": ".claude", "codex": ".codex"}[cli], "skills")
+		root := p.root
+		switch {
+		case root == "$CODEX_HOME" && os.Getenv("CODEX_HOME") != "":
+			root = os.Getenv("CODEX_HOME")
+		case root == "$CODEX_HOME":
+			continue // the ~/.codex entry stands for it
+		case root == "~":
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return nil, fmt.Errorf("find your home directory: %w", err)
+			}
+			root = home
+		}
+		path := filepath.Join(root, p.dir, skillName, "SKILL.md")
+		if !slices.Contains(out, path) {
+			out = append(out, path)
+		}
 	}
-	return filepath.Join(root, skillName, "SKILL.md"), nil
+	return out, nil
 }
 
 func skillFlags() []cli.Flag {
@@ -108,9 +141,11 @@ Say "let's debate this with codex" and the agent picks it up.
 The text ships inside this binary, stamped with its version (walkie skill
 show prints it); installing again after an upgrade updates it. Claude Code
 reads .claude/skills/walkie-debate/SKILL.md in the project or in ~/.claude;
-Codex reads .agents/skills/walkie-debate/SKILL.md in the project, or
-$CODEX_HOME/skills (~/.codex/skills). A SKILL.md walkie did not write is
-never replaced or removed.
+Codex reads .agents/skills/walkie-debate/SKILL.md in the project or in
+your home (~/.agents/skills). A skill walkie wrote before into Codex's
+older place ($CODEX_HOME/skills, ~/.codex/skills) is taken out by install
+and remove, so Codex does not offer it twice. A SKILL.md walkie did not
+write is never replaced or removed.
 
 EXAMPLES:
    walkie skill install                      # both CLIs, for every project
@@ -127,7 +162,10 @@ func skillInstallCommand() *cli.Command {
 		Usage: "write the skill where the CLIs look for it",
 		Flags: skillFlags(),
 		Action: func(c *cli.Context) error {
-			return eachSkill(c, func(name, path string) error {
+			return eachSkill(c, func(name, path string, older []string) error {
+				if err := removeOlderSkills(c, name, older); err != nil {
+					return err
+				}
 				text := renderSkill(name)
 				old, err := os.ReadFile(path)
 				switch {
@@ -155,7 +193,10 @@ func skillRemoveCommand() *cli.Command {
 		Usage: "remove the skill walkie installed",
 		Flags: skillFlags(),
 		Action: func(c *cli.Context) error {
-			return eachSkill(c, func(name, path string) error {
+			return eachSkill(c, func(name, path string, older []string) error {
+				if err := removeOlderSkills(c, name, older); err != nil {
+					return err
+				}
 				old, err := os.ReadFile(path)
 				switch {
 				case errors.Is(err, fs.ErrNotExist):
@@ -177,21 +218,44 @@ func skillRemoveCommand() *cli.Command {
 	}
 }
 
-// eachSkill calls do with each CLI the flags name and where its skill
-// goes, stopping at the first error.
-func eachSkill(c *cli.Context, do func(name, path string) error) error {
+// eachSkill calls do with each CLI the flags name, where its skill goes
+// and the older places it may be, stopping at the first error.
+func eachSkill(c *cli.Context, do func(name, path string, older []string) error) error {
 	clis, user, err := skillTargets(c)
 	if err != nil {
 		return err
 	}
 	for _, name := range clis {
-		path, err := skillPath(name, user)
+		paths, err := skillPaths(name, user)
 		if err != nil {
 			return err
 		}
-		if err := do(name, path); err != nil {
+		if err := do(name, paths[0], paths[1:]); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// removeOlderSkills removes the skill walkie wrote in a CLI's older
+// places, and its folder if nothing else is in it; a SKILL.md walkie did
+// not write is a person's, and stays.
+func removeOlderSkills(c *cli.Context, name string, older []string) error {
+	for _, path := range older {
+		old, err := os.ReadFile(path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			continue
+		case err != nil:
+			return err
+		case !bytes.Contains(old, []byte(skillMarker)):
+			continue
+		}
+		if err := os.Remove(path); err != nil {
+			return err
+		}
+		_ = os.Remove(filepath.Dir(path))
+		fmt.Fprintf(c.App.Writer, "%s skill removed from its older place: %s\n", cliTitle[name], path)
 	}
 	return nil
 }
