@@ -18,31 +18,10 @@ unit_name=walkie.service
 here=$(cd "$(dirname "$0")" && pwd)
 template=$here/$unit_name
 
-die() { echo "install-systemd: $*" >&2; exit 2; }
-
-dir=$HOME/debates
-bin=
-listen=127.0.0.1:7433
-path=$PATH
-mode=install
-while [ $# -gt 0 ]; do
-	case $1 in
-	--dir | --bin | --listen | --path)
-		[ $# -ge 2 ] || die "$1 needs a value"
-		case $1 in
-		--dir) dir=$2 ;;
-		--bin) bin=$2 ;;
-		--listen) listen=$2 ;;
-		--path) path=$2 ;;
-		esac
-		shift 2
-		;;
-	--print) mode=print; shift ;;
-	--uninstall) mode=uninstall; shift ;;
-	-h | --help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-	*) die "unknown argument $1 (see --help)" ;;
-	esac
-done
+name=install-systemd manager=systemd help_lines=2,14p
+# shellcheck source=install-common.sh
+. "$here/install-common.sh"
+parse_args "$@"
 
 if [ "$mode" != print ]; then
 	command -v systemctl >/dev/null 2>&1 ||
@@ -62,32 +41,11 @@ if [ "$mode" = uninstall ]; then
 	exit 0
 fi
 
-if [ -z "$bin" ]; then
-	bin=$(command -v walkie || true)
-	if [ -z "$bin" ] && command -v go >/dev/null; then
-		bin=$(go env GOPATH)/bin/walkie
-	fi
-	[ -n "$bin" ] || die "no walkie on PATH: go install github.com/walkie-sh/walkie/cmd/walkie@latest, or give --bin"
-fi
-for v in "$dir" "$bin"; do
-	case $v in
-	/*) ;;
-	*) die "$v: give an absolute path (systemd expands neither ~ nor relative paths)" ;;
-	esac
-done
-for v in "$dir" "$bin" "$listen" "$path"; do
-	case $v in
-	*$'\n'* | *$'\r'*) die "a value holds a line break: $v" ;;
-	esac
-done
+check_values
 case $dir in
 *[[:space:]]) die "$dir: a directory that ends in white space (systemd would cut it off)" ;;
 *\\) die "$dir: a directory that ends in a backslash (systemd would read the next line into it)" ;;
 esac
-[ -x "$bin" ] && [ -f "$bin" ] || die "$bin: not an executable file (build it with make install, or give --bin)"
-# node's #!/usr/bin/env and the CLIs' own tools live here.
-case ":$path:" in *:/usr/bin:*) ;; *) path=$path:/usr/bin ;; esac
-case ":$path:" in *:/bin:*) ;; *) path=$path:/bin ;; esac
 
 # spec keeps a value's % from being read as a systemd specifier (%h).
 spec() { printf '%s' "$1" | sed -e 's/%/%%/g'; }
@@ -137,27 +95,11 @@ systemctl --user enable "$unit_name" >/dev/null
 systemctl --user restart "$unit_name"
 echo "started $unit_name with $unit"
 
-for agent in claude codex gemini; do
-	if found=$(PATH=$path; command -v "$agent"); then
-		echo "  $agent: $found"
-	else
-		echo "  $agent: not on the service's PATH (--path) — fine if you do not use it"
-	fi
-done
+report_agents
 
 if [ "$(loginctl show-user "$(id -un)" --property=Linger --value 2>/dev/null || true)" != yes ]; then
 	echo "note: it stops when you log out; to keep it running: loginctl enable-linger $(id -un)"
 fi
 
-[ -n "$listen" ] || { echo "no --listen: check journalctl --user -u walkie"; exit 0; }
-for _ in 1 2 3 4 5 6 7 8 9 10; do
-	if health=$(curl -fsS --max-time 2 "http://$listen/healthz" 2>/dev/null); then
-		echo "healthy: $health"
-		echo "logs:    journalctl --user -u walkie -f -o cat"
-		exit 0
-	fi
-	sleep 1
-done
-echo "install-systemd: walkie serve does not answer on $listen after 10 s; the end of its log:" >&2
-journalctl --user -u walkie -n 20 --no-pager >&2 || true
-exit 1
+show_log() { journalctl --user -u walkie -n 20 --no-pager; }
+check_health "journalctl --user -u walkie -f -o cat"

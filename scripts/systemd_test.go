@@ -147,14 +147,20 @@ func words(v string) ([]string, error) {
 	return out, nil
 }
 
-// execArgs is an ExecStart= line's argv: specifiers, words, then $$ for
-// a dollar sign; a $ that would expand a variable is an error here.
-func execArgs(v, home string) ([]string, error) {
+// unitWords is a value's words once its specifiers are resolved, in
+// systemd's order.
+func unitWords(v, home string) ([]string, error) {
 	v, err := specifiers(v, home)
 	if err != nil {
 		return nil, err
 	}
-	ws, err := words(v)
+	return words(v)
+}
+
+// execArgs is an ExecStart= line's argv: specifiers, words, then $$ for
+// a dollar sign; a $ that would expand a variable is an error here.
+func execArgs(v, home string) ([]string, error) {
+	ws, err := unitWords(v, home)
 	if err != nil {
 		return nil, err
 	}
@@ -180,11 +186,7 @@ func execArgs(v, home string) ([]string, error) {
 func environment(u unitFile, home string) (map[string]string, error) {
 	env := map[string]string{}
 	for _, line := range u["Service"]["Environment"] {
-		v, err := specifiers(line, home)
-		if err != nil {
-			return nil, err
-		}
-		ws, err := words(v)
+		ws, err := unitWords(line, home)
 		if err != nil {
 			return nil, err
 		}
@@ -324,23 +326,11 @@ func TestParseUnitRefuses(t *testing.T) {
 	}
 }
 
-// runSystemd runs install-systemd.sh with args under env (added to a
-// minimal environment) and returns its stdout, stderr and exit code.
+// runSystemd runs install-systemd.sh with args under env, HOME
+// /home/alice unless env says otherwise.
 func runSystemd(t *testing.T, env []string, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command("bash", append([]string{"install-systemd.sh"}, args...)...)
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=/home/alice"}, env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return out.String(), errb.String(), code
+	return runInstaller(t, "install-systemd.sh", append([]string{"HOME=/home/alice"}, env...), args...)
 }
 
 // TestSystemdPrint: the rendered unit carries every value given, quoted
@@ -370,20 +360,7 @@ func TestSystemdPrint(t *testing.T) {
 		t.Errorf("PATH = %q, want the given one with /usr/bin and /bin added", gotPath)
 	}
 	verifyUnit(t, []byte(out))
-	golden := filepath.Join("testdata", "systemd-print.golden")
-	got := strings.ReplaceAll(out, bin, "/home/alice/go/bin/walkie")
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	wantOut, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(wantOut) {
-		t.Errorf("rendered unit differs from %s (go test ./scripts -update to accept):\n%s", golden, got)
-	}
+	checkGolden(t, "systemd-print.golden", strings.ReplaceAll(out, bin, "/home/alice/go/bin/walkie"))
 	// Defaults: the caller's PATH, ~/debates.
 	out, _, _ = runSystemd(t, []string{"PATH=/opt/cli/bin:" + os.Getenv("PATH")}, "--print", "--bin", bin)
 	_, wd, gotPath = checkUnit(t, []byte(out), "/home/alice", "serve")
@@ -396,36 +373,10 @@ func TestSystemdPrint(t *testing.T) {
 // names the value and the fix, and no unit.
 func TestSystemdRefuses(t *testing.T) {
 	bin := fakeWalkie(t)
-	notExec := filepath.Join(t.TempDir(), "walkie")
-	if err := os.WriteFile(notExec, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"--dir", "debates"}, "debates: give an absolute path"},
-		{[]string{"--dir", "~/debates"}, "~/debates: give an absolute path"},
-		{[]string{"--bin", "walkie"}, "walkie: give an absolute path"},
-		{[]string{"--bin", "/nonexistent/walkie"}, "/nonexistent/walkie: not an executable file"},
-		{[]string{"--bin", notExec}, notExec + ": not an executable file"},
-		{[]string{"--dir", "/home/alice/a\nb"}, "a value holds a line break"},
-		{[]string{"--path", "/bin\n/usr/bin"}, "a value holds a line break"},
+	checkRefusals(t, runSystemd, bin, "/home/alice", []refusal{
 		{[]string{"--dir", `/home/alice/a\`}, "ends in a backslash"},
 		{[]string{"--dir", "/home/alice/a "}, "ends in white space"},
-		{[]string{"--dir"}, "--dir needs a value"},
-		{[]string{"--frobnicate"}, "unknown argument --frobnicate"},
-	} {
-		args := []string{"--print"}
-		if !slices.Contains(tc.args, "--bin") {
-			args = append(args, "--bin", bin)
-		}
-		args = append(args, tc.args...)
-		out, stderr, code := runSystemd(t, nil, args...)
-		if code != 2 || !strings.Contains(stderr, tc.want) || out != "" {
-			t.Errorf("%q: exit %d, stderr %q, stdout %d bytes; want exit 2 saying %q and no unit", tc.args, code, stderr, len(out), tc.want)
-		}
-	}
+	})
 	// Without systemd, only --print works.
 	tools := t.TempDir()
 	for _, name := range []string{"bash", "dirname", "sed", "awk", "mktemp", "id"} {
@@ -446,7 +397,6 @@ func TestSystemdRefuses(t *testing.T) {
 // of the unit it started, from $XDG_CONFIG_HOME or ~/.config); loginctl
 // says $FAKE_LINGER.
 func fakeSystemd(t *testing.T) string {
-	dir := t.TempDir()
 	tools := map[string]string{
 		"systemctl": `echo "systemctl $*" >>"$FAKE_LOG"
 [ "$1" = --user ] || exit 64
@@ -461,12 +411,7 @@ esac`,
 		"loginctl": `echo "loginctl $*" >>"$FAKE_LOG"; echo "${FAKE_LINGER:-no}"`,
 		"curl":     `echo "curl $*" >>"$FAKE_LOG"; echo '{"status":"ok"}'`,
 	}
-	for name, body := range tools {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
+	return writeTools(t, tools)
 }
 
 // TestSystemdFlow runs the install against a stand-in systemctl: first
@@ -485,16 +430,7 @@ func TestSystemdFlow(t *testing.T) {
 	}
 	env := []string{"HOME=" + home, "PATH=" + tools + ":" + os.Getenv("PATH"), "FAKE_LOG=" + log, "FAKE_RUNNING=" + running}
 	unit := filepath.Join(home, ".config", "systemd", "user", "walkie.service")
-	calls := func() []string {
-		b, _ := os.ReadFile(log)
-		os.Remove(log)
-		var out []string
-		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-			f := strings.Fields(l)
-			out = append(out, strings.Join(f[:min(len(f), 3)], " "))
-		}
-		return out
-	}
+	calls := func() []string { return takeCalls(log, 3) }
 
 	out, stderr, code := runSystemd(t, env, "--bin", bin, "--path", agents)
 	if code != 0 {
