@@ -3,11 +3,8 @@
 package realcli
 
 import (
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/walkie-sh/walkie/cmd/fakemodel/modelserver"
 )
 
 // Issue 32 item 20: a model API that answers 429 for a whole session, in
@@ -24,23 +21,8 @@ func TestRateLimited(t *testing.T) {
 		"claude/any words": {"claude", "Slow down, please."},
 		"codex/any words":  {"codex", "Slow down, please."},
 	} {
-		var mu sync.Mutex
-		sessions := map[string]bool{} // ids of sessions that have failed
 		fc := failure{cli: c.cli, defaults: map[string]string{"retries": "1"}, want: []string{"crashed", "accepted"}, code: exitOK,
-			detail: "rate-limiting " + c.cli, within: 90 * time.Second,
-			reply: func(d *debater, r *modelserver.Request) (modelserver.Reply, bool) {
-				if isRouting(r) {
-					return d.reply(r)
-				}
-				id := sessionID(r)
-				mu.Lock()
-				defer mu.Unlock()
-				if len(sessions) == 0 || sessions[id] {
-					sessions[id] = true
-					return modelserver.Error(429, c.message), true
-				}
-				return d.reply(r)
-			}}
+			detail: "rate-limiting " + c.cli, within: 90 * time.Second, reply: failFirstSession(429, c.message)}
 		t.Run(name, fc.run)
 	}
 }
