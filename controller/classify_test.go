@@ -60,7 +60,7 @@ func TestClassify(t *testing.T) {
 
 func TestOutcomeApply(t *testing.T) {
 	rec := func(outcome walkie.Outcome, cost float64) TurnRecord {
-		return TurnRecord{Turn: 3, Agent: "b", Outcome: outcome, Detail: "why", Usage: &Usage{CostUSD: cost}}
+		return TurnRecord{Turn: 3, Agent: "b", Outcome: outcome, Detail: "why", Usage: &Usage{Kind: CostReported, CostUSD: cost}}
 	}
 	t.Run("accepted clears the retry count", func(t *testing.T) {
 		s := &walkie.State{Running: &walkie.Attempt{Turn: 3}, Attempts: map[string]int{"3": 1}, CostUSD: 1}

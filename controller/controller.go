@@ -14,12 +14,16 @@ import (
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller/engine"
 	"github.com/walkie-sh/walkie/controller/roundtable"
+	"github.com/walkie-sh/walkie/gitrepo/sshsig"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
 // Options configure a controller run.
 type Options struct {
-	File   string
+	File string
+	// Meta is File's front matter, when the caller has read it already;
+	// nil: the run reads it.
+	Meta   *walkie.Meta
 	Config *config.Config
 	// Cast maps a participant to the configured agent that plays it; a
 	// participant not in the map is played by the agent of its own name.
@@ -140,7 +144,7 @@ func Run(ctx context.Context, o Options) (sum Summary, err error) {
 			return sum, err
 		}
 		sum.Status, sum.Reason, sum.Turns, sum.CostUSD = t.Status, t.reason, t.turns, t.cost
-		sum.UnknownCosts, sum.UnknownUSD, sum.BudgetUSD, sum.Waiting = t.unknown, t.unknownUSD, t.budget, ""
+		sum.UnknownCosts, sum.UnknownUSD, sum.BudgetUSD, sum.Waiting = t.unknown, t.UnknownUSD, t.Budget, ""
 		if startTurns < 0 {
 			startTurns = t.turns
 		}
@@ -223,7 +227,7 @@ func (c *controller) step(ctx context.Context, t *plan) ([]TurnRecord, error) {
 		// outcome meanwhile, and a controller killed before the write
 		// finds the attempt logged and applies it (recoverInterrupted).
 		c.pending = &outcome{retries: c.retries(t.Agent), rec: rec}
-		c.noteCost(rec, t.budget)
+		c.noteCost(rec, t.Budget)
 		return []TurnRecord{rec}, nil
 	}
 	rt := roundtable.Turn{Turn: t.Turn, Round: t.Round, RoundCap: t.RoundCap, Participant: t.Participant, Meta: t.meta}
@@ -280,12 +284,10 @@ type plan struct {
 	// ws is the git worktree the session runs in (workspace: worktree).
 	ws *worktree
 	// Where the debate stands before the turn.
-	reason     string
-	turns      int
-	cost       float64
-	unknown    int     // attempts of unknown cost
-	unknownUSD float64 // what the budget counts them as
-	budget     float64
+	reason  string
+	turns   int
+	cost    float64
+	unknown int // attempts of unknown cost
 	// bell is when the doorbell last rang, as the decision saw it.
 	bell time.Time
 }
@@ -335,8 +337,7 @@ func (c *controller) decide() (*plan, error) {
 		}
 	}
 	t := &plan{Decision: dec, attempt: c.tries[dec.Turn] + 1, meta: d.Meta, reason: st.Reason, turns: p.Turns, cost: st.CostUSD,
-		unknown: st.UnknownCosts, budget: budgetOf(&d.Meta, c.opts.Config)}
-	_, t.unknownUSD = UnknownEstimate(st, t.budget)
+		unknown: st.UnknownCosts}
 	if c.opts.MaxRounds > 0 {
 		t.meta.MaxRounds = c.opts.MaxRounds
 	}
@@ -379,6 +380,13 @@ type controller struct {
 	activity *activity
 	// waitingFor is the turn the run last said it waits for.
 	waitingFor int
+	// signer signs the verdicts this controller stamps, for the merge
+	// gate (WALKIE_SIGNING_KEY); nil signs nothing.
+	signer *sshsig.Signer
+	// gitHeld, once set, is why the record's commits stop: a session
+	// changed the repository and not all of it could be put back, and
+	// nothing is committed on top of what it moved.
+	gitHeld error
 }
 
 // countTries reads the attempt numbers already used from the turn log. A
@@ -405,11 +413,18 @@ func newController(o Options) (*controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	meta, err := walkie.ReadMeta(file)
-	if err != nil {
-		return nil, badInput(err)
+	meta := o.Meta
+	if meta == nil {
+		m, err := walkie.ReadMeta(file)
+		if err != nil {
+			return nil, badInput(err)
+		}
+		meta = &m
 	}
 	c := &controller{opts: o, file: file, dir: walkie.StateDir(file, meta.ID), eng: o.Engine}
+	if c.signer, err = sshsig.FromEnv(); err != nil {
+		return nil, badInput(err)
+	}
 	c.log = o.Log.With(zap.String("debate", meta.ID))
 	c.activity = newActivity(c.dir, os.Getpid(), c.log)
 	if c.eng == nil {

@@ -24,7 +24,7 @@ func (c *controller) updateState(change func(d *walkie.Doc, raw []byte, s *walki
 // bytes are the same. The Doc must not be changed. Only the run's own
 // goroutine may call it.
 func (c *controller) load() (*walkie.Doc, []byte, error) {
-	raw, err := os.ReadFile(c.file)
+	raw, err := walkie.ReadRegular(c.file) // the agent may have left a pipe
 	if err != nil {
 		return nil, nil, err
 	}
@@ -103,7 +103,7 @@ func readRecovering(file string, a *walkie.Attempt) ([]byte, error) {
 // big it is: more than limit when it was not read (or was cut: the file
 // may grow while it is read; the bound holds anyway).
 func readBounded(path string, limit int64) ([]byte, int64, error) {
-	f, err := os.Open(path)
+	f, err := walkie.OpenRegular(path, os.O_RDONLY)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -127,7 +127,7 @@ func readBounded(path string, limit int64) ([]byte, int64, error) {
 
 // readHead reads the first n bytes of path, or all of it when shorter.
 func readHead(path string, n int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := walkie.OpenRegular(path, os.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}

@@ -122,6 +122,9 @@ type Worktree struct {
 type Commits struct {
 	Branch, Start, Head string
 	Bundle              []byte
+	// Tampered is what the session changed in the worker's clone outside
+	// its branches (put back there): the turn is tampered.
+	Tampered string `json:",omitempty"`
 }
 
 // Begin snapshots the record and marks the attempt as running, as the
@@ -222,6 +225,9 @@ func (h *Home) Settle(r TurnRef, after []byte, res engine.Result, commits *Commi
 	if err != nil {
 		return TurnRecord{}, err
 	}
+	if commits != nil {
+		want.Tampered = commits.Tampered
+	}
 	rec, err := c.settle(ctx, t, r.Started, snapshot, res, want)
 	if err != nil {
 		return rec, err
@@ -277,7 +283,7 @@ func (h *Home) putAgentVersion(r TurnRef, snapshot, after []byte) error {
 	if after == nil {
 		return nil // the agent's copy was gone: the record stays the snapshot, and no turn is judged
 	}
-	cur, err := os.ReadFile(c.file)
+	cur, err := walkie.ReadRegular(c.file)
 	if err != nil {
 		return err
 	}

@@ -68,6 +68,9 @@ type Decision struct {
 	// Budget is the debate's budget in US dollars (its own, else the
 	// config's); 0 is none.
 	Budget float64
+	// UnknownUSD is what the budget counts the attempts of unknown cost
+	// as, all of them (UnknownEstimate); 0 without a budget.
+	UnknownUSD float64
 }
 
 // Next is the one rule for what should happen now in a debate, shared by
@@ -81,8 +84,10 @@ func Next(l Look) Decision {
 	p := l.Doc.Progress()
 	st := l.State
 	d := Decision{Turn: p.NextTurn, Round: p.NextRound, Participant: p.NextAgent, RoundCap: walkie.RoundCap(&m, st), Budget: budgetOf(&m, l.Config)}
+	each, unknown := UnknownEstimate(st, d.Budget)
+	d.UnknownUSD = unknown
 	if budget := d.Budget; budget > 0 && st.Status == "" && !p.Converged {
-		if each, unknown := UnknownEstimate(st, budget); st.CostUSD+unknown >= budget {
+		if st.CostUSD+unknown >= budget {
 			d.Action, d.Status, d.Record = ActEnd, walkie.StatusOverBudget, true
 			d.Why = fmt.Sprintf("spent %s of a %s budget", walkie.Money(st.CostUSD), walkie.Money(budget))
 			if st.UnknownCosts > 0 {
@@ -146,9 +151,6 @@ func UnknownEstimate(st *walkie.State, budget float64) (each, all float64) {
 	each = max(st.MaxCostUSD, budget*UnknownShare)
 	return each, each * float64(st.UnknownCosts)
 }
-
-// BudgetOf is the debate's budget: its own, else the config's; 0 = none.
-func BudgetOf(m *walkie.Meta, cfg *config.Config) float64 { return budgetOf(m, cfg) }
 
 // budgetOf is the debate's budget: its own, else the config's; 0 = none.
 func budgetOf(m *walkie.Meta, cfg *config.Config) float64 {

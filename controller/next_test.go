@@ -31,23 +31,29 @@ func TestNextBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		name string
-		st   walkie.State
-		over bool
-		why  string
+		name    string
+		st      walkie.State
+		over    bool
+		why     string
+		unknown float64 // what the decision counts the unknown attempts as
 	}{
-		{"under", walkie.State{CostUSD: 0.5, MaxCostUSD: 0.5}, false, ""},
-		{"spent", walkie.State{CostUSD: 1}, true, "spent $1.00 of a $1.00 budget"},
-		{"tiny", walkie.State{CostUSD: 1.0009}, true, "spent $1.00 of a $1.00 budget"},
+		{"under", walkie.State{CostUSD: 0.5, MaxCostUSD: 0.5}, false, "", 0},
+		{"spent", walkie.State{CostUSD: 1}, true, "spent $1.00 of a $1.00 budget", 0},
+		{"tiny", walkie.State{CostUSD: 1.0009}, true, "spent $1.00 of a $1.00 budget", 0},
 		// Unknown attempts: each the costliest known one, at least $0.10.
-		{"unknown at the floor", walkie.State{CostUSD: 0.05, MaxCostUSD: 0.05, UnknownCosts: 9}, false, ""},
-		{"unknown at the floor, over", walkie.State{CostUSD: 0.05, MaxCostUSD: 0.05, UnknownCosts: 10}, true, "spent $0.05 of a $1.00 budget, counting 10 attempts of unknown cost as $0.10 each"},
-		{"unknown as the costliest", walkie.State{CostUSD: 0.7, MaxCostUSD: 0.4, UnknownCosts: 1}, true, "counting 1 attempt of unknown cost as $0.40 each"},
-		{"halted stays halted", walkie.State{Status: walkie.StatusHalted, CostUSD: 5}, false, ""},
+		{"unknown at the floor", walkie.State{CostUSD: 0.05, MaxCostUSD: 0.05, UnknownCosts: 9}, false, "", 0.9},
+		{"unknown at the floor, over", walkie.State{CostUSD: 0.05, MaxCostUSD: 0.05, UnknownCosts: 10}, true, "spent $0.05 of a $1.00 budget, counting 10 attempts of unknown cost as $0.10 each", 1},
+		{"unknown as the costliest", walkie.State{CostUSD: 0.7, MaxCostUSD: 0.4, UnknownCosts: 1}, true, "counting 1 attempt of unknown cost as $0.40 each", 0.4},
+		{"halted stays halted", walkie.State{Status: walkie.StatusHalted, CostUSD: 5, UnknownCosts: 2}, false, "", 0.2},
 	} {
 		d := Next(Look{Doc: doc, State: &c.st, Config: cfg})
 		if over := d.Status == walkie.StatusOverBudget; over != c.over || c.over && (d.Why != c.why && !strings.Contains(d.Why, c.why) || !d.Record || d.Action != ActEnd) {
 			t.Errorf("%s: %+v", c.name, d)
+		}
+		// The budget and its estimate are resolved once, in the decision,
+		// for whoever shows them (the run's summary).
+		if d.Budget != 1 || d.UnknownUSD < c.unknown-1e-9 || d.UnknownUSD > c.unknown+1e-9 {
+			t.Errorf("%s: budget %v, unknown counted as %v, want %v", c.name, d.Budget, d.UnknownUSD, c.unknown)
 		}
 	}
 	if each, all := UnknownEstimate(&walkie.State{UnknownCosts: 3}, 0); each != 0 || all != 0 {

@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/walkie-sh/walkie/controller/engine"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -35,7 +36,7 @@ type outcome struct {
 func (o *outcome) applyTo(s *walkie.State) {
 	rec := o.rec
 	s.Running = nil
-	s.AddCost(rec.Usage.Cost())
+	engine.Charge(s, rec.Usage)
 	key := strconv.Itoa(rec.Turn)
 	switch {
 	case rec.Outcome == walkie.OutcomeAccepted:

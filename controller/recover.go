@@ -28,7 +28,8 @@ func (c *controller) recoverInterrupted() error {
 	if err := endSession(c.dir, a); err != nil {
 		return err
 	}
-	if err := removeWorktree(context.Background(), a); err != nil {
+	tampered, err := c.removeWorktree(context.Background(), a)
+	if err != nil {
 		return err
 	}
 	retries := 0
@@ -79,6 +80,9 @@ func (c *controller) recoverInterrupted() error {
 		}
 		rec.Kept = engine.Rel(c.dir, s.Kept)
 		rec.Detail = "the controller stopped mid-turn; the partial turn was discarded and the turn will run again"
+	}
+	if tampered != "" {
+		rec.Detail += "; " + tampered
 	}
 	if err := engine.AppendTurnLog(c.dir, rec); err != nil {
 		return err

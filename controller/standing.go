@@ -132,7 +132,7 @@ func Stand(l Look, live Live) Standing {
 	if s.Signed == nil {
 		s.Signed = []string{}
 	}
-	_, s.UnknownUSD = UnknownEstimate(st, s.BudgetUSD)
+	s.UnknownUSD = dec.UnknownUSD
 	if n := len(d.Entries); n > 0 {
 		s.LastEntry = d.Entries[n-1].Brief()
 	}

@@ -51,6 +51,7 @@ func (c *controller) turn(ctx context.Context, t *plan) (TurnRecord, error) {
 	at, err := c.turnAttempt(t, snapshot, started, id)
 	if err == nil && t.ws != nil {
 		defer t.ws.finish(ctx) // on every way out; a no-op once finished in settle
+		defer c.restoreRepo(ctx, t)
 		at.Dir, at.Env = t.ws.path, t.ws.env()
 		err = t.ws.create(ctx)
 	}
@@ -72,8 +73,14 @@ func (c *controller) turn(ctx context.Context, t *plan) (TurnRecord, error) {
 func (c *controller) settle(ctx context.Context, t *plan, started time.Time, snapshot []byte, res engine.Result, want walkie.Expect) (TurnRecord, error) {
 	rec := TurnRecord{Turn: t.Turn, Round: t.Round, Agent: t.Participant, Role: cmp.Or(t.role, "participant"), Attempt: t.attempt, Started: started}
 	res.Fill(&rec, c.dir)
-	// The session is over: its worktree goes, and what it committed
-	// there comes back as a branch the turn cites.
+	// The session is over. First, before walkie runs git there again,
+	// what it changed in the repository outside its branches is put
+	// back, and voids the turn whatever it wrote.
+	if found := c.restoreRepo(ctx, t); found != "" {
+		want.Tampered = found
+	}
+	// Its worktree goes, and what it committed there comes back as a
+	// branch the turn cites.
 	var err error
 	if want.Extra, err = t.ws.finish(ctx); err != nil {
 		return rec, c.abandon(snapshot, fmt.Errorf("turn %d's worktree: %w", t.Turn, err))
@@ -83,6 +90,10 @@ func (c *controller) settle(ctx context.Context, t *plan, started time.Time, sna
 	}
 	if c.parsed != nil && bytes.Equal(c.parsedRaw, snapshot) {
 		want.Before = c.parsed // begin parsed these very bytes
+	}
+	var checked string // the evidence walkie checked, for an accepted turn's detail
+	if res.Stop == "" {
+		checked, want.Refuse = c.evidence(ctx, t, snapshot, want)
 	}
 	keep := walkie.KeepPath(c.dir, t.Turn, t.Participant, t.attempt)
 	var settled walkie.Settled
@@ -101,6 +112,9 @@ func (c *controller) settle(ctx context.Context, t *plan, started time.Time, sna
 		c.log.Warn("the branch of a worktree that got no commits was not deleted", zap.Error(err))
 	}
 	rec.Outcome, rec.Detail = classify(res, settled)
+	if checked != "" && rec.Outcome == walkie.OutcomeAccepted {
+		rec.Detail += "; " + checked
+	}
 	rec.Signed = rec.Outcome == walkie.OutcomeAccepted && settled.Signed
 	rec.Kept = engine.Rel(c.dir, settled.Kept)
 	if settled.Entry != nil {
@@ -110,14 +124,37 @@ func (c *controller) settle(ctx context.Context, t *plan, started time.Time, sna
 		return rec, err
 	}
 	c.tries[t.Turn] = max(c.tries[t.Turn], t.attempt)
+	if rec.Outcome == walkie.OutcomeAccepted && settled.Entry != nil && settled.Entry.Type == walkie.TypeVerdict {
+		c.signStamped(ctx, settled.Entry.Seq)
+	}
 	if _, err := walkie.FlushInbox(c.file); err != nil {
 		c.log.Warn("queued supervisor notes not recorded", zap.Error(err))
 	}
 	c.commitRecord(ctx)
+	if c.gitHeld != nil {
+		return rec, c.gitHeld
+	}
 	c.log.Info("turn recorded", zap.Int("turn", t.Turn), zap.String("agent", t.Participant), zap.String("outcome", string(rec.Outcome)),
 		zap.String("detail", rec.Detail), zap.Int64("duration_ms", rec.DurationMS), zap.Int64("output_bytes", rec.Bytes))
 	c.emit(Event{Kind: EventTurnRecorded, Turn: t.Turn, Round: t.Round, Agent: t.Participant, Attempt: t.attempt, Record: &rec, Status: settled.Status})
 	return rec, nil
+}
+
+// restoreRepo puts back what t's worktree session changed in the
+// repository outside its branches, reports it, and returns it as the
+// turn's tampered detail ("" when nothing). What cannot be put back stops
+// the record's commits (gitHeld). A no-op once done.
+func (c *controller) restoreRepo(ctx context.Context, t *plan) string {
+	detail, err := t.ws.restore(ctx)
+	if err != nil {
+		detail += " (" + err.Error() + ")"
+		c.gitHeld = fmt.Errorf("turn %d: %s: nothing more is committed over it; look at the repository, then run the debate again", t.Turn, detail)
+	}
+	if detail != "" {
+		c.log.Warn("a worktree session changed the repository", zap.Int("turn", t.Turn), zap.String("agent", t.Participant), zap.String("detail", detail))
+		c.emit(Event{Kind: EventNote, Line: fmt.Sprintf("turn %d: %s", t.Turn, detail)})
+	}
+	return detail
 }
 
 // turnAttempt is the engine's attempt for t: the agent's pinned prompt

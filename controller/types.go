@@ -12,6 +12,8 @@ type (
 	Transcript = engine.Transcript
 	// Usage is what an attempt consumed.
 	Usage = engine.Usage
+	// CostKind is how much of an attempt's cost its usage's figure is.
+	CostKind = engine.CostKind
 	// Event is what the controller tells its observer.
 	Event = engine.Event
 	// EventKind names what happened.
@@ -28,6 +30,15 @@ const (
 	EventEscalation   = engine.EventEscalation
 	EventEntry        = engine.EventEntry
 	EventWaiting      = engine.EventWaiting
+)
+
+// The kinds of cost (see engine.CostKind): ask Usage.CostKind, never the
+// words of its CostSource.
+const (
+	CostReported  = engine.CostReported
+	CostEstimated = engine.CostEstimated
+	CostPartial   = engine.CostPartial
+	CostUnknown   = engine.CostUnknown
 )
 
 // ErrBadInput marks errors in the debate or its configuration that no

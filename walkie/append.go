@@ -146,6 +146,13 @@ type Post struct {
 	// record is bound to before anything is written (walkie post
 	// --verify-refs, on by default when the record is bound).
 	Resolver RefResolver
+	// NoQueue records a supervisor entry now or refuses it (busy) while
+	// a turn runs, instead of queueing it: a signed post is signed once
+	// it is recorded.
+	NoQueue bool
+	// resolved are the post's tags with the full ids the resolver found,
+	// set before the lock is taken.
+	resolved *Tags
 }
 
 // Receipt says what Append did.
@@ -174,7 +181,7 @@ func Append(file string, p Post) (Receipt, error) {
 		return Receipt{}, err
 	}
 	meta := head.Meta
-	if err := checkPostRefs(&meta, p); err != nil {
+	if err := checkPostRefs(&meta, &p); err != nil {
 		return Receipt{}, err
 	}
 	dir := StateDir(file, meta.ID)
@@ -195,7 +202,7 @@ func Append(file string, p Post) (Receipt, error) {
 	if err != nil {
 		return Receipt{}, err
 	}
-	if !p.Supervisor && st.Running != nil && ControllerRunning(dir) {
+	if (!p.Supervisor || p.NoQueue) && st.Running != nil && ControllerRunning(dir) {
 		// The agent of the running attempt may be appending right now: a
 		// post beside it would be judged together with it, and a rejected
 		// attempt is undone, post and all. So nothing a participant posts

@@ -35,6 +35,10 @@ type InitOptions struct {
 	Repo  string // the git repository refs name, relative to the file
 	Git   string // "commit": every entry a commit of the record
 	Base  string // where worktrees start before the record cites a commit
+	// Test is the thread's test command and TestPassed the pattern of a
+	// passing test's line of its output (test:, test_passed:).
+	Test       Command
+	TestPassed string
 	// Approve pins the briefing at once (the person creating the file
 	// wrote it, or took walkie's).
 	Approve bool
@@ -55,7 +59,7 @@ func Init(file string, o InitOptions) error {
 	if len(m.Phases) > 0 {
 		m.Walkie = FormatPhases
 	}
-	m.Repo, m.Git, m.Base = o.Repo, o.Git, o.Base
+	m.Repo, m.Git, m.Base, m.Test, m.TestPassed = o.Repo, o.Git, o.Base, o.Test, o.TestPassed
 	if o.Typed || o.Repo != "" || o.Git != "" || o.Base != "" || (o.Mode != ModeRoundtable && o.Workspace != "") {
 		m.Walkie = FormatTyped
 	}

@@ -3,6 +3,7 @@ package walkie
 import (
 	"bytes"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -360,5 +361,13 @@ func TestAddCost(t *testing.T) {
 	s.AddCost(0, false)
 	if s.CostUSD != 0.85 || s.UnknownCosts != 2 || s.MaxCostUSD != 0.5 {
 		t.Errorf("%+v", s)
+	}
+	// What is no cost at all lowers nothing and poisons nothing: each
+	// counts as one attempt of unknown cost (issue 27, item 6).
+	for _, bad := range []float64{-6, math.NaN(), math.Inf(1), math.Inf(-1)} {
+		s.AddCost(bad, true)
+	}
+	if s.CostUSD != 0.85 || s.UnknownCosts != 6 || s.MaxCostUSD != 0.5 {
+		t.Errorf("after bad figures: %+v", s)
 	}
 }

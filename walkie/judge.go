@@ -41,6 +41,15 @@ type Expect struct {
 	// Before, when set, is the parse of exactly the snapshot's bytes, as
 	// the caller already holds it: Settle does not parse them again.
 	Before *Doc
+	// Tampered, when set, is what the session changed outside the record
+	// that it may not (the repository's refs, config or hooks, which the
+	// caller found and put back): Settle rejects the turn as tampered,
+	// whatever it wrote, with this as the detail.
+	Tampered string
+	// Refuse, when set, is why a turn that is otherwise valid does not
+	// hold (its evidence, checked by the caller): Settle rejects it as
+	// malformed with this as the detail.
+	Refuse string
 }
 
 // Judge decides, without touching anything, whether after holds exactly

@@ -3,11 +3,9 @@ package walkie
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 )
 
 // walkie acts on the record itself, never through a symbolic link: a
@@ -37,7 +35,7 @@ func Resolve(file string) (string, error) {
 		}
 	}
 	if !fi.Mode().IsRegular() {
-		return "", notRegular(file, fi)
+		return "", notRegular(file, fi.Mode())
 	}
 	return path, nil
 }
@@ -45,27 +43,15 @@ func Resolve(file string) (string, error) {
 // openRecord opens the record with flag, refusing a symbolic link, and,
 // without blocking on it, a named pipe, a device or a directory.
 func openRecord(file string, flag int) (*os.File, error) {
-	f, err := os.OpenFile(file, flag|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if errors.Is(err, syscall.ELOOP) {
+	f, err := OpenRegular(file, flag)
+	var nr *NotRegularError
+	switch {
+	case errors.As(err, &nr) && nr.Mode&fs.ModeSymlink != 0:
 		return nil, linkError(file)
-	}
-	if errors.Is(err, syscall.EISDIR) {
-		fi, serr := os.Stat(file)
-		if serr == nil {
-			return nil, notRegular(file, fi)
-		}
-	}
-	if err != nil {
+	case errors.As(err, &nr):
+		return nil, notRegular(file, nr.Mode)
+	case err != nil:
 		return nil, fmt.Errorf("open %s: %w", file, err)
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("stat %s: %w", file, err)
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, notRegular(file, fi)
 	}
 	return f, nil
 }
@@ -73,15 +59,7 @@ func openRecord(file string, flag int) (*os.File, error) {
 // readRecord reads the whole record.
 func readRecord(file string) ([]byte, error) {
 	f, err := openRecord(file, os.O_RDONLY)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(f)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", file, err)
-	}
-	return b, nil
+	return readAll(file, f, err)
 }
 
 func linkError(file string) error {
@@ -93,15 +71,15 @@ func linkError(file string) error {
 	return &InputError{File: file, Msg: fmt.Sprintf("is a symbolic link (to %s)", target), Fix: fix}
 }
 
-func notRegular(file string, fi fs.FileInfo) error {
-	if fi.IsDir() {
+func notRegular(file string, m fs.FileMode) error {
+	if m.IsDir() {
 		fix := fmt.Sprintf("name a walkie file, or create one with `walkie init %s --agents a,b`", filepath.Join(file, "NAME.walkie.md"))
 		if m, _ := filepath.Glob(filepath.Join(file, "*.walkie.md")); len(m) > 0 {
 			fix = fmt.Sprintf("name the walkie file, e.g. %s", m[0])
 		}
 		return &InputError{File: file, Msg: "is a directory, not a walkie file", Fix: fix}
 	}
-	return &InputError{File: file, Msg: fmt.Sprintf("is not a regular file (%s)", fileKind(fi.Mode())), Fix: "a walkie file is a regular markdown file; name one"}
+	return &InputError{File: file, Msg: fmt.Sprintf("is not a regular file (%s)", fileKind(m)), Fix: "a walkie file is a regular markdown file; name one"}
 }
 
 // fileKind names what a non-regular file is, for a person.

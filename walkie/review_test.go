@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // newTyped creates a format-3 debate between a and b; repo binds it.
@@ -401,7 +402,8 @@ func TestJudgeTypedTurn(t *testing.T) {
 	if s.Outcome != VerdictMalformed || !strings.Contains(s.Detail, "names no commit") {
 		t.Fatalf("settled %+v", s.Verdict)
 	}
-	// A good one is stamped with its tags.
+	// A good one is stamped with its tags, its commit by the full id the
+	// abbreviation stood for, in the marker and the text alike.
 	write("\n## Turn 1 · builder\n\nPlease review.\n\ntype: Review-Request\nRefs: main@bbbbbbb\n")
 	s, err = Settle(file, snap, want, "")
 	must(t, err)
@@ -409,8 +411,11 @@ func TestJudgeTypedTurn(t *testing.T) {
 		t.Fatalf("settled %+v %+v", s.Verdict, s.Entry)
 	}
 	d := mustVerify(t, file)
-	if mk := d.Entries[0].Marker; mk.Tags.Kind() != TypeReviewRequest || mk.Tags.Refs[0].String() != "main@bbbbbbb" {
+	if mk := d.Entries[0].Marker; mk.Tags.Kind() != TypeReviewRequest || mk.Tags.Refs[0].String() != "main@"+shaB {
 		t.Fatalf("marker %+v", mk)
+	}
+	if !strings.Contains(string(d.Entries[0].Body), "Refs: main@"+shaB+"\n") {
+		t.Fatalf("text:\n%s", d.Entries[0].Body)
 	}
 	// The reviewer's stale verdict is refused by the judge as by the writer.
 	snap = readFile(t, file)
@@ -428,12 +433,30 @@ func TestJudgeTypedTurn(t *testing.T) {
 	}
 }
 
+// fakeTrust says who signed which entry (by seq), and who approved on
+// the platform after when.
+type fakeTrust struct {
+	signed   map[int][]string
+	approver string
+	at       time.Time
+}
+
+func (f *fakeTrust) Signers(e *Entry) ([]string, error) { return f.signed[e.Marker.Seq], nil }
+
+func (f *fakeTrust) Approval(sha string, after time.Time, exclude []string, same SameCommit) (string, error) {
+	if f.approver == "" || !f.at.After(after) || slices.Contains(exclude, f.approver) {
+		return "", nil
+	}
+	return f.approver, nil
+}
+
 func TestMergeGate(t *testing.T) {
 	file := newTyped(t, "")
+	trust := &fakeTrust{signed: map[int][]string{}}
 	gate := func(sha string) Gate {
 		t.Helper()
 		d := mustVerify(t, file)
-		g, err := d.MergeGate(sha, SamePrefix)
+		g, err := d.MergeGate(sha, SamePrefix, trust)
 		must(t, err)
 		return g
 	}
@@ -443,28 +466,54 @@ func TestMergeGate(t *testing.T) {
 			t.Fatalf("gate %s: %+v, want shut saying %q", sha, g, why)
 		}
 	}
-	wantShut("abc1234", "no verdict is recorded")
-	mustAppend(t, file, typed("builder", "Review.\n", Tags{Type: TypeReviewRequest, Refs: refs(t, "main@abc1234")}),
-		typed("reviewer", "No.\n", Tags{Type: TypeVerdict, Verdict: VerdictChangesRequested, Refs: refs(t, "main@abc1234")}))
-	wantShut("abc1234", "requests changes")
-	mustAppend(t, file, typed("builder", "Fixed.\n", Tags{Type: TypeFixReport, Refs: refs(t, "main@def5678")}),
-		typed("reviewer", "Yes.\n", Tags{Type: TypeVerdict, Verdict: VerdictApprove, Refs: refs(t, "main@def5678")}))
-	wantShut("abc1234", "approves main@def5678, not abc1234")
-	wantShut("def5678", "no person has acknowledged it")
-	mustAppend(t, file, Post{Supervisor: true, Body: []byte("Read it; merge abc.\n"), Tags: Tags{Type: TypeAck, Refs: refs(t, "abc1234")}})
-	wantShut("def5678", "no person has acknowledged it")
-	mustAppend(t, file, Post{Supervisor: true, Body: []byte("Read it.\n"), Tags: Tags{Type: TypeAck, Refs: refs(t, "def5678")}})
-	if g := gate("def5678"); !g.Open || g.Ack == nil || g.Verdict.Turn != 4 {
+	abc, def, other := "abc1234"+strings.Repeat("1", 33), "def5678"+strings.Repeat("2", 33), "0123456"+strings.Repeat("3", 33)
+	wantShut(abc, "no verdict is recorded")
+	mustAppend(t, file, typed("builder", "Review.\n", Tags{Type: TypeReviewRequest, Refs: refs(t, "main@"+abc)}),
+		typed("reviewer", "No.\n", Tags{Type: TypeVerdict, Verdict: VerdictChangesRequested, Refs: refs(t, "main@"+abc)}))
+	wantShut(abc, "requests changes")
+	mustAppend(t, file, typed("builder", "Fixed.\n", Tags{Type: TypeFixReport, Refs: refs(t, "main@"+def)}),
+		typed("reviewer", "Yes.\n", Tags{Type: TypeVerdict, Verdict: VerdictApprove, Refs: refs(t, "main@"+def)}))
+	wantShut(abc, "approves main@"+def+", not "+abc)
+	// Nobody signed the verdict: anyone can append one.
+	wantShut(def, "no allowed signer signed it")
+	trust.signed[4] = []string{"ci-host"}
+	wantShut(def, "no person has acknowledged it")
+	mustAppend(t, file, Post{Supervisor: true, Body: []byte("Read it; merge abc.\n"), Tags: Tags{Type: TypeAck, Refs: refs(t, abc)}})
+	wantShut(def, "no person has acknowledged it")
+	// An ack by an abbreviated id does not count, and the gate says why.
+	mustAppend(t, file, Post{Supervisor: true, Body: []byte("Read it.\n"), Tags: Tags{Type: TypeAck, Refs: refs(t, def[:7])}})
+	wantShut(def, "the supervisor's ack (seq 6) names "+def[:7]+" by an abbreviated id")
+	// Unsigned, or signed by the verdict's own signer: no ack.
+	mustAppend(t, file, Post{Supervisor: true, Body: []byte("Read it.\n"), Tags: Tags{Type: TypeAck, Refs: refs(t, def)}})
+	wantShut(def, "the supervisor's ack (seq 7) is signed by no allowed signer")
+	trust.signed[7] = []string{"ci-host"}
+	wantShut(def, "the supervisor's ack (seq 7) is signed by ci-host, who signed the verdict")
+	trust.signed[7] = []string{"alice@example.com"}
+	if g := gate(def); !g.Open || g.Ack == nil || g.Ack.Marker.Seq != 7 || g.Verdict.Turn != 4 || !slices.Equal(g.AckBy, []string{"alice@example.com"}) {
 		t.Fatalf("gate: %+v", g)
 	}
-	if g := gate("def56789abc"); !g.Open {
-		t.Fatalf("a longer form of the same sha: %+v", g)
+	wantShut("def5679"+def[7:], "not def5679")
+	// Or the platform's approval, given after the verdict, by another.
+	trust.signed[7] = nil
+	trust.approver, trust.at = "github:bob", time.Now().Add(time.Hour)
+	if g := gate(def); !g.Open || g.Ack != nil || !slices.Equal(g.AckBy, []string{"github:bob"}) || !strings.Contains(g.Why, "approved on the platform by github:bob") {
+		t.Fatalf("gate: %+v", g)
 	}
-	wantShut("def5679", "not def5679")
+	trust.signed[4] = []string{"ci-host", "github:bob"}
+	wantShut(def, "no person has acknowledged it")
+	trust.signed[4] = []string{"ci-host"}
+	// A verdict by an abbreviated id never opens it: another commit can
+	// come to share the abbreviation.
+	mustAppend(t, file, typed("builder", "Shorter.\n", Tags{Type: TypeFixReport, Refs: refs(t, "main@"+def)}),
+		typed("reviewer", "Yes.\n", Tags{Type: TypeVerdict, Verdict: VerdictApprove, Refs: refs(t, "main@"+def[:7])}))
+	wantShut(def, "names main@"+def[:7]+" by an abbreviated id")
+	// Nor does the builder's approval of its own work, signed or not.
+	mustAppend(t, file, typed("builder", "Approving my own.\n", Tags{Type: TypeVerdict, Verdict: VerdictApprove, Refs: refs(t, "main@"+def)}))
+	trust.signed[10] = []string{"ci-host"}
+	wantShut(def, "is by builder, the thread's builder")
 	// A newer verdict shuts it again, whatever was acknowledged before.
-	mustAppend(t, file, typed("builder", "One more change.\n", Tags{Type: TypeFixReport, Refs: refs(t, "main@0123456")}),
-		typed("reviewer", "That broke it.\n", Tags{Type: TypeVerdict, Verdict: VerdictChangesRequested, Refs: refs(t, "main@0123456")}))
-	wantShut("def5678", "requests changes")
+	mustAppend(t, file, typed("reviewer", "That broke it.\n", Tags{Type: TypeVerdict, Verdict: VerdictChangesRequested, Refs: refs(t, "main@"+other)}))
+	wantShut(def, "requests changes")
 }
 
 // A channel holds one open thread: a second is refused while the first

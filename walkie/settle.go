@@ -74,11 +74,20 @@ func Settle(file string, snapshot []byte, want Expect, keep string) (Settled, er
 			v = Verdict{Outcome: VerdictMalformed, Line: e.MarkLine, Detail: forgedDetail(e.MarkLine, "walkie post never recorded it")}
 		}
 	}
+	if v.Outcome == VerdictAccepted {
+		v = checkTurnRefs(&meta, v, want.Refs)
+	}
+	// After the refs are resolved (a bound record names commits in full):
+	// an agent's abbreviation of the branch's head left unresolved (an
+	// unbound record) is still the same ref.
 	if v.Outcome == VerdictAccepted && !v.Stamped && want.Extra != nil && meta.IsTyped() {
 		v.Tags.Refs = withCommitRef(v.Tags.Refs, *want.Extra)
 	}
-	if v.Outcome == VerdictAccepted {
-		v = checkTurnRefs(&meta, v, want.Refs)
+	if want.Tampered != "" && v.Outcome != VerdictTampered {
+		v = Verdict{Outcome: VerdictTampered, Detail: want.Tampered}
+	}
+	if want.Refuse != "" && v.Outcome == VerdictAccepted {
+		v = Verdict{Outcome: VerdictMalformed, Detail: want.Refuse}
 	}
 	if v.Outcome != VerdictAccepted {
 		return restore(file, dir, snapshot, av, keep, v, st)
@@ -108,12 +117,15 @@ func Settle(file string, snapshot []byte, want Expect, keep string) (Settled, er
 // so does a repository that cannot be asked (the turn cannot be shown to
 // obey the rules; the detail says why, and a retry may find git working).
 func checkTurnRefs(meta *Meta, v Verdict, r RefResolver) Verdict {
-	reason, err := CheckRefs(meta, v.Tags, r)
+	full, reason, err := ResolveRefs(meta, v.Tags, r)
 	switch {
 	case err != nil:
 		return Verdict{Outcome: VerdictMalformed, Detail: "the turn's refs could not be checked: " + err.Error()}
 	case reason != "":
 		return Verdict{Outcome: VerdictMalformed, Detail: reason}
+	}
+	if !v.Stamped {
+		v.Tags = full // stamped with the full ids, in its text too
 	}
 	return v
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -155,8 +156,13 @@ func DebateStatus(m *Meta, p Progress, s *State) string {
 }
 
 // AddCost counts an attempt's cost: usd is what it is known to have cost,
-// complete whether that is all of it.
+// complete whether that is all of it. A figure that is no cost at all
+// (negative, not a number, infinite) counts as unknown: nothing may lower
+// what was spent, or turn the sum into NaN, which no budget stops.
 func (s *State) AddCost(usd float64, complete bool) {
+	if !(usd >= 0) || math.IsInf(usd, 1) {
+		usd, complete = 0, false
+	}
 	s.CostUSD += usd
 	if !complete {
 		s.UnknownCosts++

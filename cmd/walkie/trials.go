@@ -1,7 +1,7 @@
 package main
 
 import (
-	"encoding/json"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -17,7 +17,7 @@ import (
 	"github.com/walkie-sh/walkie/walkie"
 )
 
-func trialsCommand() *cli.Command {
+func trialsCommand(f *Factory, runF func(context.Context, *trialsOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "trials",
 		Usage:     "run N independent copies of a debate or round table and report the distribution",
@@ -49,9 +49,39 @@ EXAMPLES:
 			&cli.StringFlag{Name: "dir", Usage: "where the copies go (default: FILE's directory/ID.trials)"},
 			&cli.StringFlag{Name: "format", Value: "markdown", Usage: "markdown or json"},
 		),
-		Subcommands: []*cli.Command{trialsReportCommand()},
-		Action:      runTrials,
+		Subcommands: []*cli.Command{trialsReportCommand(f, nil)},
+		Action: func(c *cli.Context) error {
+			file, err := recordArg(c)
+			if err != nil {
+				return err
+			}
+			format, err := formatFlag(c)
+			if err != nil {
+				return err
+			}
+			return runWith(c.Context, runF, trialsRun, &trialsOptions{IO: f.IO, Config: f.Config, Logger: f.Logger,
+				File: file, N: c.Int("n"), Parallel: c.Int("parallel"), Dir: c.String("dir"), Format: format,
+				ConfigPath: c.String("config"), Agents: c.StringSlice("agents"), Approve: c.Bool("approve"),
+				LogFormat: c.String("log-format"), Verbose: c.Bool("verbose")})
+		},
 	}
+}
+
+// trialsOptions are walkie trials's: the copies to make and run.
+type trialsOptions struct {
+	IO     *IOStreams
+	Config func(path string) (*config.Config, error)
+	Logger func(format string, verbose bool) (*zap.Logger, error)
+
+	File        string
+	N, Parallel int
+	Dir         string // where the copies go; "": beside File
+	Format      string // markdown or json
+	ConfigPath  string
+	Agents      []string
+	Approve     bool
+	LogFormat   string
+	Verbose     bool
 }
 
 // trialsRunFlags are auto's flags that mean the same for every copy (the
@@ -66,7 +96,7 @@ func trialsRunFlags() []cli.Flag {
 	return out
 }
 
-func trialsReportCommand() *cli.Command {
+func trialsReportCommand(f *Factory, runF func(context.Context, *trialsReportOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "report",
 		Usage:     "the distribution of the trials in DIR, from the copies alone",
@@ -76,18 +106,28 @@ func trialsReportCommand() *cli.Command {
 			if c.NArg() != 1 {
 				return withCode(exitBadInput, fmt.Errorf("trials report needs exactly one DIR argument (got %d): the directory walkie trials wrote", c.NArg()))
 			}
-			dir := c.Args().First()
 			format, err := formatFlag(c)
 			if err != nil {
 				return err
 			}
-			s, err := trials.Summarize(dir)
-			if err != nil {
-				return withCode(exitBadInput, err)
-			}
-			return writeSummary(c.App.Writer, s, format)
+			return runWith(c.Context, runF, trialsReportRun, &trialsReportOptions{IO: f.IO, Dir: c.Args().First(), Format: format})
 		},
 	}
+}
+
+// trialsReportOptions are walkie trials report's.
+type trialsReportOptions struct {
+	IO     *IOStreams
+	Dir    string
+	Format string // markdown or json
+}
+
+func trialsReportRun(_ context.Context, o *trialsReportOptions) error {
+	s, err := trials.Summarize(o.Dir)
+	if err != nil {
+		return withCode(exitBadInput, err)
+	}
+	return writeSummary(o.IO.Out, s, o.Format)
 }
 
 func formatFlag(c *cli.Context) (string, error) {
@@ -100,43 +140,35 @@ func formatFlag(c *cli.Context) (string, error) {
 
 func writeSummary(w io.Writer, s *trials.Summary, format string) error {
 	if format == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(s)
+		return writeJSON(w, s)
 	}
-	s.Markdown(w)
-	return nil
+	return writeClean(w, func(w io.Writer) error {
+		s.Markdown(w)
+		return nil
+	})
 }
 
-func runTrials(c *cli.Context) error {
-	file, err := recordArg(c)
+func trialsRun(ctx context.Context, o *trialsOptions) error {
+	file := o.File
+	cfg, err := o.Config(o.ConfigPath)
 	if err != nil {
 		return err
 	}
-	format, err := formatFlag(c)
-	if err != nil {
-		return err
-	}
-	cfg, err := config.Load(c.String("config"))
+	cast, err := castFlag(file, nil, o.Agents)
 	if err != nil {
 		return withCode(exitBadInput, err)
 	}
-	cast, err := castFlag(file, c.StringSlice("agents"))
-	if err != nil {
-		return withCode(exitBadInput, err)
-	}
-	stderr := c.App.ErrWriter
-	log, err := commandLogger(c)
+	log, err := o.Logger(o.LogFormat, o.Verbose)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = log.Sync() }()
-	ctx, stop := interruptible(c.Context, stderr)
+	ctx, stop := interruptible(ctx, o.IO.ErrOut)
 	defer stop()
 	limiter := daemon.NewLimiter(cfg.Limits, 0)
 	var mu sync.Mutex
-	s, err := trials.Run(ctx, trials.Options{File: file, N: c.Int("n"), Parallel: c.Int("parallel"), Dir: c.String("dir"), Config: cfg, Cast: cast,
-		Approve: c.Bool("approve"), Log: log, Acquire: limiter.Acquire,
+	s, err := trials.Run(ctx, trials.Options{File: file, N: o.N, Parallel: o.Parallel, Dir: o.Dir, Config: cfg, Cast: cast,
+		Approve: o.Approve, Log: log, Acquire: limiter.Acquire,
 		Done: func(t trials.Trial) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -151,5 +183,5 @@ func runTrials(c *cli.Context) error {
 	case err != nil:
 		return err
 	}
-	return writeSummary(c.App.Writer, s, format)
+	return writeSummary(o.IO.Out, s, o.Format)
 }

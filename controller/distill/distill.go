@@ -197,7 +197,8 @@ func Run(ctx context.Context, o Options) (Result, error) {
 }
 
 // distillOnce runs one session and returns what the agent wrote to its
-// output file (nil if nothing).
+// output file (nil if nothing usable: missing, blank, over the limit,
+// not a regular file; the reason goes back to the agent).
 func distillOnce(ctx context.Context, eng *engine.Engine, o Options, a config.Agent, file, dir, chatPath string, n int, retry string) (Attempt, []byte, error) {
 	out := filepath.Join(dir, fmt.Sprintf("briefing-%d.md", n))
 	base := filepath.Join(dir, fmt.Sprintf("attempt-%d", n))
@@ -212,37 +213,46 @@ func distillOnce(ctx context.Context, eng *engine.Engine, o Options, a config.Ag
 	// session ends once the file has been written and left alone for the
 	// grace. The session works in the distillation's own folder, which
 	// holds the chat and where it writes: each CLI confines its writes to
-	// its working directory, and nothing of the debate is needed.
-	j := engine.Job{
-		Agent:      a,
-		Dir:        dir,
-		Vars:       config.Vars{Prompt: prompt, File: out, Agent: a.Name, Dir: filepath.Dir(file)},
-		Transcript: base,
-		Result:     out,
-		Ready:      written,
-		Done:       "the briefing is written",
-		Output:     o.Output,
-	}
-	r, err := eng.Run(ctx, j)
+	// its working directory, and nothing of the debate is needed. Nothing
+	// of it goes into the debate's turn log or its cost: the debate has
+	// not begun.
+	r, err := eng.RunFile(ctx, engine.FileAttempt{
+		Record: engine.TurnRecord{Agent: a.Name, Role: "distill", Attempt: n},
+		Prepare: func(string, time.Time) (engine.Job, error) {
+			return engine.Job{
+				Agent:      a,
+				Dir:        dir,
+				Vars:       config.Vars{Prompt: prompt, File: out, Agent: a.Name, Dir: filepath.Dir(file)},
+				Transcript: base,
+				Result:     out,
+				Ready:      written,
+				Done:       "the briefing is written",
+				Output:     o.Output,
+			}, nil
+		},
+		Limit: walkie.MaxBriefingBytes,
+		Name:  "the briefing written",
+		Words: distillWords,
+	})
 	if err != nil {
 		return att, nil, err
 	}
 	att.Ending, att.EndedBy, att.ExitCode, att.Detail, att.Duration = r.Ending, r.EndedBy, r.ExitCode, r.Detail, r.Duration
 	att.Usage = r.Usage
-	f, err := engine.ReadAgentFile(out, walkie.MaxBriefingBytes)
 	switch {
-	case errors.Is(err, os.ErrNotExist), err == nil && len(bytes.TrimSpace(f.Data)) == 0:
+	case !r.Wrote, r.Bad == nil && len(bytes.TrimSpace(r.File.Data)) == 0:
 		return att, nil, nil
-	case err != nil:
-		return att, nil, err
-	case f.Over():
+	case r.Bad != nil:
 		// Sent back with the reason, like any briefing that fails its
 		// checks; nothing of it is kept in the record.
-		att.Reason = f.TooBig("the briefing written", walkie.MaxBriefingBytes).Error()
+		att.Reason = r.Bad.Error()
 		return att, nil, nil
 	}
-	return att, cleanDistilled(f.Data), nil
+	return att, cleanDistilled(r.File.Data), nil
 }
+
+// distillWords name a distillation's parts in its attempt's outcome.
+var distillWords = engine.FileWords{Stopped: "briefing", Written: "briefing written", Writer: "agent", File: "briefing", Missing: "no briefing was written"}
 
 // leadingTitle is a `# Briefing` (or any level-1) title an agent put on
 // top although the prompt said not to; the record writes its own.

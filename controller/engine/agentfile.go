@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/walkie-sh/walkie/walkie"
 )
 
 // AgentFile is what an agent left in a file walkie asked it to write (a
@@ -35,8 +37,11 @@ func (f AgentFile) TooBig(name string, limit int) error {
 }
 
 // ReadAgentFile reads at most limit bytes of path, and learns its size.
+// Only a regular file is read: the agent may have left a named pipe or a
+// link to a device there, and the reader must not wait on it
+// (walkie.OpenRegular; the error is then a *walkie.NotRegularError).
 func ReadAgentFile(path string, limit int) (AgentFile, error) {
-	f, err := os.Open(path)
+	f, err := walkie.OpenRegular(path, os.O_RDONLY)
 	if err != nil {
 		return AgentFile{}, err
 	}

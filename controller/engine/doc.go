@@ -19,7 +19,13 @@
 //     so no retry and no daemon backoff is spent on it.
 //
 // What the session produced is described by TurnRecord, the line each
-// attempt leaves in turns.jsonl, and by Usage, read from the transcript.
-// Judging the result and writing the record are the caller's: the engine
-// is the unit a remote worker can run too, given the record's bytes.
+// attempt leaves in turns.jsonl, and by Usage, read from the transcript
+// with a kind (reported, estimated, partial, unknown) set where the figure
+// is made; Charge is the one place an attempt's usage becomes the debate's
+// cost. Judging a debate turn and writing the record are the caller's: the
+// engine is the unit a remote worker can run too, given the record's
+// bytes. An attempt whose product is one file the agent writes (a phase's
+// output, a reviewer's verdict, a distilled briefing) runs whole through
+// RunFile: slot, sandbox, session, the file read no further than its limit
+// and never unless it is a regular file, kept, judged, logged, charged.
 package engine

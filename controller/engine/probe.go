@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/walkie"
 )
 
 // probeTimeout bounds a probe: a CLI asked for its version or its login
@@ -35,7 +36,7 @@ func (e *Engine) Probe(ctx context.Context, a config.Agent, argv []string, limit
 	if err != nil {
 		return "", err
 	}
-	f, err := os.Open(r.TextPath)
+	f, err := walkie.OpenRegular(r.TextPath, os.O_RDONLY)
 	if err != nil {
 		return "", fmt.Errorf("probe: %w", err)
 	}

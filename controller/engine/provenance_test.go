@@ -137,21 +137,3 @@ func TestUnpriced(t *testing.T) {
 		t.Errorf("a priced model: %s", why)
 	}
 }
-
-func TestUsageComplete(t *testing.T) {
-	for _, c := range []struct {
-		u    *Usage
-		want bool
-	}{
-		{nil, false},
-		{&Usage{CostSource: "unknown"}, false},
-		{&Usage{CostSource: "unknown (model x not in the pricing table)"}, false},
-		{&Usage{CostSource: "estimated (pricing as of 2026-11-30)", CostUSD: 1}, true},
-		{&Usage{CostSource: "reported", CostUSD: 0}, true},
-		{&Usage{CostSource: "estimated from the usage it streamed", Partial: true, CostUSD: 1}, false},
-	} {
-		if got := c.u.Complete(); got != c.want {
-			t.Errorf("%+v: complete %v", c.u, got)
-		}
-	}
-}

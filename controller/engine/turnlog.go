@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/walkie-sh/walkie/walkie"
@@ -53,12 +54,17 @@ type Usage struct {
 	InputTokens  int64   `json:"input_tokens,omitempty"`
 	OutputTokens int64   `json:"output_tokens,omitempty"`
 	CostUSD      float64 `json:"cost_usd"`
-	// CostSource says where the figure came from: "reported" by the CLI,
-	// "estimated (pricing as of DATE)" from the config's table, or
-	// "unknown" when neither was available.
+	// Kind is how much of the attempt's cost CostUSD is: reported by the
+	// CLI, estimated from the pricing table, partial, or unknown. Ask
+	// CostKind, which also reads lines written before the field existed.
+	Kind CostKind `json:"cost_kind,omitempty"`
+	// CostSource says, for a person, where the figure came from:
+	// "reported" by the CLI, "estimated (pricing as of DATE)" from the
+	// config's table, or "unknown (why)" when neither was possible.
 	CostSource string `json:"cost_source"`
 	// Partial: the CLI was ended before its final figure; the tokens and
-	// cost are what it streamed before, the rest is unknown.
+	// cost are what it streamed before, the rest is unknown. It is set
+	// with Kind CostPartial.
 	Partial bool `json:"partial,omitempty"`
 }
 
@@ -76,17 +82,25 @@ func stamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z
 
 // AppendTurnLog adds one record to turns.jsonl in one synced write. A
 // line cut short by a crash before it is ended first, so that the new
-// record starts a line of its own.
+// record starts a line of its own. Appends exclude each other (a round
+// table's reviewers end at once), so that look at the last byte and the
+// write that follows it are one step.
 func AppendTurnLog(dir string, r TurnRecord) error {
 	b, err := json.Marshal(r)
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(filepath.Join(dir, "turns.jsonl"), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(filepath.Join(dir, "turns.jsonl"), os.O_RDWR|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o644)
 	if err != nil {
 		return fmt.Errorf("open turn log: %w", err)
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return fmt.Errorf("turn log %s is not a regular file", f.Name())
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("lock turn log: %w", err)
+	}
 	line := append(b, '\n')
 	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
 		last := make([]byte, 1)

@@ -3,11 +3,13 @@ package engine
 import (
 	"cmp"
 	"fmt"
-	"os"
 	"strings"
+
+	"go.uber.org/zap"
 
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/session/usage"
+	"github.com/walkie-sh/walkie/walkie"
 )
 
 // Usage reads the agent's own report of what an attempt consumed from its
@@ -25,24 +27,36 @@ func (e *Engine) readOutput(a config.Agent, textPath string) (*Usage, string, us
 	if a.Usage == "" || a.Usage == config.UsageNone || textPath == "" {
 		return nil, "", usage.Why{}
 	}
-	text, err := os.ReadFile(textPath)
+	text, err := walkie.ReadRegular(textPath)
 	if err != nil {
 		return nil, "", usage.Why{}
 	}
 	why := usage.Explain(a.Usage, text)
 	r, ok := usage.Parse(a.Usage, text)
 	if !ok {
-		return &Usage{CostSource: "unknown"}, "", why
+		return &Usage{Kind: CostUnknown, CostSource: "unknown (its output holds no usage report)"}, "", why
 	}
-	return e.price(a, r), r.Model, why
+	u, refused := e.price(a, r)
+	if refused {
+		// Not a gap in the config, which walkie says before the first
+		// turn: figures nobody can have spent, said once where they came.
+		e.log.Warn("walkie refused the figures the CLI printed; the attempt's cost counts as unknown",
+			zap.String("agent", a.Name), zap.String("cost_source", u.CostSource), zap.String("transcript", textPath))
+	}
+	return u, r.Model, why
 }
 
-// price turns a CLI's report into an attempt's usage.
-func (e *Engine) price(a config.Agent, r usage.Report) *Usage {
-	u := &Usage{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, Partial: r.Partial}
+// price turns a CLI's report into an attempt's usage, of the kind its
+// figure is. refused says its figures, or the estimate made of them,
+// could not be believed (see usage.CheckCost).
+func (e *Engine) price(a config.Agent, r usage.Report) (u *Usage, refused bool) {
+	if r.Refused != "" {
+		return &Usage{Kind: CostUnknown, CostSource: "unknown (walkie refused the figures: " + r.Refused + ")"}, true
+	}
+	u = &Usage{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens}
 	if r.HasCost {
-		u.CostUSD, u.CostSource = r.CostUSD, "reported"
-		return u
+		u.CostUSD, u.Kind, u.CostSource = r.CostUSD, CostReported, "reported"
+		return u, false
 	}
 	// Each model's tokens at its own price (gemini routes a turn through
 	// two); the config's model, when set, names what ran instead.
@@ -57,31 +71,23 @@ func (e *Engine) price(a config.Agent, r usage.Report) *Usage {
 		}
 		cost, ok := e.cfg.Pricing.Cost(m.Name, m.InputTokens, m.OutputTokens)
 		if !ok {
-			u.CostSource = "unknown (model " + cmp.Or(m.Name, "unnamed") + " not in the pricing table)"
-			return u
+			u.Kind, u.CostSource = CostUnknown, "unknown (model "+cmp.Or(m.Name, "unnamed")+" not in the pricing table)"
+			return u, false
 		}
 		total += cost
 	}
-	u.CostUSD, u.CostSource = total, "estimated (pricing as of "+e.cfg.Pricing.AsOf+")"
+	if err := usage.CheckCost(total); err != nil {
+		// The table's price, not the CLI, made this one: still no figure
+		// to believe.
+		u.Kind, u.CostSource = CostUnknown, "unknown (walkie refused its estimate from the pricing table: "+err.Error()+")"
+		return u, true
+	}
+	u.CostUSD, u.Kind, u.CostSource = total, CostEstimated, "estimated (pricing as of "+e.cfg.Pricing.AsOf+")"
 	if r.Partial {
+		u.Kind, u.Partial = CostPartial, true
 		u.CostSource = "estimated from the usage it streamed before it was ended (pricing as of " + e.cfg.Pricing.AsOf + "); the rest is unknown"
 	}
-	return u
-}
-
-// Complete reports whether u is the whole cost of its attempt: reported
-// by the CLI or priced from its whole usage. A nil u (the agent reports
-// no usage), an unknown cost, or a partial one is not.
-func (u *Usage) Complete() bool {
-	return u != nil && !u.Partial && u.CostSource != "" && !strings.HasPrefix(u.CostSource, "unknown")
-}
-
-// Cost is what u says was spent (0 for nil) and whether that is all.
-func (u *Usage) Cost() (usd float64, complete bool) {
-	if u == nil {
-		return 0, false
-	}
-	return u.CostUSD, u.Complete()
+	return u, false
 }
 
 // Unpriced says why the cost of a's turns cannot be told, and how to fix

@@ -92,11 +92,11 @@ var funcs = template.FuncMap{
 		return (time.Duration(ms) * time.Millisecond).Round(100 * time.Millisecond).String()
 	},
 	"cost": func(r controller.TurnRecord) string {
-		if r.Usage == nil || strings.HasPrefix(r.Usage.CostSource, "unknown") {
+		if !r.Usage.Known() {
 			return "?"
 		}
 		s := walkie.Money(r.Usage.CostUSD)
-		if strings.HasPrefix(r.Usage.CostSource, "estimated") {
+		if r.Usage.Estimate() {
 			s = "≈" + s
 		}
 		return s

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -27,8 +26,11 @@ func (p *plan) collect(dr *DocResult, d planDoc, ws *workspace, sum controller.S
 		return err
 	}
 	if p.mode == walkie.ModeRoundtable {
+		// A document removed, or replaced by what is not a file (a named
+		// pipe), reads as gone: the revision deletes it.
 		now, err := ws.readFile(d.path)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		var nr *walkie.NotRegularError
+		if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.As(err, &nr) {
 			return err
 		}
 		if !bytes.Equal(now, d.text) {
@@ -167,7 +169,7 @@ func lastRound(file, id string, n int) (*roundtable.RoundResult, error) {
 		return nil, nil
 	}
 	path := filepath.Join(walkie.StateDir(file, id), "roundtable", fmt.Sprintf("round-%d", n), "round.json")
-	b, err := os.ReadFile(path)
+	b, err := walkie.ReadRegular(path) // in the agents' copy
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

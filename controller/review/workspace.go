@@ -10,11 +10,13 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/walkie-sh/walkie/gitrepo"
+	"github.com/walkie-sh/walkie/walkie"
 )
 
 // The agents never run in the checkout itself. Each debate gets a copy of
@@ -94,7 +96,7 @@ func (w *workspace) extract(ctx context.Context, root, commit string) error {
 	defer r.Close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", "-C", root, "archive", "--format=tar", commit)
+	cmd := gitrepo.Command(ctx, root, nil, "archive", "--format=tar", commit)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
@@ -252,6 +254,10 @@ func (w *workspace) changes() ([]string, error) {
 	return out, nil
 }
 
+// entryOf is what the copy holds at p now. Only a regular file is opened:
+// an agent may have left a named pipe or a device where the commit had a
+// file, and opening it would wait for ever (issue 27, item 7); such an
+// entry is a change, named by its type.
 func entryOf(p string, e fs.DirEntry) (fileEntry, error) {
 	if e.Type()&fs.ModeSymlink != 0 {
 		t, err := os.Readlink(p)
@@ -260,18 +266,22 @@ func entryOf(p string, e fs.DirEntry) (fileEntry, error) {
 		}
 		return fileEntry{kind: "symlink", hash: sum([]byte(t))}, nil
 	}
-	fi, err := e.Info()
-	if err != nil {
-		return fileEntry{}, err
+	f, err := walkie.OpenRegular(p, os.O_RDONLY)
+	var nr *walkie.NotRegularError
+	if errors.As(err, &nr) {
+		return fileEntry{kind: nr.Mode.String()}, nil
 	}
-	f, err := os.Open(p)
 	if err != nil {
 		return fileEntry{}, err
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fileEntry{}, err
+	}
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
-		return fileEntry{}, err
+		return fileEntry{}, fmt.Errorf("read %s: %w", p, err)
 	}
 	mode := fs.FileMode(0o644)
 	if fi.Mode()&0o111 != 0 {
@@ -280,14 +290,20 @@ func entryOf(p string, e fs.DirEntry) (fileEntry, error) {
 	return fileEntry{kind: "file", mode: mode, hash: hex.EncodeToString(h.Sum(nil))}, nil
 }
 
-// readFile reads a file of the copy as the agents left it.
+// readFile reads a file of the copy as the agents left it: a regular file
+// within the copy, never what a link leads to outside it.
 func (w *workspace) readFile(rel string) ([]byte, error) {
 	r, err := os.OpenRoot(w.dir)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	return r.ReadFile(rel)
+	f, err := walkie.OpenRegularIn(r, rel, os.O_RDONLY)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
 }
 
 // clear removes the copy, keeping the debate's own files (the record and

@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/walkie-sh/walkie/controller/review/reviewtest"
 )
@@ -129,5 +131,57 @@ func TestShellQuote(t *testing.T) {
 		if got := shellQuote(in); got != want {
 			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
 		}
+	}
+}
+
+// What an agent leaves in its copy where the commit had a file — a named
+// pipe, a link to a device — is a change, and is never opened: opening
+// the pipe held walkie review for 739 s and through a SIGTERM (issue 27,
+// item 7). Reading the document back refuses both.
+func TestWorkspaceChangesOpenNothingButFiles(t *testing.T) {
+	repo := reviewtest.NewRepo(t, map[string]string{"a.md": "a\n"}, map[string]string{"a.md": "a2\n", "docs/x.md": "x\n", "docs/y.md": "y\n"})
+	dir := filepath.Join(t.TempDir(), "copy")
+	ws, err := makeWorkspace(context.Background(), repo.Dir, repo.Head, dir, "r.walkie.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"a.md", "docs/x.md"} {
+		if err := os.Remove(filepath.Join(dir, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "a.md"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/dev/zero", filepath.Join(dir, "docs/x.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "new.fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var ch []string
+	bounded(t, "listing the changes", func() { ch, err = ws.changes() })
+	if want := []string{"modified a.md", "modified docs/x.md", "added new.fifo"}; err != nil || !slices.Equal(ch, want) {
+		t.Errorf("changes %v, want %v (%v)", ch, want, err)
+	}
+	for _, p := range []string{"a.md", "docs/x.md"} {
+		var b []byte
+		bounded(t, "reading "+p, func() { b, err = ws.readFile(p) })
+		if err == nil {
+			t.Errorf("%s read as %d bytes, want it refused", p, len(b))
+		}
+	}
+}
+
+// bounded runs fn, failing the test if it is still running after 20s (a
+// read waiting on a named pipe) rather than hanging the test binary.
+func bounded(t *testing.T, what string, fn func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); fn() }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("%s still waits after 20s", what)
 	}
 }

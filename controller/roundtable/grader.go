@@ -124,7 +124,7 @@ func (rt *Table) runGrader(ctx context.Context, argv []string, copyDir, fileDir 
 
 // tail returns the last n bytes of a file as text.
 func tail(path string, n int64) string {
-	f, err := os.Open(path)
+	f, err := walkie.OpenRegular(path, os.O_RDONLY)
 	if err != nil {
 		return ""
 	}

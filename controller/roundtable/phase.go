@@ -188,7 +188,7 @@ func ApprovePhase(file, kind, by string) (string, error) {
 	}
 	// Pin what is there now: a person may have corrected the file before
 	// approving it.
-	text, err := os.ReadFile(PhasePath(dir, kind))
+	text, err := walkie.ReadRegular(PhasePath(dir, kind))
 	if err != nil {
 		return "", err
 	}
@@ -314,7 +314,7 @@ func (rt *Table) approvedPhases(phases []walkie.Phase, pins map[string]Pin) ([]c
 				Fix: "approve it before the first round (walkie phase approve); a record that began without it cannot get it now"})
 		}
 		path := PhasePath(rt.Dir, p.Kind)
-		b, err := os.ReadFile(path)
+		b, err := walkie.ReadRegular(path)
 		if err != nil {
 			return nil, engine.BadInput(&walkie.InputError{File: path, Msg: fmt.Sprintf("the approved %s phase's file cannot be read: %v", p.Kind, err),
 				Fix: fmt.Sprintf("restore it: the record pins its sha256 %s (line %d)", pin.SHA256, pin.Line)})
@@ -348,7 +348,7 @@ func copyPhases(phases []config.PhaseFile, dir string) ([]config.PhaseFile, erro
 	}
 	out := make([]config.PhaseFile, len(phases))
 	for i, p := range phases {
-		b, err := os.ReadFile(p.Path)
+		b, err := walkie.ReadRegular(p.Path)
 		if err != nil {
 			return nil, err
 		}
@@ -450,9 +450,8 @@ func (rt *Table) runPhase(ctx context.Context, m *walkie.Meta, p walkie.Phase, e
 			res.Started = rec.Started
 		}
 		res.Ended, res.DurationMS = rec.Ended, res.DurationMS+rec.DurationMS
-		if rec.Usage != nil {
-			res.CostUSD += rec.Usage.CostUSD
-		}
+		usd, _ := rec.Usage.Cost()
+		res.CostUSD += usd
 		res.Attempts = append(res.Attempts, ReviewAttempt{Attempt: rec.Attempt, Outcome: rec.Outcome, Detail: rec.Detail, Started: rec.Started, Ended: rec.Ended})
 		res.Outcome, res.Detail = rec.Outcome, rec.Detail
 		if text != nil {
@@ -475,56 +474,59 @@ func (rt *Table) runPhase(ctx context.Context, m *walkie.Meta, p walkie.Phase, e
 // it; text is the file it wrote when usable. stop is "" for a normal end,
 // or halted / interrupted.
 func (rt *Table) phaseAttempt(ctx context.Context, m *walkie.Meta, p walkie.Phase, a config.Agent, attempt int, earlier []config.PhaseFile) (rec engine.TurnRecord, text []byte, stop walkie.Outcome, err error) {
-	if rt.Acquire != nil {
-		release, err := rt.Acquire(ctx, a.Name)
-		if err != nil {
-			return rec, nil, "", err
-		}
-		defer release()
+	fa := rt.fileAttempt("phase-"+p.Kind, engine.TurnRecord{Agent: p.Agent, Role: p.Kind, Attempt: attempt})
+	fa.Sandbox, fa.Words = "walkie-phase-", phaseWords
+	fa.Limit, fa.Name, fa.Check = maxPhaseBytes, "the file", checkPhaseText
+	fa.Keep = filepath.Join(phaseDir(rt.Dir), fmt.Sprintf("%s-%d.md", p.Kind, attempt))
+	fa.Prepare = func(sandbox string, started time.Time) (engine.Job, error) {
+		return rt.phaseJob(ctx, m, p, a, attempt, earlier, sandbox, started)
 	}
-	sandbox, err := os.MkdirTemp("", "walkie-phase-")
+	r, err := rt.Engine.RunFile(ctx, fa)
 	if err != nil {
-		return rec, nil, "", err
+		return r.Record, nil, "", err
 	}
-	defer os.RemoveAll(sandbox)
-	record, err := os.ReadFile(rt.File)
+	rt.recorded("phase", r.Record)
+	return r.Record, r.Text, r.Stop, nil
+}
+
+// phaseJob fills a phase's sandbox (the record as it stands, a copy of
+// the workspace, the earlier phases' approved files) and makes the job of
+// its session, which is to write phases/KIND.md there.
+func (rt *Table) phaseJob(ctx context.Context, m *walkie.Meta, p walkie.Phase, a config.Agent, attempt int, earlier []config.PhaseFile, sandbox string, started time.Time) (engine.Job, error) {
+	record, err := walkie.ReadRegular(rt.File)
 	if err != nil {
-		return rec, nil, "", err
+		return engine.Job{}, err
 	}
 	recordCopy := filepath.Join(sandbox, filepath.Base(rt.File))
 	if err := os.WriteFile(recordCopy, record, 0o644); err != nil {
-		return rec, nil, "", err
+		return engine.Job{}, err
 	}
 	ws := rt.workspaceOf(m)
 	copyDir := filepath.Join(sandbox, sandboxWorkspace(m.Workspace, filepath.Base(rt.File)))
 	paths, _, err := ws.list(ctx)
 	if err != nil {
-		return rec, nil, "", fmt.Errorf("list the workspace: %w", err)
+		return engine.Job{}, fmt.Errorf("list the workspace: %w", err)
 	}
 	if err := os.MkdirAll(copyDir, 0o755); err != nil {
-		return rec, nil, "", err
+		return engine.Job{}, err
 	}
 	if _, err := scan(ws.root, paths, copyDir); err != nil {
-		return rec, nil, "", fmt.Errorf("copy the workspace: %w", err)
+		return engine.Job{}, fmt.Errorf("copy the workspace: %w", err)
 	}
-	earlier, err = copyPhases(earlier, sandbox)
-	if err != nil {
-		return rec, nil, "", err
+	if earlier, err = copyPhases(earlier, sandbox); err != nil {
+		return engine.Job{}, err
 	}
 	output := filepath.Join(sandbox, "phases", PhaseFileName(p.Kind))
 	if err := os.MkdirAll(filepath.Dir(output), 0o755); err != nil {
-		return rec, nil, "", err
+		return engine.Job{}, err
 	}
 	prompt, err := rt.render(p.Kind, config.PhasePromptData{Agent: p.Agent, Phase: p.Kind, Record: recordCopy, Workspace: copyDir, Output: output,
 		Implementer: m.Implementer, Reviewers: m.Reviewers, Earlier: earlier})
 	if err != nil {
-		return rec, nil, "", engine.BadInput(err)
+		return engine.Job{}, engine.BadInput(err)
 	}
-	started := time.Now().UTC().Truncate(time.Millisecond)
-	rec = engine.TurnRecord{Agent: p.Agent, Role: p.Kind, Attempt: attempt, Started: started}
-	running := "phase-" + p.Kind
-	id := session.NewID()
-	j := engine.Job{
+	running, id := "phase-"+p.Kind, session.NewID()
+	return engine.Job{
 		ID:         id,
 		Agent:      a,
 		Vars:       config.Vars{Prompt: prompt, File: output, Agent: p.Agent, Dir: sandbox},
@@ -532,13 +534,9 @@ func (rt *Table) phaseAttempt(ctx context.Context, m *walkie.Meta, p walkie.Phas
 		Env:        []string{"WALKIE_ROLE=" + p.Kind, "WALKIE_PHASE=" + p.Kind, "WALKIE_OUTPUT=" + output, "WALKIE_WORKSPACE=" + copyDir},
 		Transcript: filepath.Join(phaseDir(rt.Dir), fmt.Sprintf("%s-%s-%d", p.Kind, p.Agent, attempt)),
 		Result:     output,
-		Ready: func() bool {
-			f, err := engine.ReadAgentFile(output, maxPhaseBytes)
-			return err == nil && !f.Over() && checkPhaseText(f.Data) == nil
-		},
-		Done:    "the " + p.Kind + " phase's file is written",
-		Control: filepath.Join(rt.Dir, "state.json"),
-		Halted:  rt.Halted,
+		Done:       "the " + p.Kind + " phase's file is written",
+		Control:    filepath.Join(rt.Dir, "state.json"),
+		Halted:     rt.Halted,
 		Started: func(s *session.Session) {
 			rt.noteRunning(running, id, s.Pid(), sandbox)
 			rt.Emit(engine.Event{Kind: engine.EventTurnStarted, Agent: p.Agent, Attempt: attempt, Started: started, Line: p.Kind + " phase"})
@@ -547,52 +545,7 @@ func (rt *Table) phaseAttempt(ctx context.Context, m *walkie.Meta, p walkie.Phas
 		Output: func(line string) {
 			rt.Emit(engine.Event{Kind: engine.EventOutput, Agent: p.Agent, Attempt: attempt, Started: started, Line: line})
 		},
-	}
-	if err := rt.noteStarting(running, id, sandbox); err != nil {
-		return rec, nil, "", err
-	}
-	defer rt.forgetRunning(running)
-	res, err := rt.Engine.Run(ctx, j)
-	if err != nil {
-		return rec, nil, "", err
-	}
-	res.Fill(&rec, rt.Dir)
-	file, readErr := engine.ReadAgentFile(output, maxPhaseBytes)
-	var bad error
-	switch {
-	case readErr == nil:
-		if file.Over() {
-			bad = file.TooBig("the file", maxPhaseBytes)
-		} else {
-			bad = checkPhaseText(file.Data)
-		}
-		keep := filepath.Join(phaseDir(rt.Dir), fmt.Sprintf("%s-%d.md", p.Kind, attempt))
-		if err := walkie.WriteFileAtomic(keep, file.Kept(), 0o644); err != nil {
-			return rec, nil, "", err
-		}
-		rec.Kept = engine.Rel(rt.Dir, keep)
-	case !errors.Is(readErr, fs.ErrNotExist):
-		bad = readErr
-	}
-	rec.Outcome, rec.Detail = classifyFile(res, readErr == nil, bad, phaseWords)
-	if err := engine.AppendTurnLog(rt.Dir, rec); err != nil {
-		return rec, nil, "", err
-	}
-	if rec.Usage != nil && rec.Usage.CostUSD > 0 {
-		if _, _, err := walkie.UpdateState(rt.File, func(_ *walkie.Meta, _ walkie.Progress, s *walkie.State) error {
-			s.CostUSD += rec.Usage.CostUSD
-			return nil
-		}); err != nil {
-			return rec, nil, "", err
-		}
-	}
-	rt.Log.Info("phase recorded", zap.String("phase", p.Kind), zap.String("agent", p.Agent), zap.Int("attempt", attempt),
-		zap.String("outcome", string(rec.Outcome)), zap.String("detail", rec.Detail), zap.Int64("duration_ms", rec.DurationMS))
-	rt.Emit(engine.Event{Kind: engine.EventTurnRecorded, Agent: p.Agent, Attempt: attempt, Record: &rec, Status: walkie.StatusOpen})
-	if rec.Outcome == walkie.OutcomeAccepted {
-		text = file.Data
-	}
-	return rec, text, res.Stop, nil
+	}, nil
 }
 
 // CopyApprovedPhases gives the new record dst (a copy of src, made by
@@ -615,7 +568,7 @@ func CopyApprovedPhases(src, dst string) error {
 		if !ok {
 			continue
 		}
-		text, err := os.ReadFile(PhasePath(srcDir, p.Kind))
+		text, err := walkie.ReadRegular(PhasePath(srcDir, p.Kind))
 		if err != nil {
 			return err
 		}

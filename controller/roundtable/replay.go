@@ -182,9 +182,8 @@ func spentUpTo(recs []engine.TurnRecord, round int, u rule) (float64, int64) {
 		if rec.Round > round || rec.Role == "reviewer" && !u.counts(rec.Agent) {
 			continue
 		}
-		if rec.Usage != nil {
-			cost += rec.Usage.CostUSD
-		}
+		usd, _ := rec.Usage.Cost()
+		cost += usd
 		if rec.Round == 0 { // a phase
 			ms += rec.DurationMS
 			continue

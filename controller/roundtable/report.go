@@ -147,9 +147,9 @@ func BuildReport(d *walkie.Doc, h Head) (*Report, error) {
 		}
 		a.Sessions++
 		switch {
-		case rec.Usage == nil || strings.HasPrefix(rec.Usage.CostSource, "unknown"):
+		case !rec.Usage.Known():
 			a.Unknown++
-		case strings.HasPrefix(rec.Usage.CostSource, "estimated"):
+		case rec.Usage.Estimate():
 			a.Estimated++
 			a.CostUSD += rec.Usage.CostUSD
 		default:

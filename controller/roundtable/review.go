@@ -56,7 +56,6 @@ type reviewJob struct {
 	record   []byte // the record after the implementer's turn
 	phases   []config.PhaseFile
 	changed  []Change
-	logMu    *sync.Mutex // turns.jsonl is appended to from several goroutines
 }
 
 // reviewAll runs every reviewer whose result for the round is not yet on
@@ -73,7 +72,7 @@ func (rt *Table) reviewAll(ctx context.Context, t *Turn, fr *Freeze, mf manifest
 	if err != nil {
 		return nil, nil, err
 	}
-	job := &reviewJob{plan: t, freeze: fr, manifest: mf, record: record, phases: phases, logMu: &sync.Mutex{}}
+	job := &reviewJob{plan: t, freeze: fr, manifest: mf, record: record, phases: phases}
 	if t.Round > 1 {
 		var prev manifest
 		if ok, err := readJSON(filepath.Join(rt.roundDir(t.Round-1), "manifest.json"), &prev); err != nil {
@@ -156,9 +155,8 @@ func (rt *Table) review(ctx context.Context, job *reviewJob, name string, turn, 
 			res.Started = rec.Started
 		}
 		res.Ended = rec.Ended
-		if rec.Usage != nil {
-			res.CostUSD += rec.Usage.CostUSD
-		}
+		usd, _ := rec.Usage.Cost()
+		res.CostUSD += usd
 		res.Attempts = append(res.Attempts, ReviewAttempt{Attempt: attempt, Outcome: rec.Outcome, Detail: rec.Detail, Started: rec.Started, Ended: rec.Ended, Discarded: discarded})
 		res.Discarded = append(res.Discarded, discarded...)
 		res.Outcome, res.Detail = rec.Outcome, rec.Detail
@@ -182,136 +180,59 @@ func (rt *Table) review(ctx context.Context, job *reviewJob, name string, turn, 
 // stop is "" for a normal end, or walkie.OutcomeHalted / walkie.OutcomeInterrupted.
 func (rt *Table) reviewAttempt(ctx context.Context, job *reviewJob, a config.Agent, name string, turn, attempt int) (rec engine.TurnRecord, verdict *ReviewVerdict, discarded []Change, stop walkie.Outcome, err error) {
 	t := job.plan
-	if rt.Acquire != nil {
-		release, err := rt.Acquire(ctx, a.Name)
+	fa := rt.fileAttempt(name, engine.TurnRecord{Turn: turn, Round: t.Round, Agent: name, Role: "reviewer", Attempt: attempt})
+	fa.Sandbox, fa.Words = "walkie-review-", reviewWords
+	fa.Limit, fa.Name = maxVerdictBytes, "verdict.json"
+	fa.Check = func(b []byte) error { _, err := parseVerdict(b); return err }
+	fa.Keep = filepath.Join(rt.roundDir(t.Round), fmt.Sprintf("verdict-%s-%d.json", name, attempt))
+	var copyDir string
+	fa.Prepare = func(sandbox string, started time.Time) (engine.Job, error) {
+		copyDir = filepath.Join(sandbox, sandboxWorkspace(t.Meta.Workspace, filepath.Base(rt.File)))
+		return rt.reviewerJob(job, a, name, turn, attempt, sandbox, copyDir, started)
+	}
+	// What it changed in its copy is found and thrown away with the sandbox.
+	fa.Inspect = func(rec *engine.TurnRecord) error {
+		now, err := scanTree(copyDir)
 		if err != nil {
-			return rec, nil, nil, "", err
+			return fmt.Errorf("check %s's copy of the workspace: %w", name, err)
 		}
-		defer release()
-	}
-	sandbox, err := os.MkdirTemp("", "walkie-review-")
-	if err != nil {
-		return rec, nil, nil, "", err
-	}
-	defer os.RemoveAll(sandbox)
-	copyDir := filepath.Join(sandbox, sandboxWorkspace(t.Meta.Workspace, filepath.Base(rt.File)))
-	if err := copySnapshot(filepath.Join(rt.roundDir(t.Round), "snapshot"), job.manifest, copyDir); err != nil {
-		return rec, nil, nil, "", err
-	}
-	recordCopy := filepath.Join(sandbox, filepath.Base(rt.File))
-	if err := os.WriteFile(recordCopy, job.record, 0o644); err != nil {
-		return rec, nil, nil, "", err
-	}
-	phases, err := copyPhases(job.phases, sandbox)
-	if err != nil {
-		return rec, nil, nil, "", err
-	}
-	verdictPath := filepath.Join(sandbox, "verdict.json")
-	started := time.Now().UTC().Truncate(time.Millisecond)
-	rec = engine.TurnRecord{Turn: turn, Round: t.Round, Agent: name, Role: "reviewer", Attempt: attempt, Started: started}
-	j, err := rt.reviewerJob(job, a, name, turn, attempt, sandbox, recordCopy, copyDir, verdictPath, phases, started)
-	if err != nil {
-		return rec, nil, nil, "", err
-	}
-	if err := rt.noteStarting(name, j.ID, sandbox); err != nil {
-		return rec, nil, nil, "", err
-	}
-	defer rt.forgetRunning(name)
-	res, err := rt.Engine.Run(ctx, j)
-	if err != nil {
-		return rec, nil, nil, "", err
-	}
-	res.Fill(&rec, rt.Dir)
-	file, readErr := engine.ReadAgentFile(verdictPath, maxVerdictBytes)
-	var v ReviewVerdict
-	var parseErr error
-	if readErr == nil {
-		if file.Over() {
-			parseErr = fmt.Errorf("%w: %w", errVerdict, file.TooBig("verdict.json", maxVerdictBytes))
-		} else {
-			v, parseErr = parseVerdict(file.Data)
+		if discarded = diffManifests(job.manifest, now); len(discarded) > 0 {
+			rec.Detail += fmt.Sprintf("; %d change(s) to its copy of the workspace discarded", len(discarded))
 		}
-		// Keep what the reviewer wrote, valid or not, for inspection.
-		keep := filepath.Join(rt.roundDir(t.Round), fmt.Sprintf("verdict-%s-%d.json", name, attempt))
-		if err := walkie.WriteFileAtomic(keep, file.Kept(), 0o644); err != nil {
-			return rec, nil, nil, "", err
-		}
-		rec.Kept = engine.Rel(rt.Dir, keep)
-	} else if !errors.Is(readErr, fs.ErrNotExist) {
-		parseErr = readErr
+		return nil
 	}
-	now, err := scanTree(copyDir)
+	r, err := rt.Engine.RunFile(ctx, fa)
 	if err != nil {
-		return rec, nil, nil, "", fmt.Errorf("check %s's copy of the workspace: %w", name, err)
+		return r.Record, nil, nil, "", err
 	}
-	discarded = diffManifests(job.manifest, now)
-	rec.Outcome, rec.Detail = classifyFile(res, readErr == nil, parseErr, reviewWords)
-	if rec.Outcome == walkie.OutcomeAccepted {
+	if r.Text != nil {
+		v, _ := parseVerdict(r.Text) // it passed Check
 		verdict = &v
 	}
-	if len(discarded) > 0 {
-		rec.Detail += fmt.Sprintf("; %d change(s) to its copy of the workspace discarded", len(discarded))
-	}
-	job.logMu.Lock()
-	err = engine.AppendTurnLog(rt.Dir, rec)
-	job.logMu.Unlock()
-	if err != nil {
-		return rec, nil, nil, "", err
-	}
-	// A review of unknown cost counts against the budget too (issue 13).
-	if usd, complete := rec.Usage.Cost(); usd > 0 || !complete {
-		if _, _, err := walkie.UpdateState(rt.File, func(_ *walkie.Meta, _ walkie.Progress, s *walkie.State) error {
-			s.AddCost(usd, complete)
-			return nil
-		}); err != nil {
-			return rec, nil, nil, "", err
-		}
-	}
-	rt.Log.Info("review recorded", zap.Int("round", t.Round), zap.String("reviewer", name), zap.Int("attempt", attempt),
-		zap.String("outcome", string(rec.Outcome)), zap.String("detail", rec.Detail), zap.Int64("duration_ms", rec.DurationMS))
-	rt.Emit(engine.Event{Kind: engine.EventTurnRecorded, Turn: turn, Round: t.Round, Agent: name, Attempt: attempt, Record: &rec, Status: walkie.StatusOpen})
-	return rec, verdict, discarded, res.Stop, nil
+	rt.recorded("review", r.Record)
+	return r.Record, verdict, discarded, r.Stop, nil
 }
 
-// fileWords are how an attempt that writes one file (a review's verdict,
-// a phase's output) names things in its outcome's detail.
-type fileWords struct {
-	stopped, written, writer, file, missing string
-}
-
-var (
-	reviewWords = fileWords{stopped: "review", written: "verdict recorded", writer: "reviewer", file: "verdict", missing: "no verdict file was written"}
-	phaseWords  = fileWords{stopped: "phase's file", written: "file written", writer: "agent", file: "file", missing: "no file was written"}
-)
-
-// classifyFile names the outcome of an attempt whose product is one file.
-// A usable file counts whatever the exit code; the session's ending comes
-// before a missing or unusable file, so a timeout reads as a timeout. A
-// failure keeps what the CLI itself said of it, as a debate turn's does
-// (controller's classify): "no verdict file was written" alone does not
-// say that the model API refused the key.
-func classifyFile(res engine.Result, wrote bool, bad error, w fileWords) (walkie.Outcome, string) {
-	if out, detail, ok := engine.Stopped(res.Stop, w.stopped); ok {
-		return out, detail
-	}
-	if wrote && bad == nil {
-		return walkie.OutcomeAccepted, engine.EndedAfterGrace(res.Result, w.written, w.writer)
-	}
-	if out, detail, ok := engine.Failure(res.Result, w.file); ok {
-		return out, res.Explain(detail)
-	}
-	if bad != nil {
-		return walkie.OutcomeMalformed, res.Explain(bad.Error())
-	}
-	return walkie.OutcomeNoTurn, res.Explain(w.missing)
-}
-
-// reviewerJob is the engine's job for one reviewer attempt in its sandbox:
+// reviewerJob fills a reviewer's sandbox (a copy of the frozen
+// workspace in copyDir, the record as it stood after the implementer's
+// turn, the approved phases) and makes the engine's job for the attempt:
 // the sandbox is the working directory whatever the agent's dir: says (a
 // reviewer must not start in the real workspace), and the session ends
 // once a valid verdict has been on disk and quiet for the grace.
-func (rt *Table) reviewerJob(job *reviewJob, a config.Agent, name string, turn, attempt int, sandbox, recordCopy, copyDir, verdictPath string, phases []config.PhaseFile, started time.Time) (engine.Job, error) {
+func (rt *Table) reviewerJob(job *reviewJob, a config.Agent, name string, turn, attempt int, sandbox, copyDir string, started time.Time) (engine.Job, error) {
 	t := job.plan
+	if err := copySnapshot(filepath.Join(rt.roundDir(t.Round), "snapshot"), job.manifest, copyDir); err != nil {
+		return engine.Job{}, err
+	}
+	recordCopy := filepath.Join(sandbox, filepath.Base(rt.File))
+	if err := os.WriteFile(recordCopy, job.record, 0o644); err != nil {
+		return engine.Job{}, err
+	}
+	phases, err := copyPhases(job.phases, sandbox)
+	if err != nil {
+		return engine.Job{}, err
+	}
+	verdictPath := filepath.Join(sandbox, "verdict.json")
 	prompt, err := rt.render("reviewer", config.ReviewerPromptData{Agent: name, Record: recordCopy, Workspace: copyDir, Verdict: verdictPath,
 		Implementer: t.Meta.Implementer, Round: t.Round, MaxRounds: t.RoundCap, ImplementerTurn: job.freeze.Turn, Phases: phases, Spec: spec(phases),
 		Changed: promptChanges(job.changed[:min(len(job.changed), maxChangedListed)]), ChangedMore: max(0, len(job.changed)-maxChangedListed)})
@@ -327,17 +248,9 @@ func (rt *Table) reviewerJob(job *reviewJob, a config.Agent, name string, turn, 
 		Env:        []string{"WALKIE_ROLE=reviewer", "WALKIE_VERDICT=" + verdictPath, "WALKIE_WORKSPACE=" + copyDir, "WALKIE_ROUND=" + strconv.Itoa(t.Round)},
 		Transcript: engine.TranscriptBase(rt.Dir, turn, name, attempt),
 		Result:     verdictPath,
-		Ready: func() bool {
-			f, err := engine.ReadAgentFile(verdictPath, maxVerdictBytes)
-			if err != nil || f.Over() {
-				return false
-			}
-			_, err = parseVerdict(f.Data)
-			return err == nil
-		},
-		Done:    "the verdict is in",
-		Control: filepath.Join(rt.Dir, "state.json"),
-		Halted:  rt.Halted,
+		Done:       "the verdict is in",
+		Control:    filepath.Join(rt.Dir, "state.json"),
+		Halted:     rt.Halted,
 		Started: func(s *session.Session) {
 			rt.noteRunning(name, id, s.Pid(), sandbox)
 			rt.Emit(engine.Event{Kind: engine.EventTurnStarted, Turn: turn, Round: t.Round, Agent: name, Attempt: attempt, Started: started})

@@ -251,7 +251,7 @@ func (rt *Table) reviewRound(ctx context.Context, t *Turn) ([]engine.TurnRecord,
 	if _, err := rt.grade(ctx, t.Round, fr, mf, m); err != nil {
 		return nil, err
 	}
-	record, err := os.ReadFile(rt.File)
+	record, err := walkie.ReadRegular(rt.File)
 	if err != nil {
 		return nil, err
 	}

@@ -1011,3 +1011,69 @@ func TestRoundtablePhaseOutcomes(t *testing.T) {
 		}
 	})
 }
+
+// A phase whose agent reports no usage costs what nobody can tell, and
+// the budget counts it as it counts any attempt of unknown cost (issue 26):
+// with the implementer's $0.95 turn known, one unknown phase counts as
+// $0.95 more, so a $1 budget stops the run before the first review.
+func TestRoundtablePhaseOfUnknownCostCountsAgainstTheBudget(t *testing.T) {
+	leakCheck(t)
+	f := newRT(t)
+	f.maxRounds = 1
+	f.usage = true // claude-json: the phase's agent prints no result line
+	f.extraFrontMatter = "budget_usd: 1\n"
+	f.phases = [][2]string{{"research", "gem"}}
+	f.scripts["ada"] = "usage: true\ncost_usd: 0.95\n"
+	f.setup()
+	sum := f.run()
+	if sum.Status != walkie.StatusOverBudget || sum.Turns != 1 || !strings.Contains(sum.Reason, "counting 1 attempt of unknown cost as $0.95 each") {
+		t.Fatalf("%s after %d turns (%s), want over-budget after the implementer's turn, counting the phase", sum.Status, sum.Turns, sum.Reason)
+	}
+	st, err := walkie.LoadState(f.stateDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.UnknownCosts != 1 || !approx(st.CostUSD, 0.95) {
+		t.Errorf("state: $%v known, %d unknown; want $0.95 and the phase's attempt unknown", st.CostUSD, st.UnknownCosts)
+	}
+	if f.started("brook") || f.started("cy") {
+		t.Error("a reviewer ran past the budget")
+	}
+}
+
+// A reviewer that leaves a named pipe where its verdict goes, or one that
+// swaps files of its copy for a named pipe and a link to /dev/zero, makes
+// nobody wait: the pipe is a malformed verdict, the swaps are discarded
+// changes, and the run ends (issue 27, item 7).
+func TestRoundtableReviewerLeavesAPipe(t *testing.T) {
+	leakCheck(t)
+	f := newRT(t)
+	f.maxRounds = 1
+	f.workspace = map[string]string{"a.txt": "a\n", "b.txt": "b\n"}
+	f.commands = map[string]string{
+		"brook": `mkfifo "$WALKIE_VERDICT"; sleep 1`,
+		"cy":    `cd "$WALKIE_WORKSPACE" && rm a.txt b.txt && mkfifo a.txt && ln -s /dev/zero b.txt && printf '{"verdict": "approve"}' > "$WALKIE_VERDICT"`,
+	}
+	f.setup()
+	done := make(chan controller.Summary, 1)
+	go func() { done <- f.run() }()
+	var sum controller.Summary
+	select {
+	case sum = <-done:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the run still waits after 2 minutes: a named pipe was opened")
+	}
+	if sum.Status != walkie.StatusFailed || !strings.Contains(sum.Reason, "brook (malformed)") {
+		t.Fatalf("%s (%s), want failed on brook's malformed verdict", sum.Status, sum.Reason)
+	}
+	rr := f.round(1)
+	brook, cy := rr.Reviews[0], rr.Reviews[1]
+	for _, a := range brook.Attempts {
+		if a.Outcome != walkie.OutcomeMalformed || !strings.Contains(a.Detail, "verdict.json is a named pipe, not a regular file") {
+			t.Errorf("brook's attempt %d: %s (%s)", a.Attempt, a.Outcome, a.Detail)
+		}
+	}
+	if want := []roundtable.Change{{"a.txt", "removed"}, {"b.txt", "modified"}}; cy.Outcome != walkie.OutcomeAccepted || !slices.Equal(cy.Discarded, want) {
+		t.Errorf("cy: %s (%s), discarded %v, want %v", cy.Outcome, cy.Detail, cy.Discarded, want)
+	}
+}

@@ -1,7 +1,6 @@
 package roundtable
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -18,6 +17,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/walkie-sh/walkie/gitrepo"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -115,14 +115,12 @@ func (w workspace) listGit(ctx context.Context) ([]string, bool) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", "-C", w.root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
-	var out bytes.Buffer
-	cmd.Stdout = &out
-	if err := cmd.Run(); err != nil {
+	out, err := gitrepo.Run(ctx, w.root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+	if err != nil {
 		return nil, false // not a work tree, or git refuses it: walk instead
 	}
 	var paths []string
-	for p := range strings.SplitSeq(strings.TrimSuffix(out.String(), "\x00"), "\x00") {
+	for p := range strings.SplitSeq(strings.TrimSuffix(string(out), "\x00"), "\x00") {
 		if p == "" || w.excluded(filepath.Join(w.root, filepath.FromSlash(p))) {
 			continue
 		}
@@ -206,11 +204,16 @@ func scan(root string, paths []string, copyTo string) (manifest, error) {
 			}
 		case fi.Mode().IsRegular():
 			e.Mode, e.Size = fi.Mode().Perm(), fi.Size()
-			if e.Sum, err = hashFile(src, dst, e.Mode); err != nil {
+			e.Sum, err = hashFile(src, dst, e.Mode)
+			var nr *walkie.NotRegularError
+			if errors.As(err, &nr) {
+				continue // replaced since the look, by what is never opened
+			}
+			if err != nil {
 				return nil, err
 			}
 		default:
-			continue // directories (a submodule), sockets, fifos
+			continue // directories (a submodule), sockets, fifos, devices: never opened
 		}
 		m = append(m, e)
 	}
@@ -219,9 +222,11 @@ func scan(root string, paths []string, copyTo string) (manifest, error) {
 }
 
 // hashFile returns the sha256 of src, copying it to dst (with mode) when
-// dst is set.
+// dst is set. src must still be a regular file: whoever can write the
+// workspace may have swapped in a named pipe since it was looked at, and
+// opening that would wait for ever (walkie.OpenRegular).
 func hashFile(src, dst string, mode fs.FileMode) (string, error) {
-	in, err := os.Open(src)
+	in, err := walkie.OpenRegular(src, os.O_RDONLY)
 	if err != nil {
 		return "", err
 	}

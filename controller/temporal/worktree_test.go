@@ -100,6 +100,29 @@ func TestTurnInAWorktreeSendsItsCommitsHome(t *testing.T) {
 	}
 }
 
+// A session that reaches into the worker's clone outside its branches
+// (a hook planted, main moved) finds it put back, and the turn's commits
+// go home marked tampered, for the home to judge the attempt so.
+func TestTurnInAWorktreeThatTampers(t *testing.T) {
+	w, _, clone, in := worktreeSetup(t, `[sh, -c, 'printf "#!/bin/sh\necho ran >> /dev/null\n" > "$(git rev-parse --path-format=absolute --git-common-dir)/hooks/post-checkout" && git commit -q --allow-empty -m evil && git update-ref refs/heads/main HEAD']`)
+	main := gittest.Git(t, clone, "rev-parse", "main")
+	r, err := runTurnActivity(t, w, in, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := r.Commits
+	if c == nil || !strings.Contains(c.Tampered, "added .git/hooks/post-checkout") || !strings.Contains(c.Tampered, "moved refs/heads/main from "+main[:12]) {
+		t.Fatalf("commits %+v, want the tampering told", c)
+	}
+	if got := gittest.Git(t, clone, "rev-parse", "main"); got != main {
+		t.Fatalf("the clone's main at %s, want %s", got, main)
+	}
+	if _, err := os.Stat(filepath.Join(clone, ".git", "hooks", "post-checkout")); err == nil {
+		t.Fatal("the planted hook stays in the clone")
+	}
+	noTreesLeft(t, w, clone)
+}
+
 // Commits over the cap are refused, never cut: the error says where they
 // are kept (the branch stays in the worker's clone), and no retry on any
 // worker makes them smaller.

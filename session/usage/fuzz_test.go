@@ -2,6 +2,8 @@ package usage
 
 import (
 	"bytes"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -25,6 +27,10 @@ func fuzzParse(f *testing.F, format string, seeds ...string) {
 	}
 	f.Add([]byte("{\n\"stats\": {\"models\": {\"m\": {\"tokens\": {\"prompt\": 1}}}}\n}\n"))
 	f.Add([]byte("{\"a\":1} trailing\r\n{"))
+	// Figures no session can have reported (issue 27, item 6).
+	f.Add([]byte(`{"type":"result","total_cost_usd":-6,"usage":{"input_tokens":-1}}` + "\n"))
+	f.Add([]byte(`{"type":"turn.completed","usage":{"input_tokens":9223372036854775807}}` + "\n" + `{"type":"turn.completed","usage":{"input_tokens":9223372036854775807}}` + "\n"))
+	f.Add([]byte(`{"type":"result","stats":{"models":{"g":{"input_tokens":1,"total_tokens":-9223372036854775808}}}}` + "\n"))
 	f.Fuzz(func(t *testing.T, text []byte) {
 		r, ok := Parse(format, text)
 		if again, ok2 := Parse(format, text); ok != ok2 || !reflect.DeepEqual(r, again) {
@@ -42,6 +48,12 @@ func fuzzParse(f *testing.F, format string, seeds ...string) {
 			if r2, ok2 := Parse(format, crlf); ok != ok2 || !reflect.DeepEqual(r, r2) {
 				t.Fatalf("\\r\\n line ends changed %+v, %v into %+v, %v", r, ok, r2, ok2)
 			}
+		}
+		if r.Refused != "" && (r.InputTokens != 0 || r.OutputTokens != 0 || r.CostUSD != 0 || r.HasCost || r.Models != nil) {
+			t.Fatalf("refused (%s), yet figures: %+v", r.Refused, r)
+		}
+		if err := believable(r); err != nil {
+			t.Fatalf("%v in %+v", err, r)
 		}
 		var in, out int64
 		for i, m := range r.Models {
@@ -61,6 +73,24 @@ func fuzzParse(f *testing.F, format string, seeds ...string) {
 			t.Fatalf("main model %q is not one of %+v", r.Model, r.Models)
 		}
 	})
+}
+
+// believable says what is wrong with the figures of a report Parse let
+// through: none may be negative, past the bounds, or not a number.
+func believable(r Report) error {
+	figures := []int64{r.InputTokens, r.OutputTokens}
+	for _, m := range r.Models {
+		figures = append(figures, m.InputTokens, m.OutputTokens)
+	}
+	for _, n := range figures {
+		if n < 0 || n > MaxTokens {
+			return fmt.Errorf("a token count of %d let through", n)
+		}
+	}
+	if r.CostUSD < 0 || r.CostUSD > MaxCostUSD || math.IsNaN(r.CostUSD) {
+		return fmt.Errorf("a cost of %v let through", r.CostUSD)
+	}
+	return nil
 }
 
 func FuzzParseClaude(f *testing.F) {

@@ -47,6 +47,11 @@ type Report struct {
 	// result), and the totals sum the usage it streamed per message
 	// instead: what was spent at least, not all of it.
 	Partial bool
+	// Refused says why the figures the output holds cannot be believed
+	// (a negative count or cost, one past MaxTokens or MaxCostUSD; see
+	// CheckTokens and CheckCost). The report then carries no figures:
+	// what the session cost is unknown.
+	Refused string
 }
 
 // ModelUsage is one model's share of a Report.
@@ -58,17 +63,27 @@ type ModelUsage struct {
 
 // Parse reads the report of the given format from text. ok is false when
 // the text holds no report of that format (the CLI failed before it
-// printed one, or was ended first).
+// printed one, or was ended first). A report whose figures cannot be
+// believed comes with no figures and the reason in Refused.
 func Parse(format string, text []byte) (r Report, ok bool) {
+	var t tally
 	switch format {
 	case ClaudeJSON:
-		return parseClaude(text)
+		r, ok = parseClaude(text, &t)
 	case CodexJSONL:
-		return parseCodex(text)
+		r, ok = parseCodex(text, &t)
 	case GeminiJSON:
-		return parseGemini(text)
+		r, ok = parseGemini(text, &t)
+	default:
+		return Report{}, false
 	}
-	return Report{}, false
+	if !ok {
+		return Report{}, false
+	}
+	if err := r.check(&t); err != nil {
+		return Report{IsError: r.IsError, Refused: "the CLI reported " + err.Error()}, true
+	}
+	return r, true
 }
 
 // finish sorts the per-model figures and names the main model.
@@ -121,7 +136,7 @@ type claudeMessage struct {
 // it), it sums the usage of stream-json's assistant events, one per model
 // call: those carry the call's output count as of the call's first event,
 // so the output is undercounted, and the report is Partial.
-func parseClaude(text []byte) (Report, bool) {
+func parseClaude(text []byte, t *tally) (Report, bool) {
 	var found *claudeResult
 	var calls []claudeMessage
 	eachObject(text, func(obj []byte) {
@@ -136,19 +151,19 @@ func parseClaude(text []byte) (Report, bool) {
 		}
 	})
 	if found == nil {
-		return claudeStreamed(calls)
+		return claudeStreamed(calls, t)
 	}
 	u := found.Usage
 	r := Report{CostUSD: *found.TotalCost, HasCost: true, IsError: found.IsError,
-		InputTokens:  u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens,
-		OutputTokens: u.OutputTokens}
+		InputTokens:  t.tokens("input tokens", u.InputTokens, u.CacheCreationInputTokens, u.CacheReadInputTokens),
+		OutputTokens: t.tokens("output tokens", u.OutputTokens)}
 	for name, m := range found.ModelUsage {
 		// "claude-opus-4-8[1m]": the suffix names the context window, not
 		// another model.
 		name, _, _ = strings.Cut(name, "[")
 		r.Models = append(r.Models, ModelUsage{Name: name,
-			InputTokens:  m.InputTokens + m.CacheReadInputTokens + m.CacheCreationInputTokens,
-			OutputTokens: m.OutputTokens})
+			InputTokens:  t.tokens("input tokens of "+name, m.InputTokens, m.CacheReadInputTokens, m.CacheCreationInputTokens),
+			OutputTokens: t.tokens("output tokens of "+name, m.OutputTokens)})
 	}
 	r.finish()
 	return r, true
@@ -157,7 +172,7 @@ func parseClaude(text []byte) (Report, bool) {
 // claudeStreamed sums the usage of the model calls claude streamed. A
 // call's content blocks come as events of their own, each with the call's
 // usage so far: per call, the largest figures count once.
-func claudeStreamed(events []claudeMessage) (Report, bool) {
+func claudeStreamed(events []claudeMessage, t *tally) (Report, bool) {
 	if len(events) == 0 {
 		return Report{}, false
 	}
@@ -179,22 +194,22 @@ func claudeStreamed(events []claudeMessage) (Report, bool) {
 			order = append(order, c)
 		}
 		u := e.Message.Usage
-		c.in = max(c.in, u.InputTokens+u.CacheCreationInputTokens+u.CacheReadInputTokens)
-		c.out = max(c.out, u.OutputTokens)
+		c.in = max(c.in, t.tokens("input tokens", u.InputTokens, u.CacheCreationInputTokens, u.CacheReadInputTokens))
+		c.out = max(c.out, t.tokens("output tokens", u.OutputTokens))
 	}
 	r := Report{Partial: true}
 	models := map[string]*ModelUsage{}
 	for _, c := range order {
-		r.InputTokens += c.in
-		r.OutputTokens += c.out
+		r.InputTokens = t.tokens("input tokens", r.InputTokens, c.in)
+		r.OutputTokens = t.tokens("output tokens", r.OutputTokens, c.out)
 		name, _, _ := strings.Cut(c.model, "[")
 		m := models[name]
 		if m == nil {
 			models[name] = &ModelUsage{Name: name}
 			m = models[name]
 		}
-		m.InputTokens += c.in
-		m.OutputTokens += c.out
+		m.InputTokens = t.tokens("input tokens", m.InputTokens, c.in)
+		m.OutputTokens = t.tokens("output tokens", m.OutputTokens, c.out)
 	}
 	for _, m := range models {
 		if m.Name != "" {
@@ -208,7 +223,7 @@ func claudeStreamed(events []claudeMessage) (Report, bool) {
 // parseCodex sums the usage of every turn.completed event. codex's events
 // do not name the model. Its input_tokens already include the cached ones,
 // and output_tokens the reasoning ones.
-func parseCodex(text []byte) (Report, bool) {
+func parseCodex(text []byte, t *tally) (Report, bool) {
 	var r Report
 	ok := false
 	eachLine(text, func(line []byte) {
@@ -227,8 +242,8 @@ func parseCodex(text []byte) (Report, bool) {
 		}
 		switch ev.Type {
 		case "turn.completed":
-			r.InputTokens += ev.Usage.InputTokens
-			r.OutputTokens += ev.Usage.OutputTokens
+			r.InputTokens = t.tokens("input tokens", r.InputTokens, ev.Usage.InputTokens)
+			r.OutputTokens = t.tokens("output tokens", r.OutputTokens, ev.Usage.OutputTokens)
 			ok = true
 		case "turn.failed":
 			// "error" events are not failures: codex prints them for every
@@ -259,22 +274,23 @@ type geminiTokens struct {
 }
 
 // counts returns the model's input and output, thinking counted as output.
-func (t geminiTokens) counts(stream bool) (in, out int64) {
+func (g geminiTokens) counts(stream bool, t *tally) (in, out int64) {
 	if stream {
 		// stream-json leaves thinking out of output_tokens but keeps it in
 		// total_tokens.
-		return t.InputTokens, max(t.OutputTokens, t.TotalTokens-t.InputTokens)
+		in = t.tokens("input tokens", g.InputTokens)
+		return in, max(t.tokens("output tokens", g.OutputTokens), t.tokens("total tokens", g.TotalTokens)-in)
 	}
-	in = t.Input
-	if t.Prompt != nil {
-		in = *t.Prompt
+	in = g.Input
+	if g.Prompt != nil {
+		in = *g.Prompt
 	}
-	return in + t.Tool, t.Candidates + t.Thoughts
+	return t.tokens("input tokens", in, g.Tool), t.tokens("output tokens", g.Candidates, g.Thoughts)
 }
 
 // parseGemini takes the last object with stats.models: -o json's result
 // (which may carry an error beside its stats) or stream-json's result event.
-func parseGemini(text []byte) (Report, bool) {
+func parseGemini(text []byte, t *tally) (Report, bool) {
 	var r Report
 	ok := false
 	eachObject(text, func(obj []byte) {
@@ -292,16 +308,19 @@ func parseGemini(text []byte) (Report, bool) {
 		if json.Unmarshal(obj, &res) != nil || res.Stats == nil || res.Stats.Models == nil {
 			return
 		}
+		// The last object is the report: what the ones before it said,
+		// believable or not, is replaced.
+		*t = tally{}
 		r, ok = Report{IsError: res.Error != nil || res.Status == "error"}, true
 		for name, m := range res.Stats.Models {
 			var in, out int64
 			if m.Tokens != nil {
-				in, out = m.Tokens.counts(false)
+				in, out = m.Tokens.counts(false, t)
 			} else {
-				in, out = m.geminiTokens.counts(true)
+				in, out = m.geminiTokens.counts(true, t)
 			}
-			r.InputTokens += in
-			r.OutputTokens += out
+			r.InputTokens = t.tokens("input tokens", r.InputTokens, in)
+			r.OutputTokens = t.tokens("output tokens", r.OutputTokens, out)
 			r.Models = append(r.Models, ModelUsage{Name: name, InputTokens: in, OutputTokens: out})
 		}
 		r.finish()

@@ -267,3 +267,61 @@ func TestParseNothing(t *testing.T) {
 		t.Error("an unknown format found a report")
 	}
 }
+
+// A figure no session can have reported is refused, whatever the CLI:
+// believed, a negative cost offsets a budget (issue 27, item 6), a
+// negative count offsets the others, and a huge one overflows a sum into
+// a plausible number. The report then carries no figures at all.
+func TestParseRefusesUnbelievableFigures(t *testing.T) {
+	for _, tt := range []struct {
+		name, format, text, why string
+	}{
+		{"negative cost", ClaudeJSON, `{"type":"result","total_cost_usd":-5,"usage":{"input_tokens":10,"output_tokens":2}}`, "a cost of $-5, a negative one"},
+		{"absurd cost", ClaudeJSON, `{"type":"result","total_cost_usd":1e300,"usage":{"input_tokens":10,"output_tokens":2}}`, "more than the $10000 one session can cost"},
+		{"cost past the bound", ClaudeJSON, `{"type":"result","total_cost_usd":10000.01}`, "more than the $10000"},
+		{"negative input", ClaudeJSON, `{"type":"result","total_cost_usd":1,"usage":{"input_tokens":-1000000,"output_tokens":2}}`, "-1000000 input tokens, a negative count"},
+		{"negative cache read", ClaudeJSON, `{"type":"result","total_cost_usd":1,"usage":{"input_tokens":10,"cache_read_input_tokens":-9}}`, "-9 input tokens"},
+		{"negative model tokens", ClaudeJSON, `{"type":"result","total_cost_usd":1,"modelUsage":{"m":{"inputTokens":-3}}}`, "-3 input tokens of m"},
+		{"negative streamed call", ClaudeJSON, `{"type":"assistant","message":{"id":"a","usage":{"input_tokens":5,"output_tokens":-7}}}`, "-7 output tokens"},
+		{"streamed calls past the bound", ClaudeJSON, `{"type":"assistant","message":{"id":"a","usage":{"input_tokens":9000000000}}}` + "\n" +
+			`{"type":"assistant","message":{"id":"b","usage":{"input_tokens":9000000000}}}`, "more than the 10000000000 one session can use"},
+		{"codex offset", CodexJSONL, `{"type":"turn.completed","usage":{"input_tokens":1000,"output_tokens":10}}` + "\n" +
+			`{"type":"turn.completed","usage":{"input_tokens":-900,"output_tokens":10}}`, "-900 input tokens"},
+		{"codex overflow", CodexJSONL, strings.Repeat(`{"type":"turn.completed","usage":{"input_tokens":9223372036854775807,"output_tokens":1}}`+"\n", 2), "9223372036854775807 input tokens, more than"},
+		{"gemini negative thoughts", GeminiJSON, `{"type":"result","stats":{"models":{"g":{"tokens":{"prompt":10,"candidates":5,"thoughts":-5}}}}}`, "-5 output tokens"},
+		{"gemini total below input", GeminiJSON, `{"type":"result","stats":{"models":{"g":{"input_tokens":10,"output_tokens":1,"total_tokens":-100}}}}`, "-100 total tokens"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r, ok := Parse(tt.format, []byte(tt.text+"\n"))
+			if !ok || !strings.Contains(r.Refused, tt.why) || !strings.HasPrefix(r.Refused, "the CLI reported ") {
+				t.Fatalf("%+v, %v; want refused with %q", r, ok, tt.why)
+			}
+			if r.InputTokens != 0 || r.OutputTokens != 0 || r.CostUSD != 0 || r.HasCost || r.Models != nil {
+				t.Errorf("a refused report carries figures: %+v", r)
+			}
+		})
+	}
+	// At the bounds, a figure is believed.
+	edge := `{"type":"result","total_cost_usd":10000,"usage":{"input_tokens":10000000000,"output_tokens":0}}`
+	if r, ok := Parse(ClaudeJSON, []byte(edge)); !ok || r.Refused != "" || r.CostUSD != MaxCostUSD || r.InputTokens != MaxTokens {
+		t.Errorf("at the bounds: %+v, %v", r, ok)
+	}
+	// NaN and infinities are not JSON: such a line is no result at all.
+	for _, bad := range []string{"NaN", "Infinity", "-Inf", "1e400"} {
+		if r, ok := Parse(ClaudeJSON, []byte(`{"type":"result","total_cost_usd":`+bad+`}`+"\n")); ok {
+			t.Errorf("total_cost_usd %s: %+v", bad, r)
+		}
+	}
+}
+
+func TestCheckCost(t *testing.T) {
+	for _, c := range []struct {
+		usd float64
+		ok  bool
+	}{{0, true}, {0.01, true}, {MaxCostUSD, true}, {math.Copysign(0, -1), true},
+		{-0.0001, false}, {MaxCostUSD * 1.0001, false}, {math.NaN(), false}, {math.Inf(1), false}, {math.Inf(-1), false}} {
+		if err := CheckCost(c.usd); (err == nil) != c.ok {
+			t.Errorf("CheckCost(%v) = %v", c.usd, err)
+		}
+	}
+}

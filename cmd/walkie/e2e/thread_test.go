@@ -13,6 +13,7 @@ import (
 
 	"github.com/walkie-sh/walkie/cmd/walkie/internal/blackbox"
 	"github.com/walkie-sh/walkie/gitrepo/gittest"
+	"github.com/walkie-sh/walkie/gitrepo/sshsig/sshsigtest"
 	"github.com/walkie-sh/walkie/session/sessiontest"
 	"github.com/walkie-sh/walkie/walkie"
 )
@@ -101,6 +102,11 @@ func TestReviewCycle(t *testing.T) {
   - body_cmd: 'printf "Approved.\n\nType: verdict\nVerdict: approve\nRefs: main@%s\n" "` + priorCode + `"'
   - body_cmd: 'printf "Approved: the tests pass at %s.\n\nType: verdict\nVerdict: approve\nRefs: main@%s\n" "` + lastCode + `" "` + lastCode + `"'`,
 	}, "", "--git-commit")
+	// Who may say approved, on the base: the controller's host key
+	// signs the verdicts it stamps; alice acknowledges.
+	keys := map[string]sshsigtest.Key{"host": sshsigtest.NewKey(t, "ci-host"), "alice": sshsigtest.NewKey(t, "alice@example.com")}
+	base := gittest.Commit(t, d.Dir, ".walkie-signers", keys["host"].Line+keys["alice"].Line, "who may say approved")
+	d.Env = append(d.Env, "WALKIE_SIGNING_KEY="+keys["host"].Path)
 
 	// While the thread is open, no other starts in its channel.
 	r := d.MustRun(3, "thread", "new", "reviews", "logout", "--agents", "builder,reviewer")
@@ -137,8 +143,11 @@ func TestReviewCycle(t *testing.T) {
 	}
 	d.noProcessesLeft()
 
+	// The record names every commit by its full id, as the agents'
+	// abbreviations stood for when they wrote them.
+	abcFull, defFull := d.git("rev-parse", abc), d.git("rev-parse", def)
 	doc := d.doc()
-	want := []string{"review-request main@" + abc, "verdict changes-requested main@" + abc, "fix-report main@" + def, "verdict approve main@" + def, "close "}
+	want := []string{"review-request main@" + abcFull, "verdict changes-requested main@" + abcFull, "fix-report main@" + defFull, "verdict approve main@" + defFull, "close "}
 	var got []string
 	for _, e := range doc.Entries {
 		got = append(got, e.Marker.Tags.Kind()+" "+strings.Join(e.Marker.Tags.RefStrings(), ","))
@@ -155,20 +164,20 @@ func TestReviewCycle(t *testing.T) {
 
 	// The gate: shut without a person's ack, open for def once there is
 	// one, never for abc.
-	r = d.MustRun(3, "gate", d.name, "--ref", def)
-	if !strings.Contains(r.Stderr, "no person has acknowledged it") {
+	r = d.MustRun(3, "gate", d.name, "--ref", def, "--base", base)
+	if !strings.Contains(r.Stderr, "signed by ci-host, but no person has acknowledged it") {
 		t.Fatalf("gate: %s", r.Stderr)
 	}
-	d.MustRun(0, "post", d.name, "--supervisor", "--type", "ack", "--refs", def, "--body-file", d.write2("agents/ack.md", "Read the verdict; merge.\n"))
+	d.MustRun(0, "post", d.name, "--supervisor", "--type", "ack", "--refs", def, "--signing-key", keys["alice"].Path, "--body-file", d.write2("agents/ack.md", "Read the verdict; merge.\n"))
 	full := d.git("rev-parse", def)
-	r = d.MustRun(0, "gate", d.name, "--ref", full)
+	r = d.MustRun(0, "gate", d.name, "--ref", full, "--base", base)
 	if !strings.Contains(r.Stdout, "gate open for "+full) {
 		t.Fatalf("gate: %s", r.Stdout)
 	}
 	// The branch's head is the record's last commit: it changes no code.
-	d.MustRun(0, "gate", d.name, "--ref", d.git("rev-parse", "HEAD"))
-	r = d.MustRun(3, "gate", d.name, "--ref", abc)
-	if !strings.Contains(r.Stderr, "approves main@"+def+", not "+abc) {
+	d.MustRun(0, "gate", d.name, "--ref", d.git("rev-parse", "HEAD"), "--base", base)
+	r = d.MustRun(3, "gate", d.name, "--ref", abc, "--base", base)
+	if !strings.Contains(r.Stderr, "approves main@"+defFull+", not "+abc) {
 		t.Fatalf("gate for abc: %s", r.Stderr)
 	}
 
@@ -176,12 +185,12 @@ func TestReviewCycle(t *testing.T) {
 	// the record clean in git; the side files ignored.
 	subjects := strings.Split(d.git("log", "--format=%s", "--reverse", "--", d.name), "\n")
 	wantSubjects := []string{
-		"login #1 · turn 1 · builder · review-request · main@" + abc,
-		"login #2 · turn 2 · reviewer · verdict changes-requested · main@" + abc,
-		"login #3 · turn 3 · builder · fix-report · main@" + def,
-		"login #4 · turn 4 · reviewer · verdict approve · main@" + def,
+		"login #1 · turn 1 · builder · review-request · main@" + abcFull[:12],
+		"login #2 · turn 2 · reviewer · verdict changes-requested · main@" + abcFull[:12],
+		"login #3 · turn 3 · builder · fix-report · main@" + defFull[:12],
+		"login #4 · turn 4 · reviewer · verdict approve · main@" + defFull[:12],
 		"login #5 · turn 5 · builder · close",
-		"login #6 · supervisor · ack · " + def,
+		"login #6 · supervisor · ack · " + defFull[:12],
 	}
 	if !slices.Equal(subjects, wantSubjects) {
 		t.Fatalf("git log:\n%s\nwant:\n%s", strings.Join(subjects, "\n"), strings.Join(wantSubjects, "\n"))
@@ -226,7 +235,7 @@ func TestReviewWorktrees(t *testing.T) {
 	recs := d.turns()
 	d.wantOutcomes(recs, "accepted", "accepted", "accepted")
 	builderCommit := d.git("rev-parse", "walkie/login/turn-1")
-	if b := recs[0].Branch; b != "walkie/login/turn-1@"+builderCommit[:12] {
+	if b := recs[0].Branch; b != "walkie/login/turn-1@"+builderCommit {
 		t.Fatalf("turn 1 came back on %q", b)
 	}
 	read := func(name string) string {
@@ -243,7 +252,7 @@ func TestReviewWorktrees(t *testing.T) {
 	}
 	// The builder's turn cites its branch though it did not write it.
 	doc := d.doc()
-	if refs := doc.Entries[0].Marker.Tags.RefStrings(); !slices.Equal(refs, []string{"walkie/login/turn-1@" + builderCommit[:12]}) {
+	if refs := doc.Entries[0].Marker.Tags.RefStrings(); !slices.Equal(refs, []string{"walkie/login/turn-1@" + builderCommit}) {
 		t.Fatalf("turn 1 refs %v", refs)
 	}
 	if !strings.Contains(string(doc.Entries[0].Body), "Type: review-request\nRefs: walkie/login/turn-1@") {

@@ -55,6 +55,7 @@ type Usage struct {
 	InputTokens  int64   `json:"input_tokens"`
 	OutputTokens int64   `json:"output_tokens"`
 	CostUSD      float64 `json:"cost_usd"`
+	CostKind     string  `json:"cost_kind"`
 	CostSource   string  `json:"cost_source"`
 	Partial      bool    `json:"partial"`
 }

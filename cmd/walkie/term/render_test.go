@@ -1,4 +1,4 @@
-package main
+package term
 
 import (
 	"bytes"
@@ -60,16 +60,24 @@ func fixture(t *testing.T, name string) *walkie.Doc {
 	return d
 }
 
-func plainRenderer() *renderer { return newRenderer(palette{}, 80, time.UTC) }
+// view is where the fixture's debate stands.
+func view(t *testing.T, d *walkie.Doc) *controller.Standing {
+	t.Helper()
+	s, err := controller.ReadStanding(d, controller.StandingOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &s
+}
+
+func plainRenderer() *Renderer { return NewRenderer(Palette{}, 80, time.UTC) }
 
 func TestShowGolden(t *testing.T) {
 	for _, name := range []string{"converged", "max-rounds", "closed"} {
 		t.Run(name, func(t *testing.T) {
 			d := fixture(t, name+".walkie.md")
 			var out bytes.Buffer
-			if err := writeShow(&out, plainRenderer(), d); err != nil {
-				t.Fatal(err)
-			}
+			plainRenderer().Record(&out, view(t, d), d)
 			got := out.String()
 			// What a reader must not see, and must.
 			for _, bad := range []string{"<!-- walkie", "Signed-off-by:", "briefing_sha256:", "\x1b["} {
@@ -94,11 +102,9 @@ func TestShowGolden(t *testing.T) {
 // the markers.
 func TestShowInColour(t *testing.T) {
 	d := fixture(t, "converged.walkie.md")
-	r := newRenderer(palette{on: true}, 80, time.UTC)
+	r := NewRenderer(Palette{On: true}, 80, time.UTC)
 	var out bytes.Buffer
-	if err := writeShow(&out, r, d); err != nil {
-		t.Fatal(err)
-	}
+	r.Record(&out, view(t, d), d)
 	if !strings.Contains(out.String(), "\x1b[") || strings.Contains(out.String(), "<!-- walkie") {
 		t.Errorf("colour output:\n%q", out.String())
 	}
@@ -122,7 +128,7 @@ func TestEndOfRunGolden(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			d := fixture(t, tt.fixture)
 			var out bytes.Buffer
-			writeEnd(&out, plainRenderer(), tt.fixture, "/home/me/api/"+tt.fixture, d, tt.sum)
+			End(&out, plainRenderer(), tt.fixture, "/home/me/api/"+tt.fixture, d, tt.sum)
 			golden(t, tt.name+".end.golden", out.Bytes())
 		})
 	}

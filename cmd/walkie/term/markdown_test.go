@@ -1,4 +1,4 @@
-package main
+package term
 
 import (
 	"regexp"
@@ -84,14 +84,14 @@ func TestRenderMarkdownInColour(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := mdTerm{pal: palette{on: true}, width: 40}.render([]byte(tt.in))
+			got := mdTerm{pal: Palette{On: true}, width: 40}.render([]byte(tt.in))
 			if got != tt.want {
 				t.Errorf("render(%q):\n%q\nwant:\n%q", tt.in, got, tt.want)
 			}
 		})
 	}
 	// A strong span wrapped over two lines is closed on the first.
-	got := mdTerm{pal: palette{on: true}, width: 20}.render([]byte("**one two three four five six**"))
+	got := mdTerm{pal: Palette{On: true}, width: 20}.render([]byte("**one two three four five six**"))
 	for _, l := range strings.Split(got, "\n") {
 		if strings.Count(l, "\x1b[1m") != strings.Count(l, "\x1b[0m") {
 			t.Errorf("a line leaves its style open: %q", l)

@@ -1,4 +1,4 @@
-package main
+package term
 
 import (
 	"bytes"
@@ -29,7 +29,7 @@ import (
 // escape sequence at all, and none of the text's own control characters
 // reach the terminal in either mode.
 type mdTerm struct {
-	pal   palette
+	pal   Palette
 	width int // columns the text may take, margins left out
 }
 
@@ -91,11 +91,11 @@ func (m mdTerm) block(n ast.Node, src []byte, width int) []string {
 	case *ast.Heading:
 		mark := strings.Repeat("#", n.Level) + " "
 		words := m.inlines(n, src, styleBold|styleCyan)
-		return prefixed(wrap(words, width-len(mark)), m.pal.dim(mark), strings.Repeat(" ", len(mark)))
+		return prefixed(wrap(words, width-len(mark)), m.pal.Dim(mark), strings.Repeat(" ", len(mark)))
 	case *ast.Paragraph, *ast.TextBlock:
 		return wrap(m.inlines(n, src, 0), width)
 	case *ast.ThematicBreak:
-		return []string{m.pal.dim(strings.Repeat("─", min(width, 40)))}
+		return []string{m.pal.Dim(strings.Repeat("─", min(width, 40)))}
 	case *ast.CodeBlock, *ast.FencedCodeBlock:
 		return m.code(n, src)
 	case *ast.HTMLBlock:
@@ -104,7 +104,7 @@ func (m mdTerm) block(n ast.Node, src []byte, width int) []string {
 		if width-2 < minColumns {
 			return m.blocks(n, src, width)
 		}
-		return prefixed(m.blocks(n, src, width-2), m.pal.dim("│")+" ", m.pal.dim("│")+" ")
+		return prefixed(m.blocks(n, src, width-2), m.pal.Dim("│")+" ", m.pal.Dim("│")+" ")
 	case *ast.List:
 		return m.list(n, src, width)
 	case *east.Table:
@@ -146,7 +146,7 @@ func (m mdTerm) list(l *ast.List, src []byte, width int) []string {
 			out = append(out, body...)
 			continue
 		}
-		out = append(out, prefixed(body, m.pal.dim(mark), strings.Repeat(" ", indent))...)
+		out = append(out, prefixed(body, m.pal.Dim(mark), strings.Repeat(" ", indent))...)
 	}
 	return out
 }
@@ -158,8 +158,8 @@ func (m mdTerm) code(n ast.Node, src []byte) []string {
 	lines := n.Lines()
 	for i := range lines.Len() {
 		seg := lines.At(i)
-		l := strings.TrimRight(clean(expandTabs(string(seg.Value(src)))), "\r\n")
-		out = append(out, "  "+m.pal.dim(l))
+		l := strings.TrimRight(Clean(expandTabs(string(seg.Value(src)))), "\r\n")
+		out = append(out, "  "+m.pal.Dim(l))
 	}
 	if len(out) == 0 {
 		return nil
@@ -221,7 +221,7 @@ func (m mdTerm) table(t *east.Table, src []byte, width int) []string {
 	if total > width {
 		return m.tableRows(rows, width)
 	}
-	sep := m.pal.dim(" │ ")
+	sep := m.pal.Dim(" │ ")
 	var out []string
 	for r, row := range rows {
 		cells := make([]string, cols)
@@ -238,7 +238,7 @@ func (m mdTerm) table(t *east.Table, src []byte, width int) []string {
 			for i, w := range widths {
 				bars[i] = strings.Repeat("─", w)
 			}
-			out = append(out, m.pal.dim(strings.Join(bars, "─┼─")))
+			out = append(out, m.pal.Dim(strings.Join(bars, "─┼─")))
 		}
 	}
 	return out
@@ -316,12 +316,12 @@ const (
 )
 
 // styled is s painted in st.
-func (p palette) styled(st style, s string) string {
+func (p Palette) styled(st style, s string) string {
 	for _, f := range []struct {
 		bit   style
-		paint func(palette, string) string
-	}{{styleBold, palette.bold}, {styleItalic, palette.italic}, {styleUnderline, palette.underline},
-		{styleStrike, palette.strike}, {styleCyan, palette.cyan}, {styleDim, palette.dim}} {
+		paint func(Palette, string) string
+	}{{styleBold, Palette.Bold}, {styleItalic, Palette.italic}, {styleUnderline, Palette.underline},
+		{styleStrike, Palette.strike}, {styleCyan, Palette.Cyan}, {styleDim, Palette.Dim}} {
 		if st&f.bit != 0 {
 			s = f.paint(p, s)
 		}
@@ -338,14 +338,14 @@ type piece struct {
 // words is inline text cut where it may wrap: each word a run of pieces,
 // a nil word a hard line break.
 type words struct {
-	pal  palette
+	pal  Palette
 	list [][]piece
 	open bool // the last word takes more pieces (no space since)
 }
 
 // add appends text in style, splitting it at spaces.
 func (ws *words) add(s string, st style) {
-	s = clean(s)
+	s = Clean(s)
 	for s != "" {
 		i := strings.IndexFunc(s, unicode.IsSpace)
 		if i == 0 {
@@ -404,7 +404,7 @@ func (m mdTerm) inlines(n ast.Node, src []byte, base style) words {
 }
 
 func (m mdTerm) inline(ws *words, n ast.Node, src []byte, st style) {
-	plain := !m.pal.on
+	plain := !m.pal.On
 	switch n := n.(type) {
 	case *ast.Text:
 		ws.add(inlineText(n, src), st)
@@ -517,7 +517,7 @@ func (m mdTerm) link(ws *words, n ast.Node, src []byte, dest string, st style) {
 
 // painted is a line's pieces painted: a run of pieces in one style is
 // one escape sequence, closed on the line it opens on.
-func (p palette) painted(line []piece) string {
+func (p Palette) painted(line []piece) string {
 	var b, run strings.Builder
 	var cur style
 	for _, pc := range line {
@@ -586,9 +586,12 @@ func wrap(ws words, width int) []string {
 	return out
 }
 
-// clean makes the text's control characters visible ("^[" for ESC) so
-// that the text can never drive the terminal; a tab is a space.
-func clean(s string) string {
+// Clean makes the text's control characters visible ("^[" for ESC) so
+// that the text can never drive the terminal; a tab is a space. Every
+// text walkie did not write itself goes through it on its way to a
+// person: an entry's markdown, and a reason, a note, a model name, a
+// CLI's detail, a file or an agent's name printed beside it.
+func Clean(s string) string {
 	if !strings.ContainsFunc(s, isControl) {
 		return s
 	}
@@ -614,7 +617,7 @@ func clean(s string) string {
 }
 
 // isControl is a C0 or C1 control character or DEL (newline included,
-// which clean keeps), or an invalid byte.
+// which Clean keeps), or an invalid byte.
 func isControl(r rune) bool {
 	return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == utf8.RuneError
 }

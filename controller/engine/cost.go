@@ -1,0 +1,97 @@
+package engine
+
+import (
+	"strings"
+
+	"github.com/walkie-sh/walkie/session/usage"
+	"github.com/walkie-sh/walkie/walkie"
+)
+
+// CostKind is how much of an attempt's cost its usage's figure is.
+type CostKind string
+
+// The kinds of cost, set where the figure is made (Engine.Usage).
+const (
+	// CostReported: the CLI stated the cost itself.
+	CostReported CostKind = "reported"
+	// CostEstimated: the CLI's whole usage, priced from the config's table.
+	CostEstimated CostKind = "estimated"
+	// CostPartial: what the CLI streamed before it was ended, priced; the
+	// rest is unknown.
+	CostPartial CostKind = "partial"
+	// CostUnknown: no figure (no usage printed, a model the table lacks,
+	// figures walkie refused).
+	CostUnknown CostKind = "unknown"
+)
+
+// CostKind is u's kind of cost; a nil u (the agent reports no usage) is
+// unknown. So is a figure nobody can have reported (negative, not a
+// number, past usage.MaxCostUSD), wherever the usage came from: a remote
+// worker's result or a turn log written before walkie checked figures.
+func (u *Usage) CostKind() CostKind {
+	if u == nil || usage.CheckCost(u.CostUSD) != nil ||
+		usage.CheckTokens("input tokens", u.InputTokens) != nil || usage.CheckTokens("output tokens", u.OutputTokens) != nil {
+		return CostUnknown
+	}
+	if u.Kind != "" {
+		return u.Kind
+	}
+	// A line of turns.jsonl from before the kind existed says it only in
+	// its CostSource's words, which were these three.
+	switch {
+	case u.Partial:
+		return CostPartial
+	case u.CostSource == "reported":
+		return CostReported
+	case strings.HasPrefix(u.CostSource, "estimated"):
+		return CostEstimated
+	}
+	return CostUnknown
+}
+
+// Known reports whether u has a figure at all, whole or partial.
+func (u *Usage) Known() bool { return u.CostKind() != CostUnknown }
+
+// Estimate reports whether u's figure is walkie's estimate from the
+// pricing table (whole or partial) rather than the CLI's own.
+func (u *Usage) Estimate() bool {
+	k := u.CostKind()
+	return k == CostEstimated || k == CostPartial
+}
+
+// Complete reports whether u is the whole cost of its attempt: reported
+// by the CLI or priced from its whole usage. A nil u, an unknown cost or
+// a partial one is not.
+func (u *Usage) Complete() bool {
+	k := u.CostKind()
+	return k == CostReported || k == CostEstimated
+}
+
+// Cost is what u says was spent (0 for nil or unknown) and whether that is
+// all.
+func (u *Usage) Cost() (usd float64, complete bool) {
+	if !u.Known() {
+		return 0, false
+	}
+	return u.CostUSD, u.Complete()
+}
+
+// Charge adds an attempt's cost to the debate's state: what it is known
+// to have cost and, when that is not all of it, one more attempt of
+// unknown cost, which a budget counts by its estimate. It is the one place
+// an attempt's usage becomes the debate's cost, for every kind of attempt.
+func Charge(s *walkie.State, u *Usage) { s.AddCost(u.Cost()) }
+
+// ChargeDebate charges u to the debate of the record file, in a state
+// update of its own (the attempts of a round table that no turn's state
+// write carries: its phases, its reviews).
+func ChargeDebate(file string, u *Usage) error {
+	if usd, complete := u.Cost(); usd == 0 && complete {
+		return nil // nothing to add: no state write
+	}
+	_, _, err := walkie.UpdateState(file, func(_ *walkie.Meta, _ walkie.Progress, s *walkie.State) error {
+		Charge(s, u)
+		return nil
+	})
+	return err
+}
