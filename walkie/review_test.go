@@ -634,6 +634,9 @@ func TestSettleAddsTheWorktreeRef(t *testing.T) {
 			"\n## Turn 1 · builder\n\nFixed.\n\nType: fix-report\nRefs: docs/api.md, walkie/r/turn-1@abc1234\n<!-- walkie seq=1 at="},
 		{"cited already", "\n## Turn 1 · builder\n\nFixed.\n\nType: fix-report\nRefs: walkie/r/turn-1@abc1234\n",
 			"\n## Turn 1 · builder\n\nFixed.\n\nType: fix-report\nRefs: walkie/r/turn-1@abc1234\n<!-- walkie seq=1 at="},
+		// Issue 32 item 23: the commit once, in its longer form.
+		{"cited in full already", "\n## Turn 1 · builder\n\nFixed.\n\nType: fix-report\nRefs: walkie/r/turn-1@abc1234def5678\n",
+			"\n## Turn 1 · builder\n\nFixed.\n\nType: fix-report\nRefs: walkie/r/turn-1@abc1234def5678\n<!-- walkie seq=1 at="},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			must(t, os.WriteFile(file, append(append([]byte(nil), snap...), c.turn...), 0o644))
@@ -646,11 +649,31 @@ func TestSettleAddsTheWorktreeRef(t *testing.T) {
 				t.Fatalf("recorded\n%q\nwant\n%q", got, c.want)
 			}
 			d := mustVerify(t, file)
-			if !slices.Contains(d.Entries[0].Marker.Tags.Refs, extra) {
+			if refs := d.Entries[0].Marker.Tags.Refs; !slices.ContainsFunc(refs, func(r Ref) bool { return r.Branch == extra.Branch && strings.HasPrefix(r.SHA, extra.SHA) }) {
 				t.Fatalf("marker %+v", d.Entries[0].Marker)
 			}
 			must(t, os.WriteFile(file, snap, 0o644))
 			must(t, os.RemoveAll(StateDir(file, "r")))
 		})
+	}
+	// The agent abbreviates the commit walkie names in twelve digits: the
+	// record names it once, in twelve, and a reviewer who copies the
+	// Refs: line into a post of its own is not refused.
+	long := Ref{Branch: "walkie/r/turn-1", SHA: "abc1234def56"}
+	must(t, os.WriteFile(file, append(append([]byte(nil), snap...), "\n## Turn 1 · builder\n\nFixed.\n\nType: fix-report\nRefs: walkie/r/turn-1@abc1234, docs/api.md\n"...), 0o644))
+	s, err := Settle(file, snap, Expect{Turn: 1, Agent: "builder", Extra: &long}, "")
+	must(t, err)
+	if s.Outcome != VerdictAccepted {
+		t.Fatalf("settled %+v", s.Verdict)
+	}
+	d := mustVerify(t, file)
+	if refs := d.Entries[0].Marker.Tags.Refs; !slices.Equal(refs, []Ref{long, {Path: "docs/api.md"}}) {
+		t.Fatalf("refs %v, want the commit once, in full, where the agent put it", refs)
+	}
+	if !strings.Contains(string(d.Entries[0].Body), "Refs: walkie/r/turn-1@abc1234def56, docs/api.md\n") {
+		t.Fatalf("entry %q", d.Entries[0].Body)
+	}
+	if _, err := Append(file, Post{From: "reviewer", Body: []byte("Checked.\n\nType: verdict\nVerdict: approve\nRefs: walkie/r/turn-1@abc1234def56, docs/api.md\n")}); err != nil {
+		t.Fatalf("a post copying the Refs line: %v", err)
 	}
 }

@@ -29,7 +29,9 @@ func (d *Daemon) Debates() []DebateView {
 	out := make([]DebateView, 0, len(ws)+len(d.externals))
 	for _, x := range d.externals {
 		if _, own := d.workers[x.reg.File]; !own && x.view.File != "" {
-			out = append(out, x.view)
+			v := x.view
+			v.Elsewhere = true
+			out = append(out, v)
 		}
 	}
 	d.mu.Unlock()

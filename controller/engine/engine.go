@@ -235,7 +235,7 @@ func (e *Engine) supervise(ctx context.Context, s *session.Session, j Job, sub *
 	halt := func() {
 		if stop == "" && j.Halted != nil && j.Halted() {
 			stop = walkie.OutcomeHalted
-			s.End("halted by walkie halt")
+			s.End("halted by a person")
 		}
 	}
 	// A halt that came between the caller's last look and the subscription

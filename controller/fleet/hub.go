@@ -331,9 +331,10 @@ func (s *Server) wait(ctx context.Context, gen uint64, st *stream, beat *time.Ti
 	}
 }
 
-// serveFleet streams the fleet table: every row the client has not seen
-// as it is now, and the rows that went away. A reconnected client gets
-// every row again, so it misses nothing.
+// serveFleet streams the fleet table of the page's scope (?all=1: the
+// registry's debates too): every row the client has not seen as it is
+// now, and the rows that went away. A reconnected client gets every row
+// again, so it misses nothing.
 func (s *Server) serveFleet(w http.ResponseWriter, r *http.Request) {
 	st, release, err := s.open(w, r)
 	if err != nil {
@@ -341,6 +342,7 @@ func (s *Server) serveFleet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
+	all := allScope(r)
 	sent := map[string]uint64{}
 	beat := time.NewTimer(heartbeat)
 	defer beat.Stop()
@@ -349,7 +351,12 @@ func (s *Server) serveFleet(w http.ResponseWriter, r *http.Request) {
 		gen := s.gen.Load()
 		snap := s.snap
 		s.mu.Unlock()
+		shown := map[string]bool{}
 		for _, row := range snap.rows {
+			if !inScope(row, all) {
+				continue // a row of the other scope; gone below if it was sent
+			}
+			shown[row.Key] = true
 			if g, ok := sent[row.Key]; ok && g == snap.rowGen[row.Key] {
 				continue
 			}
@@ -359,7 +366,7 @@ func (s *Server) serveFleet(w http.ResponseWriter, r *http.Request) {
 			sent[row.Key] = snap.rowGen[row.Key]
 		}
 		for key := range sent {
-			if _, ok := snap.rowHTML[key]; !ok {
+			if !shown[key] {
 				if st.event("gone", "", key) != nil {
 					return
 				}

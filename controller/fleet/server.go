@@ -148,7 +148,18 @@ type pageData struct {
 	// copies in; Trials is one of them, for its page.
 	TrialsDirs []TrialsDir
 	Trials     *trialsPage
+	// The fleet page's scope: All lists the registry's debates too; Own
+	// and Others count the daemon's and those elsewhere on the machine.
+	All         bool
+	Own, Others int
 }
+
+// allScope reports whether a fleet page or its stream asks for every
+// debate on the machine (?all=1), not only the daemon's directory's.
+func allScope(r *http.Request) bool { return r.URL.Query().Get("all") == "1" }
+
+// inScope reports whether a fleet page of that scope lists d.
+func inScope(d Debate, all bool) bool { return all || !d.Elsewhere }
 
 // fragment renders one part of a page, for a stream.
 func (s *Server) fragment(name string, data any) string {
@@ -173,13 +184,27 @@ func (s *Server) render(w http.ResponseWriter, code int, name string, d pageData
 	_, _ = w.Write(b.Bytes())
 }
 
-// FleetPage is GET /: every debate, live.
+// FleetPage is GET /: the daemon's debates, live; with ?all=1 every
+// debate the machine's registry names too (issue 32 item 14: a user's
+// every run, in every directory, buried the daemon's own).
 func (s *Server) FleetPage(w http.ResponseWriter, r *http.Request) {
 	now := s.o.Now()
-	d := pageData{Title: "walkie", Stream: "events", Summary: s.o.Summary(), Now: now}
-	rows := s.o.Debates()
-	for _, row := range rows {
-		d.Rows = append(d.Rows, rowData{Debate: row, Now: now})
+	all := allScope(r)
+	d := pageData{Title: "walkie", Stream: "events", Summary: s.o.Summary(), Now: now, All: all}
+	if all {
+		d.Stream = "events?all=1"
+	}
+	var rows []Debate
+	for _, row := range s.o.Debates() {
+		if row.Elsewhere {
+			d.Others++
+		} else {
+			d.Own++
+		}
+		if inScope(row, all) {
+			rows = append(rows, row)
+			d.Rows = append(d.Rows, rowData{Debate: row, Now: now})
+		}
 	}
 	d.TrialsDirs = trialsDirs(rows)
 	s.render(w, http.StatusOK, "fleet", d)

@@ -227,7 +227,7 @@ func TestHaltEndsTheRemoteTurn(t *testing.T) {
 	c.MustRun(0, "halt", c.name, "--reason", "enough")
 	sessiontest.WaitFor(t, 15*time.Second, "the halted attempt recorded", func() bool { return len(c.turns()) == 1 })
 	recs := c.turns()
-	if r := recs[0]; r.Outcome != string(walkie.OutcomeHalted) || r.Worker != "w" || !strings.Contains(r.Detail, "walkie halt") {
+	if r := recs[0]; r.Outcome != string(walkie.OutcomeHalted) || r.Worker != "w" || !strings.Contains(r.Detail, "halted by a person") {
 		t.Fatalf("recorded %s", blackbox.Dump(recs))
 	}
 	if took := recs[0].EndedAt().Sub(halted); took > 10*time.Second {
