@@ -117,6 +117,7 @@ func sectionKeys() map[string][]string {
 		"serve":                serveFields(&c.Serve).keys(),
 		"roundtable_prompts":   roundtablePromptFields(&c.Roundtable).keys(),
 		"people.NAME":          personFields(&person).keys(),
+		"sandbox":              sandboxRoleFields(map[string]Sandboxing{}).keys(),
 	}
 }
 

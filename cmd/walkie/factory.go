@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/controller/ledger"
 	"github.com/walkie-sh/walkie/walkie"
 )
@@ -162,4 +163,19 @@ func runWith[O any](ctx context.Context, runF, run func(context.Context, *O) err
 		return runF(ctx, opts)
 	}
 	return run(ctx, opts)
+}
+
+// Standing reads where a debate stands (controller.ReadStanding) under
+// the config at configPath: the one picture status, show, follow and
+// resume print. A config that cannot be read leaves the built-in
+// presets, said on standard error: a reader still shows the debate.
+func (f *Factory) Standing(configPath string) func(*walkie.Doc) (controller.Standing, error) {
+	return func(d *walkie.Doc) (controller.Standing, error) {
+		cfg, err := f.Config(configPath)
+		if err != nil {
+			fmt.Fprintf(f.IO.ErrOut, "walkie: %v; where the debate stands is read with the built-in presets\n", err)
+			cfg = config.Default()
+		}
+		return controller.ReadStanding(d, controller.StandingOptions{Config: cfg, Registry: f.Registry(zap.NewNop())})
+	}
 }

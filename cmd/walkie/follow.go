@@ -11,7 +11,6 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/urfave/cli/v2"
 
-	"github.com/walkie-sh/walkie/cmd/walkie/debateview"
 	"github.com/walkie-sh/walkie/cmd/walkie/term"
 	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/walkie"
@@ -40,26 +39,29 @@ EXAMPLES:
    walkie follow api.walkie.md --last 2      # the last two entries, then new ones`,
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "last", Value: -1, Usage: "show only the last N entries already recorded (default: all, with the briefing)"},
+			standingConfigFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			file, err := recordArg(c)
 			if err != nil {
 				return err
 			}
-			return runWith(c.Context, runF, followRun, &followOptions{IO: f.IO, File: file, Last: c.Int("last")})
+			return runWith(c.Context, runF, followRun, &followOptions{IO: f.IO, File: file, Last: c.Int("last"), Stand: f.Standing(c.String("config"))})
 		},
 	}
 }
 
 // followOptions are walkie follow's.
 type followOptions struct {
-	IO   *IOStreams
-	File string
-	Last int // show only the last N entries already recorded; negative: all
+	IO    *IOStreams
+	File  string
+	Last  int // show only the last N entries already recorded; negative: all
+	Stand standingReader
 }
 
 // follower is one `walkie follow`: what it has shown so far.
 type follower struct {
+	stand   standingReader
 	file    string
 	dir     string
 	out     io.Writer
@@ -78,7 +80,7 @@ func followRun(ctx context.Context, o *followOptions) error {
 	w := o.IO.Out
 	pal := o.IO.OutPalette()
 	r := term.NewRenderer(pal, o.IO.OutWidth(), time.Local)
-	f := &follower{file: file, dir: walkie.StateDir(file, d.Meta.ID), out: w, r: r, started: map[string]bool{}}
+	f := &follower{stand: o.Stand, file: file, dir: walkie.StateDir(file, d.Meta.ID), out: w, r: r, started: map[string]bool{}}
 	// Watch before the first look, so that nothing recorded between the
 	// two goes unseen.
 	watcher, err := watchDebate(f.dir)
@@ -90,11 +92,11 @@ func followRun(ctx context.Context, o *followOptions) error {
 		f.disp = term.NewDisplay(w, pal)
 		defer f.disp.Stop()
 	}
-	v, err := debateview.Of(d)
+	at, err := f.stand.of(d)
 	if err != nil {
 		return err
 	}
-	f.print(r.Header(v, d))
+	f.print(r.Header(&at, d))
 	if n := o.Last; n >= 0 && n < len(d.Entries) {
 		f.shown = d.Entries[len(d.Entries)-n-1].Marker.Seq
 		f.print(r.Palette().Dim(fmt.Sprintf("(%s before these: walkie show %s)", walkie.Count(len(d.Entries)-n, "entry", "entries"), file)))
@@ -170,18 +172,21 @@ func (f *follower) look() (d *walkie.Doc, sum controller.Summary, ended bool, er
 			f.shown = e.Marker.Seq
 		}
 	}
-	v, err := debateview.Of(d)
+	at, err := f.stand.of(d)
 	if err != nil {
 		return nil, sum, false, err
 	}
-	running := debateview.Running(f.dir, d, v)
-	sum = controller.Summary{Standing: controller.Standing{Status: v.Status, Reason: v.Reason, Turns: v.Turns, CostUSD: v.CostUSD}}
-	if v.Status != walkie.StatusOpen && len(running) == 0 {
+	running := f.running(d, &at)
+	sum = controller.Summary{Standing: at}
+	if at.Status != walkie.StatusOpen && len(running) == 0 {
 		return d, sum, true, nil
 	}
 	idle := ""
-	if v.Whose != "" {
-		idle = fmt.Sprintf("waiting for turn %d · %s", v.NextTurn, v.Whose)
+	switch {
+	case at.Running != nil && at.Running.Interrupted:
+		idle = at.Waiting // nothing runs it: say so, and what goes on
+	case at.Whose != "":
+		idle = fmt.Sprintf("waiting for turn %d · %s", at.NextTurn, at.Whose)
 	}
 	if f.disp != nil {
 		f.disp.Follow(running, idle)
@@ -195,4 +200,22 @@ func (f *follower) look() (d *walkie.Doc, sum controller.Summary, ended bool, er
 		}
 	}
 	return d, sum, false, nil
+}
+
+// running is what runs now: the activity.json of the controller that runs
+// the debate (any form: auto, turn, serve, watch), or else the attempt
+// its standing names as running, without its activity. An interrupted
+// attempt runs nowhere.
+func (f *follower) running(d *walkie.Doc, at *controller.Standing) []walkie.SessionActivity {
+	if a, err := walkie.ReadActivity(f.dir); err == nil && a != nil {
+		return a.Sessions
+	}
+	if a := at.Running; a != nil && !a.Interrupted {
+		round := 0
+		if len(d.Meta.Participants) > 0 {
+			round = d.Meta.RoundOf(a.Turn)
+		}
+		return []walkie.SessionActivity{{Turn: a.Turn, Round: round, Agent: a.Agent, Attempt: a.Attempt, Started: a.Started}}
+	}
+	return nil
 }

@@ -167,6 +167,7 @@ a person halts it. See docs/ for the file format and configuration.`,
 		Commands: commands(f),
 	}
 	usageErrorsAreBadInput(app.Commands)
+	guardPersonOnly(app.Commands, "")
 	return app
 }
 

@@ -12,7 +12,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/walkie-sh/walkie/cmd/walkie/debateview"
 	"github.com/walkie-sh/walkie/cmd/walkie/term"
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller"
@@ -493,10 +492,14 @@ func statusCommand(f *Factory, runF func(context.Context, *statusOptions) error)
 		Description: `Prints where the debate stands, from the record and .walkie/ID/state.json:
 its status (open, converged, closed, max-rounds, halted, failed, over-budget,
 deadlocked) and why, the turns recorded and the round (of a debate that is
-over, the round it ended in), whose turn is next, whose sign-offs stand,
-whether the briefing is approved, and the attempt a controller is running
-now. It reads; walkie verify checks the chain. To read the debate itself,
-walkie show FILE; to watch it go, walkie follow FILE.
+over, the round it ended in, and the cap it held), whose turn is next, whose
+sign-offs stand, whether the briefing is approved, the attempt a controller
+is running now and who runs it, why nothing runs (an attempt whose
+controller is gone reads as interrupted), and the cost against the budget.
+show, follow, the end of auto, report and serve's page say the same
+(docs/controller.md, "Where a debate stands"). It reads; walkie verify
+checks the chain. To read the debate itself, walkie show FILE; to watch it
+go, walkie follow FILE.
 
 Given a directory (a channel of review threads, walkie thread new), it lists
 the walkie files in it, one line each, and names the open thread.
@@ -505,9 +508,9 @@ EXAMPLES:
    walkie status api.walkie.md
    walkie status api.walkie.md --json | jq .whose_turn
    walkie status reviews/`,
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}, standingConfigFlag()},
 		Action: func(c *cli.Context) error {
-			opts := &statusOptions{IO: f.IO, JSON: c.Bool("json")}
+			opts := &statusOptions{IO: f.IO, JSON: c.Bool("json"), Stand: f.Standing(c.String("config"))}
 			if dir, ok := dirArg(c); ok {
 				opts.Dir = dir
 				return runWith(c.Context, runF, statusRun, opts)
@@ -523,42 +526,86 @@ EXAMPLES:
 
 // statusOptions are walkie status's: a record, or a directory of them.
 type statusOptions struct {
-	IO   *IOStreams
-	File string
-	Dir  string // a channel, or any directory of walkie files, instead of File
-	JSON bool
+	IO    *IOStreams
+	File  string
+	Dir   string // a channel, or any directory of walkie files, instead of File
+	JSON  bool
+	Stand standingReader
+}
+
+// standingReader is where a loaded debate stands (Factory.Standing).
+type standingReader func(*walkie.Doc) (controller.Standing, error)
+
+// of is where d stands; a nil reader reads it under the built-in presets.
+func (stand standingReader) of(d *walkie.Doc) (controller.Standing, error) {
+	if stand == nil {
+		return controller.ReadStanding(d, controller.StandingOptions{})
+	}
+	return stand(d)
+}
+
+// loadStanding reads the record at file and where it stands.
+func loadStanding(file string, stand standingReader) (*walkie.Doc, *controller.Standing, error) {
+	d, err := walkie.Load(file)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := stand.of(d)
+	if err != nil {
+		return nil, nil, err
+	}
+	return d, &s, nil
+}
+
+// standingConfigFlag is --config of the commands that show where a
+// debate stands: its agents and budget are part of it.
+func standingConfigFlag() cli.Flag {
+	return &cli.StringFlag{Name: "config", Usage: "config file, for the agents and budget_usd (default: ./walkie.yaml, then the user config dir)"}
 }
 
 func statusRun(_ context.Context, o *statusOptions) error {
 	if o.Dir != "" {
 		return statusDir(o)
 	}
-	v, err := debateview.Load(o.File)
+	_, s, err := loadStanding(o.File, o.Stand)
 	if err != nil {
 		return err
 	}
 	if o.JSON {
-		return writeJSON(o.IO.Out, v)
+		return writeJSON(o.IO.Out, s)
 	}
-	return writeClean(o.IO.Out, func(w io.Writer) error { return printStatus(w, v) })
+	return writeClean(o.IO.Out, func(w io.Writer) error { return printStatus(w, s) })
 }
 
 // printStatus is walkie status FILE for a person.
-func printStatus(w io.Writer, v *debateview.View) error {
-	fmt.Fprintf(w, "debate   %s (%s)\n", v.ID, v.File)
-	fmt.Fprintf(w, "status   %s", v.Status)
-	if v.Reason != "" {
-		fmt.Fprintf(w, " — %s", v.Reason)
+func printStatus(w io.Writer, s *controller.Standing) error {
+	fmt.Fprintf(w, "debate   %s (%s)\n", s.ID, s.File)
+	fmt.Fprintf(w, "status   %s", s.Status)
+	if s.Reason != "" {
+		fmt.Fprintf(w, " — %s", s.Reason)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "turns    %d recorded, %s of %d\n", v.Turns, term.RoundWord(v), v.RoundCap)
-	if v.Whose != "" {
-		fmt.Fprintf(w, "next     turn %d · %s\n", v.NextTurn, v.Whose)
+	fmt.Fprintf(w, "turns    %d recorded, %s of %d\n", s.Turns, term.RoundWord(s), s.RoundCap)
+	if s.Whose != "" {
+		fmt.Fprintf(w, "next     turn %d · %s\n", s.NextTurn, s.Whose)
 	}
-	fmt.Fprintf(w, "signed   %s\n", orDash(strings.Join(v.Signed, ", ")))
-	fmt.Fprintf(w, "briefing %s\n", map[bool]string{true: "approved", false: "not approved (walkie brief approve FILE)"}[v.Approved])
-	if v.Running != nil {
-		fmt.Fprintf(w, "running  turn %d · %s, attempt %d, since %s\n", v.Running.Turn, v.Running.Agent, v.Running.Number, v.Running.Started.Format(time.RFC3339))
+	fmt.Fprintf(w, "signed   %s\n", orDash(strings.Join(s.Signed, ", ")))
+	fmt.Fprintf(w, "briefing %s\n", map[bool]string{true: "approved", false: "not approved (walkie brief approve FILE)"}[s.Approved])
+	if s.Running != nil && !s.Running.Interrupted {
+		fmt.Fprintf(w, "running  %s\n", term.RunningLine(s))
+	}
+	if s.Waiting != "" && s.Approved {
+		fmt.Fprintf(w, "waiting  %s\n", s.Waiting)
+	}
+	if s.CostUSD > 0 || s.UnknownCosts > 0 || s.BudgetUSD > 0 {
+		cost := walkie.Money(s.CostUSD)
+		if s.BudgetUSD > 0 {
+			cost += " of a " + walkie.Money(s.BudgetUSD) + " budget"
+		}
+		if u := term.UnknownCosts(s.UnknownCosts, s.UnknownUSD, s.BudgetUSD); u != "" {
+			cost += " " + u
+		}
+		fmt.Fprintf(w, "cost     %s\n", cost)
 	}
 	return nil
 }
@@ -594,7 +641,7 @@ EXAMPLES:
 }
 
 // fileOptions are the options of a command that takes one record and no
-// flags (walkie verify, resume, repair).
+// flags (walkie verify, repair).
 type fileOptions struct {
 	IO   *IOStreams
 	File string

@@ -9,7 +9,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/walkie-sh/walkie/cmd/walkie/debateview"
 	"github.com/walkie-sh/walkie/cmd/walkie/term"
 	"github.com/walkie-sh/walkie/walkie"
 )
@@ -33,22 +32,23 @@ EXAMPLES:
    walkie show api.walkie.md
    walkie show api.walkie.md | less -R
    walkie show api.walkie.md --raw > copy.walkie.md`,
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "raw", Usage: "print the file as it is, markers and all"}},
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "raw", Usage: "print the file as it is, markers and all"}, standingConfigFlag()},
 		Action: func(c *cli.Context) error {
 			file, err := recordArg(c)
 			if err != nil {
 				return err
 			}
-			return runWith(c.Context, runF, showRun, &showOptions{IO: f.IO, File: file, Raw: c.Bool("raw")})
+			return runWith(c.Context, runF, showRun, &showOptions{IO: f.IO, File: file, Raw: c.Bool("raw"), Stand: f.Standing(c.String("config"))})
 		},
 	}
 }
 
 // showOptions are walkie show's.
 type showOptions struct {
-	IO   *IOStreams
-	File string
-	Raw  bool
+	IO    *IOStreams
+	File  string
+	Raw   bool
+	Stand standingReader
 }
 
 func showRun(_ context.Context, o *showOptions) error {
@@ -67,11 +67,11 @@ func showRun(_ context.Context, o *showOptions) error {
 		return err
 	}
 	r := term.NewRenderer(o.IO.OutPalette(), o.IO.OutWidth(), time.Local)
-	v, err := debateview.Of(d)
+	s, err := o.Stand.of(d)
 	if err != nil {
 		return err
 	}
-	r.Record(w, v, d)
+	r.Record(w, &s, d)
 	if err := d.Verify(); err != nil {
 		return withCode(exitUnverified, fmt.Errorf("shown, but the record does not verify: %w", err))
 	}

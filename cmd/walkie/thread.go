@@ -11,7 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/walkie-sh/walkie/cmd/walkie/debateview"
+	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/gitrepo"
 	"github.com/walkie-sh/walkie/gitrepo/sshsig"
 	"github.com/walkie-sh/walkie/session"
@@ -187,10 +187,10 @@ func dirArg(c *cli.Context) (string, bool) {
 
 // channelView is walkie status DIR --json.
 type channelView struct {
-	Dir     string             `json:"dir"`
-	Channel bool               `json:"channel"`
-	Open    string             `json:"open,omitempty"` // the open thread's file
-	Threads []*debateview.View `json:"threads"`
+	Dir     string                 `json:"dir"`
+	Channel bool                   `json:"channel"`
+	Open    string                 `json:"open,omitempty"` // the open thread's file
+	Threads []*controller.Standing `json:"threads"`
 }
 
 // statusDir lists the walkie files in a directory (a channel's threads).
@@ -200,7 +200,7 @@ func statusDir(o *statusOptions) error {
 	if err != nil {
 		return withCode(exitBadInput, err)
 	}
-	v := channelView{Dir: dir, Channel: walkie.IsChannel(dir), Threads: []*debateview.View{}}
+	v := channelView{Dir: dir, Channel: walkie.IsChannel(dir), Threads: []*controller.Standing{}}
 	if v.Channel {
 		ch, err := walkie.LoadChannel(dir)
 		if err != nil {
@@ -211,7 +211,7 @@ func statusDir(o *statusOptions) error {
 		}
 	}
 	for _, f := range files {
-		dv, err := debateview.Load(f)
+		_, dv, err := loadStanding(f, o.Stand)
 		if err != nil {
 			return fmt.Errorf("%s: %w", f, err)
 		}
@@ -246,7 +246,7 @@ func printChannel(w io.Writer, v channelView) error {
 
 // threadLine is one thread's state after its status: whose turn and the
 // last entry's type and refs, or why it ended.
-func threadLine(t *debateview.View) string {
+func threadLine(t *controller.Standing) string {
 	var parts []string
 	if t.Whose != "" {
 		parts = append(parts, fmt.Sprintf("turn %d · %s", t.NextTurn, t.Whose))

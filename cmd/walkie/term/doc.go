@@ -6,6 +6,6 @@
 // walkie (an agent's text, a reason, a model name, a file name) goes
 // through Clean, so that no such text can drive the terminal.
 //
-// It renders what it is given: where a debate stands is computed in
-// debateview, the records it shows are read by the caller.
+// It renders what it is given: where a debate stands is
+// controller.Standing, the records it shows are read by the caller.
 package term

@@ -9,7 +9,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/walkie-sh/walkie/cmd/walkie/debateview"
+	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -52,37 +52,59 @@ func (r *Renderer) when(t time.Time) string {
 	return t.In(r.loc).Format("2006-01-02 15:04 MST")
 }
 
-// Header is the debate at a glance: its id, status, round and parties.
-func (r *Renderer) Header(v *debateview.View, d *walkie.Doc) string {
+// Header is the debate at a glance, as its standing has it: its id,
+// status, round and parties, and the attempt running or interrupted.
+func (r *Renderer) Header(s *controller.Standing, d *walkie.Doc) string {
 	var b strings.Builder
 	parties := strings.Join(d.Meta.Participants, ", ")
 	if d.Meta.IsRoundtable() {
 		parties = fmt.Sprintf("implementer %s, reviewers %s", d.Meta.Implementer, strings.Join(d.Meta.Reviewers, ", "))
 	}
-	fmt.Fprintf(&b, "%s · %s · %s\n", r.pal.Bold(Clean(v.ID)), r.pal.Status(v.Status), Clean(parties))
-	facts := []string{fmt.Sprintf("%s, %s of %d", walkie.Count(v.Turns, "turn", "turns"), RoundWord(v), v.RoundCap)}
-	if v.Approved {
+	fmt.Fprintf(&b, "%s · %s · %s\n", r.pal.Bold(Clean(s.ID)), r.pal.Status(s.Status), Clean(parties))
+	facts := []string{fmt.Sprintf("%s, %s of %d", walkie.Count(s.Turns, "turn", "turns"), RoundWord(s), s.RoundCap)}
+	if s.Approved {
 		facts = append(facts, "briefing approved (sha256 "+d.Meta.BriefingSHA256[:12]+")")
 	} else {
 		facts = append(facts, r.pal.Yellow("briefing not approved"))
 	}
-	if v.CostUSD > 0 {
-		facts = append(facts, Money(v.CostUSD, false))
+	if s.CostUSD > 0 {
+		facts = append(facts, Money(s.CostUSD, false))
 	}
 	b.WriteString(r.pal.Dim(strings.Join(facts, " · ")) + "\n")
-	if v.Reason != "" {
-		b.WriteString(Clean(v.Reason) + "\n")
+	if s.Reason != "" {
+		b.WriteString(Clean(s.Reason) + "\n")
+	}
+	if line := RunningLine(s); line != "" {
+		b.WriteString(r.pal.Dim(Clean(line)) + "\n")
 	}
 	return b.String()
 }
 
+// RunningLine says what runs the debate now: the attempt in progress and
+// who runs it, or the attempt a controller that is gone left; "" when
+// none is begun.
+func RunningLine(s *controller.Standing) string {
+	a := s.Running
+	switch {
+	case a == nil:
+		return ""
+	case a.Interrupted:
+		return s.Waiting
+	}
+	line := fmt.Sprintf("turn %d · %s, attempt %d, running since %s", a.Turn, a.Agent, a.Attempt, a.Started.Format(time.RFC3339))
+	if s.Controller != nil {
+		line += " (" + s.Controller.String() + ")"
+	}
+	return line
+}
+
 // RoundWord is "round 2" of a running debate, "ended in round 1" of one
 // that is over.
-func RoundWord(v *debateview.View) string {
-	if v.Status == walkie.StatusOpen {
-		return fmt.Sprintf("round %d", v.Round)
+func RoundWord(s *controller.Standing) string {
+	if s.Status == walkie.StatusOpen {
+		return fmt.Sprintf("round %d", s.Round)
 	}
-	return fmt.Sprintf("ended in round %d", v.Round)
+	return fmt.Sprintf("ended in round %d", s.Round)
 }
 
 // Briefing is the briefing under its rule.
@@ -101,7 +123,7 @@ func (r *Renderer) Entry(d *walkie.Doc, e *walkie.Entry) string {
 		title = []string{r.pal.Bold(fmt.Sprintf("Turn %d · %s", e.Turn, Clean(e.Agent))), fmt.Sprintf("round %d", d.Meta.RoundOf(e.Turn)), r.when(e.Marker.At)}
 		if e.Signed() {
 			title = append(title, r.pal.Green("signed off"))
-			body = debateview.WithoutSignOff(body)
+			body, _ = walkie.SplitSignOff(body)
 		}
 	}
 	if t := e.Marker.Tags; !t.IsZero() {
@@ -139,8 +161,8 @@ func (r *Renderer) Palette() Palette { return r.pal }
 
 // Record is the whole record for reading (walkie show): the header, the
 // briefing, then every entry.
-func (r *Renderer) Record(w io.Writer, v *debateview.View, d *walkie.Doc) {
-	fmt.Fprint(w, r.Header(v, d))
+func (r *Renderer) Record(w io.Writer, s *controller.Standing, d *walkie.Doc) {
+	fmt.Fprint(w, r.Header(s, d))
 	fmt.Fprint(w, "\n"+r.Briefing(d))
 	for i := range d.Entries {
 		fmt.Fprint(w, "\n"+r.Entry(d, &d.Entries[i]))

@@ -11,7 +11,6 @@ import (
 
 	"github.com/pmezard/go-difflib/difflib"
 
-	"github.com/walkie-sh/walkie/cmd/walkie/debateview"
 	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/walkie"
 )
@@ -62,13 +61,13 @@ func fixture(t *testing.T, name string) *walkie.Doc {
 }
 
 // view is where the fixture's debate stands.
-func view(t *testing.T, d *walkie.Doc) *debateview.View {
+func view(t *testing.T, d *walkie.Doc) *controller.Standing {
 	t.Helper()
-	v, err := debateview.Of(d)
+	s, err := controller.ReadStanding(d, controller.StandingOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return v
+	return &s
 }
 
 func plainRenderer() *Renderer { return NewRenderer(Palette{}, 80, time.UTC) }

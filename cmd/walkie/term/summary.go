@@ -1,14 +1,12 @@
 package term
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
 
-	"github.com/walkie-sh/walkie/cmd/walkie/debateview"
 	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/walkie"
 )
@@ -52,7 +50,7 @@ func End(w io.Writer, r *Renderer, file, record string, d *walkie.Doc, sum contr
 	if d == nil {
 		return
 	}
-	if agreed := debateview.Agreed(d); len(agreed) > 0 && sum.Status == walkie.StatusConverged {
+	if agreed := Agreed(d); len(agreed) > 0 && sum.Status == walkie.StatusConverged {
 		// The agreement is the turns that signed off, the last one
 		// included: the first of them usually states the proposal as it
 		// stands, the others accept it.
@@ -60,7 +58,7 @@ func End(w io.Writer, r *Renderer, file, record string, d *walkie.Doc, sum contr
 		for _, e := range agreed {
 			fmt.Fprint(w, "\n"+r.Entry(d, e))
 		}
-	} else if ps := debateview.Positions(d); len(ps) > 0 {
+	} else if ps := Positions(d); len(ps) > 0 {
 		fmt.Fprintf(w, "\n%s\n", r.pal.Bold("Where each party stands:"))
 		wide := 0
 		for _, p := range ps {
@@ -131,8 +129,8 @@ type endJSON struct {
 	UnknownUSD  float64                 `json:"unknown_cost_estimate_usd,omitempty"`
 	BudgetUSD   float64                 `json:"budget_usd,omitempty"`
 	Waiting     string                  `json:"waiting,omitempty"`
-	Agreed      []debateview.Position   `json:"agreed,omitempty"` // converged: the turns that signed off, the last one last
-	Positions   []debateview.Position   `json:"positions"`        // each party's last turn
+	Agreed      []Position              `json:"agreed,omitempty"` // converged: the turns that signed off, the last one last
+	Positions   []Position              `json:"positions"`        // each party's last turn
 	Attempts    []controller.TurnRecord `json:"attempts"`
 }
 
@@ -140,14 +138,11 @@ type endJSON struct {
 func EndJSON(w io.Writer, file string, d *walkie.Doc, sum controller.Summary) error {
 	v := endJSON{File: file, Record: Where(file), Status: sum.Status, Reason: sum.Reason, Interrupted: sum.Interrupted,
 		Turns: sum.Turns, CostUSD: sum.CostUSD, Unknown: sum.UnknownCosts, UnknownUSD: sum.UnknownUSD, BudgetUSD: sum.BudgetUSD, Waiting: sum.Waiting,
-		Positions: []debateview.Position{}, Attempts: nonNil(sum.Attempts)}
+		Positions: []Position{}, Attempts: nonNil(sum.Attempts)}
 	if d != nil {
-		v.Positions = debateview.Positions(d)
+		v.Positions = Positions(d)
 		if sum.Status == walkie.StatusConverged {
-			for _, e := range debateview.Agreed(d) {
-				v.Agreed = append(v.Agreed, debateview.Position{Agent: e.Agent, Turn: e.Turn, Round: d.Meta.RoundOf(e.Turn), Signed: true,
-					Text: string(bytes.TrimSpace(debateview.WithoutSignOff(e.Body)))})
-			}
+			v.Agreed = agreedPositions(d)
 		}
 	}
 	enc := json.NewEncoder(w)
