@@ -79,6 +79,9 @@ func mcpRun(ctx context.Context, o *mcpOptions) error {
 	if err != nil {
 		return err
 	}
+	// The same test of "inside a session" as the person-only commands'
+	// (an ancestor counts, not only the variable an agent can unset).
+	inSession, why := session.Inside()
 	return mcpserver.Serve(ctx, mcpserver.Options{Dir: dir, Config: cfg, ConfigPath: cfg.Path, Registry: o.Registry(log), Exe: exe,
-		InSession: os.Getenv(session.SessionVar) != "", Version: readBuildVersion().Version, Log: log}, o.IO.In, o.IO.Out)
+		InSession: inSession, SessionWhy: why, Version: readBuildVersion().Version, Log: log}, o.IO.In, o.IO.Out)
 }

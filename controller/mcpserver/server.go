@@ -45,8 +45,10 @@ type Options struct {
 	// started (an agent's): the tools that act as a person are refused,
 	// since an agent speaks only through its own turn.
 	InSession bool
-	Version   string
-	Log       *zap.Logger
+	// SessionWhy is how it is known (session.Inside), for the refusal.
+	SessionWhy string
+	Version    string
+	Log        *zap.Logger
 }
 
 // server is one walkie mcp's state.
@@ -103,14 +105,10 @@ func (nopWriteCloser) Close() error { return nil }
 // rule it must keep.
 const instructions = `walkie runs structured debates between AI coding agents (claude, codex, gemini, any command) in one markdown record per debate. To start one: start_debate with the question (it drafts the briefing, or takes yours), show the briefing to the person word for word, and only when they approve call approve_briefing with its sha256, then run_debate. Follow it with wait_for_turn and get_standing; read_entries gives the turns. Never approve a briefing the person has not read.`
 
-// errInSession refuses a tool that acts as a person inside an agent's
-// session.
-var errInSession = errors.New("refused: walkie mcp runs inside a session walkie started (WALKIE_SESSION is set), and this tool acts as a person; an agent speaks only through its own turn")
-
 // asPerson refuses, inside an agent's session, what only a person may do.
 func (s *server) asPerson() error {
 	if s.o.InSession {
-		return errInSession
+		return fmt.Errorf("refused: walkie mcp runs inside a session walkie started (%s), and this tool acts as a person; an agent speaks only through its own turn", s.o.SessionWhy)
 	}
 	return nil
 }
