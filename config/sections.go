@@ -198,9 +198,9 @@ func personFields(p *Person) fields {
 func limitsFields(c *Config) fields {
 	return fields{
 		{"max_sessions", count(&c.Limits.MaxSessions)},
-		{"per_agent_sessions", perAgent(c, &c.Limits.PerAgentSessions)},
-		{"per_agent_turns_per_hour", perAgent(c, &c.Limits.PerAgentTurnsPerHour)},
-		{"per_agent_daily_usd", perAgentMoney(c, &c.Limits.PerAgentDailyUSD)},
+		{"per_agent_sessions", perAgent(c, &c.Limits.PerAgentSessions, count)},
+		{"per_agent_turns_per_hour", perAgent(c, &c.Limits.PerAgentTurnsPerHour, count)},
+		{"per_agent_daily_usd", perAgent(c, &c.Limits.PerAgentDailyUSD, money)},
 	}
 }
 
@@ -533,8 +533,9 @@ func given(ok *bool, dec decodeFunc) decodeFunc {
 	}
 }
 
-// perAgent merges a mapping of agent names to counts into *dst.
-func perAgent(c *Config, dst *map[string]int) decodeFunc {
+// perAgent merges a mapping of agent names to values into *dst, each
+// decoded by value (count, money); a value value refuses stays out.
+func perAgent[T int | float64](c *Config, dst *map[string]T, value func(*T) decodeFunc) decodeFunc {
 	return func(d *decoder, n *yaml.Node, p string) {
 		d.mapping(n, p, nil, func(name string, k, v *yaml.Node) {
 			kp := join(p, name)
@@ -542,35 +543,13 @@ func perAgent(c *Config, dst *map[string]int) decodeFunc {
 				d.errorf(k, kp, "%s", didYouMean(fmt.Sprintf("no agent %q", name), name, c.AgentNames(), "agents"))
 				return
 			}
-			x := -1
-			count(&x)(d, v, kp)
+			x := T(-1)
+			value(&x)(d, v, kp)
 			if x < 0 {
 				return
 			}
 			if *dst == nil {
-				*dst = map[string]int{}
-			}
-			(*dst)[name] = x
-		})
-	}
-}
-
-// perAgentMoney is perAgent for an amount in US dollars.
-func perAgentMoney(c *Config, dst *map[string]float64) decodeFunc {
-	return func(d *decoder, n *yaml.Node, p string) {
-		d.mapping(n, p, nil, func(name string, k, v *yaml.Node) {
-			kp := join(p, name)
-			if _, ok := c.Agents[name]; !ok {
-				d.errorf(k, kp, "%s", didYouMean(fmt.Sprintf("no agent %q", name), name, c.AgentNames(), "agents"))
-				return
-			}
-			x := -1.0
-			money(&x)(d, v, kp)
-			if x < 0 {
-				return
-			}
-			if *dst == nil {
-				*dst = map[string]float64{}
+				*dst = map[string]T{}
 			}
 			(*dst)[name] = x
 		})

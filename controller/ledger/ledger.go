@@ -118,26 +118,9 @@ func (l *Ledger) update(now time.Time, window time.Duration, write bool, fn func
 	if changed := fn(b); !write || !(changed || pruned) {
 		return nil
 	}
-	return writeAtomic(l.path, b.Marshal())
-}
-
-// writeAtomic replaces path with data by a rename, so a reader never sees
-// half a book and a crash leaves the old one or the new.
-func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".limits-*.json")
-	if err != nil {
-		return fmt.Errorf("write the ledger of limits: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(data)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		return fmt.Errorf("write the ledger of limits %s: %w", path, err)
+	// Whole and synced: a crash leaves the old book or the new.
+	if err := walkie.WriteFileAtomic(l.path, b.Marshal(), 0o600); err != nil {
+		return fmt.Errorf("write the ledger of limits %s: %w", l.path, err)
 	}
 	return nil
 }

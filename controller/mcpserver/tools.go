@@ -35,7 +35,7 @@ type StartIn struct {
 	Supervisor   string   `json:"supervisor,omitempty" jsonschema:"the person who supervises the debate, by name (no participant)"`
 	MaxRounds    int      `json:"max_rounds,omitempty" jsonschema:"the round cap (default 6)"`
 	File         string   `json:"file,omitempty" jsonschema:"the walkie file to create (default: named after the question, in the server's directory)"`
-	Briefing     string   `json:"briefing,omitempty" jsonschema:"the briefing itself; without it an agent drafts one from the question and from"`
+	Briefing     string   `json:"briefing,omitempty" jsonschema:"the briefing itself; without it an agent drafts one from the question (and from, when given)"`
 	From         string   `json:"from,omitempty" jsonschema:"a conversation file to draft the briefing from: text, or a Claude Code or Codex session log"`
 	Distiller    string   `json:"distiller,omitempty" jsonschema:"the configured agent that drafts the briefing (default: the first participant's)"`
 }

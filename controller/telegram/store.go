@@ -178,22 +178,7 @@ func (s *Store) write(name string, v any) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(s.dir, "."+name+".*")
-	if err != nil {
-		return fmt.Errorf("telegram store: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(b)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), filepath.Join(s.dir, name))
-	}
-	if err != nil {
+	if err := walkie.WriteFileAtomic(filepath.Join(s.dir, name), b, 0o600); err != nil {
 		return fmt.Errorf("telegram store: %w", err)
 	}
 	return nil
