@@ -199,6 +199,12 @@ func TestTelegramBothWaysUnderServe(t *testing.T) {
 	if n := len(mustLoad(t, file).Entries); n != entries {
 		t.Errorf("the update given again was acted on: %d entries, were %d", n, entries)
 	}
+	// A clean stop left no update in hand: nobody is told one may be lost.
+	for _, m := range tg.Sent() {
+		if strings.Contains(m.Text, "stopped while it handled") {
+			t.Errorf("after a clean restart %s was told: %q", m.Chat, m.Text)
+		}
+	}
 	if v := tg.Violations(); len(v) > 0 {
 		t.Errorf("calls that broke the Bot API's rules: %q", v)
 	}
