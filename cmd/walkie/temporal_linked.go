@@ -3,6 +3,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller/temporal"
+	"github.com/walkie-sh/walkie/controller/temporal/blob"
 )
 
 // The temporal build (-tags temporal, installed as walkie-temporal): the
@@ -73,8 +75,13 @@ func runTemporalWorker(c *cli.Context) error {
 	if dir == "" {
 		dir = temporal.DefaultWorkerDir()
 	}
+	blobs, err := blob.Open(cmp.Or(c.String("blobs"), temporal.DefaultBlobDir()), c.String("blob-token"))
+	if err != nil {
+		return withCode(exitBadInput, err)
+	}
 	w, err := temporal.NewWorker(temporal.WorkerOptions{Client: client, Agents: agents, Queues: queues,
-		Config: cfg, Dir: dir, Repos: c.StringSlice("repo"), Identity: c.String("identity"), Grace: c.Duration("grace"), Log: log})
+		Config: cfg, Dir: dir, Repos: c.StringSlice("repo"), Identity: c.String("identity"), Grace: c.Duration("grace"),
+		Blobs: blobs, Version: handoffVersion(), Log: log})
 	if err != nil {
 		return withCode(exitBadInput, err)
 	}
@@ -96,7 +103,15 @@ func newHome(c *cli.Context, cfg *config.Config, log *zap.Logger) (remoteHome, e
 	if queue == "" {
 		queue = temporal.DefaultHomeQueue(c.String("dir"))
 	}
-	home, err := temporal.NewHome(temporal.HomeOptions{Client: client, Queue: queue, Queues: queues, Config: cfg, Log: log})
+	blobs, err := blob.OpenDir(cmp.Or(c.String("blobs"), temporal.DefaultBlobDir()))
+	if err != nil {
+		return nil, withCode(exitBadInput, fmt.Errorf("--blobs: %w", err))
+	}
+	if err := temporal.CheckBlobListen(c.String("blob-listen"), c.String("blob-token")); err != nil {
+		return nil, withCode(exitBadInput, err)
+	}
+	home, err := temporal.NewHome(temporal.HomeOptions{Client: client, Queue: queue, Queues: queues, Config: cfg, Blobs: blobs,
+		BlobListen: c.String("blob-listen"), BlobToken: c.String("blob-token"), Version: handoffVersion(), Log: log})
 	if err != nil {
 		return nil, err
 	}

@@ -28,6 +28,8 @@ func temporalFlags() []cli.Flag {
 		&cli.StringFlag{Name: "tls-cert", EnvVars: []string{"TEMPORAL_TLS_CERT"}, Usage: "client certificate (PEM) for a Temporal cluster that wants mTLS"},
 		&cli.StringFlag{Name: "tls-key", EnvVars: []string{"TEMPORAL_TLS_KEY"}, Usage: "the client certificate's key (PEM)"},
 		&cli.StringFlag{Name: "api-key", EnvVars: []string{"TEMPORAL_API_KEY"}, Usage: "API key for a Temporal cluster that takes them (give it in the environment, not on the command line)"},
+		&cli.StringFlag{Name: "blobs", EnvVars: []string{"WALKIE_BLOBS"}, Usage: "the blob store for what travels by reference (large records, transcripts, round-table workspaces): a directory (the home's, or one every machine mounts), or on a worker the home's --blob-listen URL (default $XDG_STATE_HOME/walkie/blobs)"},
+		&cli.StringFlag{Name: "blob-token", EnvVars: []string{"WALKIE_BLOB_TOKEN"}, Usage: "bearer token of the home's --blob-listen (give it in the environment)"},
 	}
 }
 
@@ -55,6 +57,16 @@ worktree under --dir, runs the agent there, removes it afterwards, and sends
 what the agent committed home as a git bundle (at most 1 MiB), where it
 becomes the turn's branch.
 
+A round table's implementer works on a copy of the workspace the home
+sends, and what it changed goes back; its reviewers and phases run in
+sandboxes the home fills. What is too large for a Temporal payload (a long
+record, transcripts, a workspace) travels by reference: --blobs is the
+home's blob store as this machine reaches it, the directory the home's
+--blobs names (shared, or this same machine), or the URL of the home's
+--blob-listen. The home and every worker must run the same walkie: each
+activity starts by comparing versions, and a mismatch is refused, naming
+both.
+
 Limits from the config: per_agent_sessions (else max_sessions) is how many
 sessions of an agent this worker runs at once; per_agent_turns_per_hour is
 the rate of the agent's task queue across all its workers.
@@ -72,7 +84,8 @@ EXAMPLES:
    walkie worker --agents claude,codex
    walkie worker --temporal temporal.internal:7233 --namespace walkie --agents codex
    walkie worker --agents codex --queue codex=walkie-codex-gpu --dir /var/lib/walkie-worker
-   walkie worker --agents claude --repo ~/src/project`,
+   walkie worker --agents claude --repo ~/src/project
+   WALKIE_BLOB_TOKEN=s3cret walkie worker --agents codex --blobs http://home.internal:7434`,
 		Flags: append(temporalFlags(),
 			&cli.StringSliceFlag{Name: "agents", Usage: "configured agents this machine runs, comma separated (required)"},
 			&cli.StringFlag{Name: "config", Usage: "config file (default: ./walkie.yaml, then the user config dir): how each agent runs here"},

@@ -79,7 +79,7 @@ func (f *fakeHome) Begin(_ context.Context, in BeginInput) (Began, error) {
 		f.stale--
 		return Began{Stale: true}, nil
 	}
-	return Began{Started: started, Record: []byte(fmt.Sprintf("record before turn %d", in.Ref.Turn))}, nil
+	return Began{Started: started, Record: Blob{Data: []byte(fmt.Sprintf("record before turn %d", in.Ref.Turn))}}, nil
 }
 
 func (f *fakeHome) Turn(ctx context.Context, in TurnInput) (TurnResult, error) {
@@ -95,7 +95,7 @@ func (f *fakeHome) Turn(ctx context.Context, in TurnInput) (TurnResult, error) {
 }
 
 func acceptedResult(in TurnInput) TurnResult {
-	return TurnResult{After: append(in.Record, "\n## Turn ..."...), Worker: "w", Session: engine.Result{Result: session.Result{Ending: session.EndCaller}}}
+	return TurnResult{After: &Blob{Data: append(in.Record.Data, "\n## Turn ..."...)}, Worker: "w", Session: engine.Result{Result: session.Result{Ending: session.EndCaller}}}
 }
 
 func (f *fakeHome) Settle(_ context.Context, in SettleInput) (Settled, error) {
@@ -181,7 +181,7 @@ func TestDebateAsksTheHomeBeforeEveryTurnAndSettlesEachOnce(t *testing.T) {
 	}
 	for i, in := range f.turnSeen {
 		// The record comes from Begin, through the workflow, to the worker.
-		if got, want := string(in.Record), fmt.Sprintf("record before turn %d", i+1); got != want {
+		if got, want := string(in.Record.Data), fmt.Sprintf("record before turn %d", i+1); got != want {
 			t.Errorf("turn %d got record %q, want %q", i+1, got, want)
 		}
 		info := f.infos[i]

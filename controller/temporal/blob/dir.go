@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -20,6 +21,9 @@ type Dir struct{ root string }
 
 // OpenDir opens (and makes) the store at root.
 func OpenDir(root string) (*Dir, error) {
+	if root == "" || strings.Contains(root, "://") {
+		return nil, fmt.Errorf("%q: a blob store kept here is a directory", root)
+	}
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, err
