@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/walkie-sh/walkie/controller/temporal/blob"
-	"github.com/walkie-sh/walkie/controller/tree"
 )
 
 // A directory travels as a tar archive of its files and symlinks (their
@@ -50,6 +49,8 @@ func packOne(tw *tar.Writer, f packed) error {
 			return err
 		}
 		return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: f.name, Linkname: target, Mode: 0o777})
+	case fi.IsDir():
+		return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: f.name + "/", Mode: int64(fi.Mode().Perm())})
 	case !fi.Mode().IsRegular():
 		return nil
 	}
@@ -66,17 +67,19 @@ func packOne(tw *tar.Writer, f packed) error {
 	return err
 }
 
-// packDir is every file and symlink under dir, named relative to it.
+// packDir is every file, symlink and directory under dir, named relative
+// to it: a sandbox's empty directory is where the agent is to write.
 func packDir(dir string) ([]packed, error) {
-	paths, err := tree.Walk(dir, nil)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]packed, len(paths))
-	for i, p := range paths {
-		out[i] = packed{name: p, src: filepath.Join(dir, filepath.FromSlash(p))}
-	}
-	return out, nil
+	var out []packed
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		out = append(out, packed{name: filepath.ToSlash(rel), src: p})
+		return err
+	})
+	return out, err
 }
 
 // unpack writes the archive r into dst, whose entries must be plain
@@ -103,7 +106,7 @@ func unpack(r io.Reader, dst string, place func(name string) (string, bool)) err
 		if err != nil {
 			return fmt.Errorf("unpack: %w", err)
 		}
-		name, ok := h.Name, true
+		name, ok := strings.TrimSuffix(h.Name, "/"), true
 		if place != nil {
 			name, ok = place(h.Name)
 		}
@@ -132,6 +135,9 @@ func unpackOne(root *os.Root, r io.Reader, h *tar.Header, name string) error {
 		if err := root.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
+	}
+	if h.Typeflag == tar.TypeDir {
+		return root.MkdirAll(name, 0o755)
 	}
 	// What stands there goes first: a file the agent turned into a link,
 	// or a link into a file, is replaced, never written through.

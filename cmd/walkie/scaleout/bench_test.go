@@ -53,6 +53,7 @@ func runFleet(b *testing.B, name string, workers int) fleetRun {
 	scripts := agentScripts{"alice": converging["alice"], "bob": converging["bob"]}
 	c := &cluster{id: fmt.Sprintf("%s-%d", name, os.Getpid()), marker: blackbox.NewMarker(b), uncounted: true}
 	c.Runner = walkieIn(b, b.TempDir(), c.marker)
+	c.blobs = filepath.Join(b.TempDir(), "blobs")
 	c.queues = []string{"--queue", "alice=" + c.id + "-alice", "--queue", "bob=" + c.id + "-bob"}
 	c.home, c.listen = c.id+"-home", ""
 	c.writeConfig(filepath.Join(c.Dir, "walkie.yaml"), c.Dir, scripts, nil)

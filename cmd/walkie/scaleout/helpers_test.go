@@ -41,6 +41,12 @@ type cluster struct {
 	// uncounted: the agents keep no run counter (a counter file shared by
 	// many debates at once would be torn).
 	uncounted bool
+	// blobs is the home's blob store, which the workers share (one
+	// machine); blobFlags replace it on a worker (the home's URL).
+	blobs     string
+	blobFlags []string
+	// sub is the record's directory under the home's, "" for the home's.
+	sub string
 }
 
 // agentScripts are the fake agents' scripts (YAML) by participant.
@@ -54,6 +60,7 @@ func newCluster(t *testing.T, id string, maxRounds int, scripts agentScripts) *c
 	n := runs.Add(1)
 	c := &cluster{name: id + ".walkie.md", id: fmt.Sprintf("%s-%d-%d", id, os.Getpid(), n), marker: blackbox.NewMarker(t)}
 	c.Runner = walkieIn(t, t.TempDir(), c.marker)
+	c.blobs = filepath.Join(t.TempDir(), "blobs")
 	c.name = c.id + ".walkie.md"
 	participants := slices.Sorted(maps.Keys(scripts))
 	for _, p := range participants {
@@ -87,7 +94,7 @@ func (c *cluster) writeConfig(path, dir string, scripts agentScripts, extra map[
 
 func (c *cluster) path(name string) string { return filepath.Join(c.Dir, name) }
 
-func (c *cluster) stateDir() string { return filepath.Join(c.Dir, ".walkie", c.id) }
+func (c *cluster) stateDir() string { return filepath.Join(c.Dir, c.sub, ".walkie", c.id) }
 
 func (c *cluster) write(name, content string) {
 	c.T.Helper()
@@ -100,31 +107,60 @@ func (c *cluster) write(name, content string) {
 // binaries first on PATH, and the test's marker. What it starts (the home,
 // the workers) the test's end kills.
 func walkieIn(t testing.TB, dir string, m blackbox.Marker) blackbox.Runner {
-	return blackbox.Runner{T: t, Bin: filepath.Join(bin, "walkie"), Dir: dir,
-		Env: append(os.Environ(), blackbox.Env(bin, m)...), Limit: time.Minute}
+	// A state directory of the test's own: the registry of debates and a
+	// default blob store must not be the user's.
+	env := append(os.Environ(), append(blackbox.Env(bin, m), "XDG_STATE_HOME="+t.TempDir())...)
+	return blackbox.Runner{T: t, Bin: filepath.Join(bin, "walkie"), Dir: dir, Env: env, Limit: time.Minute}
 }
 
 // startHome starts walkie serve --engine temporal on the directory.
 func (c *cluster) startHome() *blackbox.Proc {
 	c.T.Helper()
 	return c.Start(append([]string{"serve", "--engine", "temporal", "--temporal", server, "--dir", ".", "--listen", c.listen,
-		"--home-queue", c.home, "--grace", "2s", "--log-format", "json"}, c.queues...)...)
+		"--home-queue", c.home, "--grace", "2s", "--log-format", "json", "--blobs", c.blobs}, c.queues...)...)
 }
 
 // startWorker starts a walkie worker for agents, with its own directory
 // and its own config (the agents' scripts kept there), and more flags.
 func (c *cluster) startWorker(name string, scripts agentScripts, extra map[string]map[string]string, more ...string) (*blackbox.Proc, string) {
 	c.T.Helper()
-	dir := filepath.Join(c.T.TempDir(), name)
+	return c.worker(workerSpec{name: name, scripts: scripts, extra: extra, more: more})
+}
+
+// workerSpec is a worker to start: its name, agents' scripts and keys,
+// its directory (a fresh one when ""), its environment's additions, and
+// more flags.
+type workerSpec struct {
+	name    string
+	scripts agentScripts
+	extra   map[string]map[string]string
+	dir     string
+	env     []string
+	more    []string
+}
+
+func (c *cluster) worker(s workerSpec) (*blackbox.Proc, string) {
+	c.T.Helper()
+	dir := s.dir
+	if dir == "" {
+		dir = filepath.Join(c.T.TempDir(), s.name)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		c.T.Fatal(err)
 	}
 	cfg := filepath.Join(dir, "walkie.yaml")
-	c.writeConfig(cfg, dir, scripts, extra)
-	agents := strings.Join(slices.Sorted(maps.Keys(scripts)), ",")
+	c.writeConfig(cfg, dir, s.scripts, s.extra)
+	agents := strings.Join(slices.Sorted(maps.Keys(s.scripts)), ",")
+	blobs := []string{"--blobs", c.blobs}
+	if c.blobFlags != nil {
+		blobs = c.blobFlags
+	}
 	args := append([]string{"worker", "--temporal", server, "--agents", agents, "--config", cfg, "--dir", filepath.Join(dir, "attempts"),
-		"--identity", name, "--grace", "2s", "--log-format", "json"}, append(c.queues, more...)...)
-	p := c.Start(args...)
+		"--identity", s.name, "--grace", "2s", "--log-format", "json"}, blobs...)
+	args = append(args, append(c.queues, s.more...)...)
+	r := c.Runner
+	r.Env = append(slices.Clone(r.Env), s.env...)
+	p := r.Start(args...)
 	c.waitPolling(p, strings.Count(agents, ",")+1)
 	return p, dir
 }
