@@ -27,9 +27,12 @@ import (
 // protocol and build as this worker's, and a blob store this worker
 // reaches. A mismatch is bad input no other worker of this version fixes.
 func (w *Worker) hello(ctx context.Context, home Hello) error {
-	own := w.carry.hello
+	own, err := w.carry.own(ctx)
 	if home.Protocol != own.Protocol || home.Build != own.Build {
 		return w.badInput(fmt.Errorf("the home runs %s and this worker %s: run the same walkie on the home and on every worker (walkie --version says which)", home, own))
+	}
+	if home.Store != "" && err != nil {
+		return fmt.Errorf("worker %s: %w", w.identity, err) // retried: the home may be starting
 	}
 	if home.Store != "" && home.Store != own.Store {
 		return w.badInput(fmt.Errorf("the home keeps what travels by reference in blob store %s, and this worker's --blobs %s is store %s: give the worker --blobs http://HOME:PORT (the home's --blob-listen) or the directory the home's --blobs names, shared",
@@ -41,7 +44,7 @@ func (w *Worker) hello(ctx context.Context, home Hello) error {
 // checkWorker checks a worker's result at home, for a worker that did
 // not check the home (one older than the check).
 func (h *Home) checkWorker(worker string, r Hello) error {
-	own := h.carry.hello
+	own := h.carry.says()
 	if r.Protocol != own.Protocol || r.Build != own.Build {
 		who := r.String()
 		if r.Protocol == 0 {

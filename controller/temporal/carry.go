@@ -3,9 +3,11 @@ package temporal
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"sync"
 
 	"github.com/walkie-sh/walkie/controller/temporal/blob"
 )
@@ -14,20 +16,44 @@ import (
 // when small, else through the blob store both sides reach.
 type carrier struct {
 	store blob.Store // nil: only what fits inline travels
-	hello Hello      // this side's, the store's id in it
+
+	mu    sync.Mutex
+	hello Hello // this side's; the store's id in it once known
 }
 
-// newCarrier is a carrier over store, which names itself in hello.
+// newCarrier is a carrier over store, which names itself in its Hello. A
+// store it cannot reach yet (a worker started before its home) is asked
+// again when an activity needs its id; one that refuses this side's
+// token is an error now.
 func newCarrier(ctx context.Context, store blob.Store, build string) (*carrier, error) {
 	c := &carrier{store: store, hello: Hello{Protocol: Protocol, Build: build}}
-	if store != nil {
-		id, err := store.ID(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("blob store %s: %w", store.Where(), err)
-		}
-		c.hello.Store = id
+	if _, err := c.own(ctx); errors.Is(err, blob.ErrRefused) {
+		return nil, err
 	}
 	return c, nil
+}
+
+// own is this side's Hello, with its store's id; an error when the store
+// cannot be reached now.
+func (c *carrier) own(ctx context.Context) (Hello, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.store == nil || c.hello.Store != "" {
+		return c.hello, nil
+	}
+	id, err := c.store.ID(ctx)
+	if err != nil {
+		return c.hello, fmt.Errorf("blob store %s: %w", c.store.Where(), err)
+	}
+	c.hello.Store = id
+	return c.hello, nil
+}
+
+// says is this side's Hello as it stands, for a result.
+func (c *carrier) says() Hello {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.hello
 }
 
 // noStore is the error for what is too big to travel inline without a

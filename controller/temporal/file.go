@@ -125,7 +125,7 @@ func (r relocation) text(s string) string { return strings.ReplaceAll(s, r.from,
 
 // fileOutput gathers what goes home.
 func (w *Worker) fileOutput(ctx context.Context, r engine.FileResult) (FileOutput, error) {
-	out := FileOutput{Hello: w.carry.hello, Session: r.Result, Wrote: r.Wrote, Changed: r.Changed, Worker: w.identity, Size: r.File.Size}
+	out := FileOutput{Hello: w.carry.says(), Session: r.Result, Wrote: r.Wrote, Changed: r.Changed, Worker: w.identity, Size: r.File.Size}
 	if r.Bad != nil {
 		out.Bad = r.Bad.Error()
 	}

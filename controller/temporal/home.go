@@ -236,7 +236,7 @@ func (h *Home) plan(hm *controller.Home) (Plan, error) {
 		return Plan{}, engine.BadInput(fmt.Errorf("prompt for %s: %w", step.Participant, err))
 	}
 	p.Queue = AgentQueue(a.Name, h.o.Queues)
-	p.Turn = TurnInput{Hello: h.carry.hello, Debate: filepath.Base(hm.Dir()), FileName: filepath.Base(hm.File()), Turn: step.Turn, Round: step.Round,
+	p.Turn = TurnInput{Hello: h.carry.says(), Debate: filepath.Base(hm.Dir()), FileName: filepath.Base(hm.File()), Turn: step.Turn, Round: step.Round,
 		Attempt: step.Attempt, Participant: step.Participant, Agent: a.Name, PromptName: name, PromptSource: cfg.Prompts[name],
 		Prompt: step.Prompt, Timing: timingOf(a.Timing)}
 	if step.Implementer != nil {

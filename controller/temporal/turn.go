@@ -171,7 +171,7 @@ func (w *Worker) turnPrompt(in TurnInput, file string) (string, error) {
 // result gathers what goes home: the agent's version of the file, read no
 // further than the home's judge would read it, and the transcripts.
 func (w *Worker) result(ctx context.Context, file string, before []byte, dir string, res engine.Result, delivery int32) (TurnResult, error) {
-	r := TurnResult{Hello: w.carry.hello, Session: res, Worker: w.identity, Delivery: delivery, Kept: dir}
+	r := TurnResult{Hello: w.carry.says(), Session: res, Worker: w.identity, Delivery: delivery, Kept: dir}
 	limit := int64(len(before)) + int64(walkie.DefaultMaxTurnBytes) + (64 << 10)
 	if m, err := walkie.ReadMeta(file); err == nil {
 		limit = walkie.JudgeLimit(&m, before)

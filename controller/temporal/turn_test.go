@@ -55,7 +55,7 @@ const testBuild = "v0.0.0-test"
 
 // homeHello is what a home of the test build, keeping its blobs where w
 // reads them, says.
-func homeHello(w *Worker) Hello { return w.carry.hello }
+func homeHello(w *Worker) Hello { return w.carry.says() }
 
 // turnInput is turn 1 of a fresh record, as the home of w plans it.
 func turnInput(t *testing.T, w *Worker) TurnInput {
@@ -139,7 +139,7 @@ func TestTurnRunsOnACopyWithAPromptForItsPath(t *testing.T) {
 	if !strings.HasPrefix(r.Kept, w.o.Dir) || !bytes.Contains(text, []byte("prompt: Write turn 1 of "+copyPath+" as alice.")) {
 		t.Fatalf("the prompt did not name the worker's copy %s; transcript:\n%s", copyPath, text)
 	}
-	if r.Worker != "test-worker" || r.Session.Worker != "test-worker" || r.Session.ExitCode != 0 || r.Hello != w.carry.hello {
+	if r.Worker != "test-worker" || r.Session.Worker != "test-worker" || r.Session.ExitCode != 0 || r.Hello != w.carry.says() {
 		t.Fatalf("result %+v", r.Session)
 	}
 	if _, err := os.Stat(filepath.Join(r.Kept, "work")); !errors.Is(err, os.ErrNotExist) {

@@ -105,7 +105,10 @@ func NewWorker(o WorkerOptions) (*Worker, error) {
 	}
 	carry, err := newCarrier(context.Background(), o.Blobs, o.Version)
 	if err != nil {
-		return nil, fmt.Errorf("--blobs: %w (a worker must reach the home's blob store: the home's --blob-listen URL, or the directory its --blobs names)", err)
+		return nil, engine.BadInput(fmt.Errorf("--blobs %s: %w (give the home's --blob-token)", o.Blobs.Where(), err))
+	}
+	if _, err := carry.own(context.Background()); err != nil {
+		o.Log.Warn("the home's blob store does not answer yet; each turn asks again", zap.String("blobs", o.Blobs.Where()), zap.Error(err))
 	}
 	return &Worker{o: o, log: o.Log.Named("worker"), eng: engine.New(o.Config, o.Log), carry: carry, repos: repos, identity: o.Identity}, nil
 }

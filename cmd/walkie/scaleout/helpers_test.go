@@ -56,6 +56,13 @@ type agentScripts map[string]string
 // (in sorted order), approved, with a home config that knows each agent.
 func newCluster(t *testing.T, id string, maxRounds int, scripts agentScripts) *cluster {
 	t.Helper()
+	return newClusterWith(t, id, maxRounds, scripts, "")
+}
+
+// newClusterWith is newCluster with more front matter (YAML lines), set
+// before the briefing is approved.
+func newClusterWith(t *testing.T, id string, maxRounds int, scripts agentScripts, meta string) *cluster {
+	t.Helper()
 	needServer(t)
 	n := runs.Add(1)
 	c := &cluster{name: id + ".walkie.md", id: fmt.Sprintf("%s-%d-%d", id, os.Getpid(), n), marker: blackbox.NewMarker(t)}
@@ -71,6 +78,13 @@ func newCluster(t *testing.T, id string, maxRounds int, scripts agentScripts) *c
 	c.writeConfig(filepath.Join(c.Dir, "walkie.yaml"), c.Dir, scripts, nil)
 	c.write("briefing.md", "Should the test pass? One turn each.\n\n## What a sign-off means\nYou agree it passes.\n")
 	c.MustRun(0, "init", c.name, "--agents", strings.Join(participants, ","), "--max-rounds", strconv.Itoa(maxRounds), "--briefing", "briefing.md")
+	if meta != "" {
+		b, err := os.ReadFile(c.path(c.name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.write(c.name, strings.Replace(string(b), "\n---\n", "\n"+meta+"---\n", 1))
+	}
 	c.MustRun(0, "brief", "approve", c.name, "--yes")
 	t.Cleanup(c.marker.Kill)
 	return c
@@ -113,11 +127,13 @@ func walkieIn(t testing.TB, dir string, m blackbox.Marker) blackbox.Runner {
 	return blackbox.Runner{T: t, Bin: filepath.Join(bin, "walkie"), Dir: dir, Env: env, Limit: time.Minute}
 }
 
-// startHome starts walkie serve --engine temporal on the directory.
-func (c *cluster) startHome() *blackbox.Proc {
+// startHome starts walkie serve --engine temporal on the directory, with
+// more flags.
+func (c *cluster) startHome(more ...string) *blackbox.Proc {
 	c.T.Helper()
-	return c.Start(append([]string{"serve", "--engine", "temporal", "--temporal", server, "--dir", ".", "--listen", c.listen,
-		"--home-queue", c.home, "--grace", "2s", "--log-format", "json", "--blobs", c.blobs}, c.queues...)...)
+	args := append([]string{"serve", "--engine", "temporal", "--temporal", server, "--dir", ".", "--listen", c.listen,
+		"--home-queue", c.home, "--grace", "2s", "--log-format", "json", "--blobs", c.blobs}, c.queues...)
+	return c.Start(append(args, more...)...)
 }
 
 // startWorker starts a walkie worker for agents, with its own directory

@@ -51,6 +51,9 @@ type Store interface {
 // ErrNotFound: the store has no such blob.
 var ErrNotFound = errors.New("no such blob")
 
+// ErrRefused: the store refused this side's token.
+var ErrRefused = errors.New("refused: the token is not the store's")
+
 // ErrTooLarge: a blob over Max.
 var ErrTooLarge = fmt.Errorf("over the limit of %d bytes for one blob", Max)
 

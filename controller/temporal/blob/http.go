@@ -105,8 +105,11 @@ func (s *Remote) do(ctx context.Context, method, path string, body io.Reader) (*
 		defer resp.Body.Close()
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 		err := fmt.Errorf("blob store %s: %s %s: %s: %s", s.base, method, path, resp.Status, strings.TrimSpace(string(msg)))
-		if resp.StatusCode == http.StatusNotFound {
+		switch resp.StatusCode {
+		case http.StatusNotFound:
 			err = fmt.Errorf("%w: %w", err, ErrNotFound)
+		case http.StatusUnauthorized:
+			err = fmt.Errorf("%w: %w", err, ErrRefused)
 		}
 		return nil, err
 	}
