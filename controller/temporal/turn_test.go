@@ -221,34 +221,57 @@ func TestTurnTakesTheHomesTiming(t *testing.T) {
 // next start ends it and removes the attempt's copy.
 func TestWorkerStartEndsSessionsLeftBehind(t *testing.T) {
 	w := newTestWorker(t, `[true]`, "")
-	cmd := exec.Command("sleep", "60")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	start := func(attr *syscall.SysProcAttr, env ...string) (*exec.Cmd, chan struct{}) {
+		cmd := exec.Command("sleep", "60")
+		cmd.SysProcAttr, cmd.Env = attr, append(os.Environ(), env...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		t.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
+		return cmd, done
+	}
+	sid := session.NewID()
+	// The session's leader, in its group; and a helper it left that moved
+	// to a session of its own, found only by the session's id in its
+	// environment; and the session's private HOME and TMPDIR.
+	lead, leadDone := start(&syscall.SysProcAttr{Setpgid: true})
+	_, helperDone := start(&syscall.SysProcAttr{Setsid: true}, session.SessionVar+"="+sid)
+	private := []string{filepath.Join(os.TempDir(), "walkie-home-"+sid), filepath.Join(os.TempDir(), "walkie-tmp-"+sid)}
+	for _, d := range private {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sandbox, err := os.MkdirTemp("", "walkie-review-")
+	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	t.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
 	dir := filepath.Join(w.o.Dir, "d", "0001-alice-1.1")
 	if err := os.MkdirAll(filepath.Join(dir, "work"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	id, err := session.Identify(cmd.Process.Pid)
+	id, err := session.Identify(lead.Process.Pid)
 	if err != nil {
 		t.Skipf("no process identity here: %v", err)
 	}
-	b, _ := json.Marshal(sessionNote{ProcIdentity: id})
+	b, _ := json.Marshal(sessionNote{ProcIdentity: id, Session: sid, Sandbox: sandbox})
 	if err := os.WriteFile(filepath.Join(dir, sessionFile), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	w.cleanStale()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the session left behind is still running")
+	for what, done := range map[string]chan struct{}{"the session left behind": leadDone, "the helper it left": helperDone} {
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s is still running", what)
+		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, "work")); !errors.Is(err, os.ErrNotExist) {
-		t.Fatal("the copy of the record is left")
+	for _, p := range append(private, sandbox, filepath.Join(dir, "work"), filepath.Join(dir, sessionFile)) {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s is left", p)
+		}
 	}
 }
 
