@@ -64,6 +64,10 @@ func runTemporalWorker(c *cli.Context) error {
 	if err := temporal.CheckAgents(cfg, agents); err != nil {
 		return withCode(exitBadInput, err)
 	}
+	blobs, err := blob.Open(cmp.Or(c.String("blobs"), temporal.DefaultBlobDir()), c.String("blob-token"))
+	if err != nil {
+		return withCode(exitBadInput, err)
+	}
 	ctx, cancel := signal.NotifyContext(c.Context, syscall.SIGTERM, syscall.SIGINT)
 	defer cancel()
 	client, err := temporal.Dial(ctx, temporalConnection(c), log)
@@ -74,10 +78,6 @@ func runTemporalWorker(c *cli.Context) error {
 	dir := c.String("dir")
 	if dir == "" {
 		dir = temporal.DefaultWorkerDir()
-	}
-	blobs, err := blob.Open(cmp.Or(c.String("blobs"), temporal.DefaultBlobDir()), c.String("blob-token"))
-	if err != nil {
-		return withCode(exitBadInput, err)
 	}
 	w, err := temporal.NewWorker(temporal.WorkerOptions{Client: client, Agents: agents, Queues: queues,
 		Config: cfg, Dir: dir, Repos: c.StringSlice("repo"), Identity: c.String("identity"), Grace: c.Duration("grace"),
@@ -95,6 +95,13 @@ func newHome(c *cli.Context, cfg *config.Config, log *zap.Logger) (remoteHome, e
 	if err != nil {
 		return nil, withCode(exitBadInput, err)
 	}
+	blobs, err := blob.OpenDir(cmp.Or(c.String("blobs"), temporal.DefaultBlobDir()))
+	if err != nil {
+		return nil, withCode(exitBadInput, fmt.Errorf("--blobs: %w", err))
+	}
+	if err := temporal.CheckBlobListen(c.String("blob-listen"), c.String("blob-token")); err != nil {
+		return nil, withCode(exitBadInput, err)
+	}
 	client, err := temporal.Dial(c.Context, temporalConnection(c), log)
 	if err != nil {
 		return nil, err
@@ -102,13 +109,6 @@ func newHome(c *cli.Context, cfg *config.Config, log *zap.Logger) (remoteHome, e
 	queue := c.String("home-queue")
 	if queue == "" {
 		queue = temporal.DefaultHomeQueue(c.String("dir"))
-	}
-	blobs, err := blob.OpenDir(cmp.Or(c.String("blobs"), temporal.DefaultBlobDir()))
-	if err != nil {
-		return nil, withCode(exitBadInput, fmt.Errorf("--blobs: %w", err))
-	}
-	if err := temporal.CheckBlobListen(c.String("blob-listen"), c.String("blob-token")); err != nil {
-		return nil, withCode(exitBadInput, err)
 	}
 	home, err := temporal.NewHome(temporal.HomeOptions{Client: client, Queue: queue, Queues: queues, Config: cfg, Blobs: blobs,
 		BlobListen: c.String("blob-listen"), BlobToken: c.String("blob-token"), Version: handoffVersion(), Log: log})
