@@ -461,8 +461,12 @@ func TestSessionWorkflowSaysHowTheSessionEnded(t *testing.T) {
 		{"auth, with its attempt", func(context.Context, FileInput) (FileOutput, error) {
 			return FileOutput{}, temporalsdk.NewApplicationErrorWithOptions("no", "auth", temporalsdk.ApplicationErrorOptions{Details: []any{result}})
 		}, false, func(o SessionOutput) bool { return o.Result != nil && o.Result.Worker == "w" }, false},
-		{"lost", func(context.Context, FileInput) (FileOutput, error) { return FileOutput{}, temporalsdk.NewHeartbeatTimeoutError() },
-			false, func(o SessionOutput) bool { return o.Result == nil && strings.Contains(o.Lost, "no worker could deliver") }, false},
+		{"lost", func(context.Context, FileInput) (FileOutput, error) {
+			return FileOutput{}, temporalsdk.NewHeartbeatTimeoutError()
+		},
+			false, func(o SessionOutput) bool {
+				return o.Result == nil && strings.Contains(o.Lost, "no worker could deliver")
+			}, false},
 		{"bad input", func(context.Context, FileInput) (FileOutput, error) {
 			return FileOutput{}, temporalsdk.NewNonRetryableApplicationError("worker w: start cy: not found", ErrTypeBadInput, nil)
 		}, false, nil, true},

@@ -263,4 +263,3 @@ func TestRoundTableDeadlocksAsLocally(t *testing.T) {
 	}
 	c.sameReport(c.twin(fresh, agents, 14))
 }
-
