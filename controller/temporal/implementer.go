@@ -61,8 +61,11 @@ func (w *Worker) copyWorkspace(ctx context.Context, in TurnInput, work string) (
 		return nil, fmt.Errorf("the implementer's workspace: %w", err)
 	}
 	defer rc.Close()
-	if err := os.MkdirAll(ws.phases, 0o755); err != nil {
-		return nil, err
+	// An empty workspace packs to nothing, and is a workspace still.
+	for _, d := range []string{ws.phases, ws.root} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
 	}
 	err = unpack(rc, work, func(name string) (string, bool) {
 		if p, ok := strings.CutPrefix(name, packedWorkspace+"/"); ok {

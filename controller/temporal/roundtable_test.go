@@ -190,6 +190,16 @@ func TestImplementerTurnChangesACopyOfTheWorkspace(t *testing.T) {
 	if ents, _ := os.ReadDir(back); len(ents) != 1 {
 		t.Fatalf("more than the change came back: %v", ents)
 	}
+	// An empty workspace (an empty directory at home packs to nothing) is
+	// a workspace the agent can write in.
+	var none bytes.Buffer
+	must(t, pack(&none, nil))
+	in.Implementer.Files = Blob{Data: none.Bytes()}
+	r, err = runTurnActivity(t, w, in, nil)
+	must(t, err)
+	if r.Workspace == nil || !slices.Equal(r.Workspace.Changed, []tree.Change{{Path: "calc", Kind: tree.Added}}) {
+		t.Fatalf("in an empty workspace: %+v (%s)", r.Workspace, got(t, w, &r.Text))
+	}
 }
 
 // At home, what a remote implementer changed goes into the workspace, and
@@ -242,4 +252,32 @@ func regexpFind(s, re string) string {
 		return ""
 	}
 	return m[1]
+}
+
+// A session's workflow id is the same for the same attempt of the same
+// homing of a debate (a restarted home finds the session it started), and
+// another for a debate homed anew under the same id (made again, or taken
+// back and homed again), which must never find the sessions of the one
+// before and record their results.
+func TestSessionIDsAreTheHomings(t *testing.T) {
+	dir := t.TempDir()
+	in := FileInput{Debate: "rt", Role: "reviewer", Turn: 2, Agent: "cy", Attempt: 1}
+	mark := func(since time.Time) string {
+		t.Helper()
+		must(t, controller.MarkHome(dir, controller.HomeMark{Engine: EngineName, Queue: "q", Since: since}))
+		id, err := sessionID(dir, in)
+		must(t, err)
+		return id
+	}
+	first := mark(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
+	if again := mark(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)); again != first {
+		t.Fatalf("the same homing: %q, then %q", first, again)
+	}
+	if anew := mark(time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)); anew == first || !strings.HasPrefix(anew, "rt/") {
+		t.Fatalf("homed anew: %q, first %q", anew, first)
+	}
+	in.Attempt = 2
+	if next, _ := sessionID(dir, in); next == first {
+		t.Fatal("the next attempt has the same id")
+	}
 }

@@ -116,7 +116,10 @@ func (h *Home) runFile(ctx context.Context, file string, fa engine.FileAttempt) 
 		return engine.FileResult{}, err
 	}
 	start, heartbeat := turnTimeouts(j.Agent.Timing)
-	id := sessionID(in)
+	id, err := sessionID(walkie.StateDir(file, in.Debate), in)
+	if err != nil {
+		return engine.FileResult{}, err
+	}
 	out, err := h.session(ctx, file, id, SessionInput{Queue: AgentQueue(j.Agent.Name, h.o.Queues), StartToClose: start, Heartbeat: heartbeat, File: in})
 	if err != nil {
 		return engine.FileResult{}, err
@@ -129,10 +132,21 @@ func (h *Home) runFile(ctx context.Context, file string, fa engine.FileAttempt) 
 }
 
 // sessionID is the workflow id of one attempt of a round table's
-// session: the debate's id (the debate's own workflow's), the role, the
-// turn, the agent and the attempt.
-func sessionID(in FileInput) string {
-	return fmt.Sprintf("%s/%s-%d-%s-%d", in.Debate, in.Role, in.Turn, in.Agent, in.Attempt)
+// session: the debate's id (its own workflow's), since when this home has
+// it (the home's mark in the state directory dir: a debate made again
+// under the same id, or taken back and homed again, never finds the
+// sessions of the one before), the role, the turn, the agent and the
+// attempt. A home restarted in the middle of a step finds the same id.
+func sessionID(dir string, in FileInput) (string, error) {
+	m, err := controller.ReadHomeMark(dir)
+	if err != nil {
+		return "", err
+	}
+	since := "unhomed"
+	if m != nil {
+		since = m.Since.UTC().Format("20060102T150405.000Z")
+	}
+	return fmt.Sprintf("%s/%s/%s-%d-%s-%d", in.Debate, since, in.Role, in.Turn, in.Agent, in.Attempt), nil
 }
 
 // fileInput is the file attempt as it travels: the sandbox packed, the

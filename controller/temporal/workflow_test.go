@@ -416,10 +416,15 @@ func TestNonRetryableTypesFollowWalkiesRule(t *testing.T) {
 // code without a non-determinism error. A change to the workflow that
 // breaks running debates fails here.
 func TestReplayRecordedHistory(t *testing.T) {
-	r := worker.NewWorkflowReplayer()
-	r.RegisterWorkflowWithOptions(Debate, workflow.RegisterOptions{Name: WorkflowName})
-	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/converge.history.json"); err != nil {
-		t.Fatal(err)
+	// converge: a debate on two workers, recorded with protocol 1 (its
+	// records are bytes, not Blobs); roundtable: a round table with its
+	// phases, approvals and two rounds.
+	for _, name := range []string{"converge", "roundtable"} {
+		r := worker.NewWorkflowReplayer()
+		r.RegisterWorkflowWithOptions(Debate, workflow.RegisterOptions{Name: WorkflowName})
+		if err := r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/"+name+".history.json"); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
 	}
 }
 

@@ -162,6 +162,7 @@ func TestRoundTableWithPhasesConvergesAcrossThreeWorkers(t *testing.T) {
 		t.Fatalf("%d attempts, want 8:\n%s", len(recs), blackbox.Dump(recs))
 	}
 	c.sameReport(c.twin(fresh, tableAgents, 0))
+	replay(t, c.history(), "roundtable")
 }
 
 // A reviewer's worker SIGKILLed while the reviewer writes its verdict:
