@@ -46,15 +46,15 @@ govern the session. While the agent runs, the worker heartbeats the output's
 size and latest line; a worker that dies is noticed within the heartbeat
 timeout (the agent's stall window, between 5s and 1m) and the turn goes to
 another worker. The agent's version of the file, the session's result and
-the transcript (first and last 128 KiB; the whole of it stays in --dir) go
-back to the home, which judges and records the turn.
+the transcripts (whole; a copy stays in --dir) go back to the home, which
+judges and records the turn.
 
 Debates that run in git worktrees (workspace: worktree): give the worker a
 clone of each repository with --repo PATH (repeatable). The home sends the
 commit the turn starts at and its branch (walkie/ID/turn-N); the worker
 fetches the commit from the clone's origin if the clone lacks it, makes the
 worktree under --dir, runs the agent there, removes it afterwards, and sends
-what the agent committed home as a git bundle (at most 1 MiB), where it
+what the agent committed home as a git bundle (at most 1 GiB), where it
 becomes the turn's branch.
 
 A round table's implementer works on a copy of the workspace the home
