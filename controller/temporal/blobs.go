@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"time"
 
 	"go.uber.org/zap"
@@ -27,15 +25,7 @@ const BlobKeep = 7 * 24 * time.Hour
 // DefaultBlobDir is the blob store when --blobs is not given: walkie/blobs
 // under the user's state directory, which a home and the workers on its
 // own machine share.
-func DefaultBlobDir() string {
-	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
-		return filepath.Join(d, "walkie", "blobs")
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(home, ".local", "state", "walkie", "blobs")
-	}
-	return filepath.Join(os.TempDir(), "walkie-blobs")
-}
+func DefaultBlobDir() string { return stateDir("blobs") }
 
 // CheckBlobListen refuses to serve the blob store beyond loopback without
 // a token: it holds every debate's records and workspaces.

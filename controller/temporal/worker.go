@@ -225,14 +225,18 @@ func (w *Worker) cleanStale() {
 
 // DefaultWorkerDir is where a worker keeps attempts when --dir is not
 // given: walkie/worker under the user's state directory.
-func DefaultWorkerDir() string {
+func DefaultWorkerDir() string { return stateDir("worker") }
+
+// stateDir is walkie/NAME under the user's state directory
+// ($XDG_STATE_HOME, else ~/.local/state).
+func stateDir(name string) string {
 	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
-		return filepath.Join(d, "walkie", "worker")
+		return filepath.Join(d, "walkie", name)
 	}
 	if home, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(home, ".local", "state", "walkie", "worker")
+		return filepath.Join(home, ".local", "state", "walkie", name)
 	}
-	return filepath.Join(os.TempDir(), "walkie-worker")
+	return filepath.Join(os.TempDir(), "walkie-"+name)
 }
 
 // ParseAgents reads --agents a,b,c.

@@ -136,19 +136,6 @@ func Debate(ctx workflow.Context, in DebateInput) (Ended, error) {
 // It returns nil, nil when the halt came before any worker took the turn,
 // and an error when the turn cannot run until something changes.
 func runTurn(ctx workflow.Context, p Plan, b Began, halts workflow.ReceiveChannel) (*SettleInput, error) {
-	tctx, cancel := workflow.WithCancel(ctx)
-	defer cancel()
-	tctx = workflow.WithActivityOptions(tctx, workflow.ActivityOptions{
-		TaskQueue:           p.Queue,
-		StartToCloseTimeout: p.StartToClose,
-		HeartbeatTimeout:    p.Heartbeat,
-		// The worker ends the session on a cancel and reports the attempt
-		// as halted: wait for that report rather than drop it.
-		WaitForCancellation: true,
-		RetryPolicy: &temporalsdk.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
-			MaximumAttempts: turnDeliveries, NonRetryableErrorTypes: nonRetryable()},
-		Summary: fmt.Sprintf("turn %d · %s, attempt %d", p.Ref.Turn, p.Ref.Participant, p.Ref.Attempt),
-	})
 	in := p.Turn
 	in.Record, in.Worktree = b.Record, b.Worktree
 	if in.Implementer != nil && b.Implementer != nil {
@@ -156,17 +143,8 @@ func runTurn(ctx workflow.Context, p Plan, b Began, halts workflow.ReceiveChanne
 		it.Files = *b.Implementer
 		in.Implementer = &it
 	}
-	f := workflow.ExecuteActivity(tctx, ActTurn, in)
-	done := false
-	sel := workflow.NewSelector(ctx)
-	sel.AddFuture(f, func(workflow.Future) { done = true })
-	sel.AddReceive(halts, func(c workflow.ReceiveChannel, _ bool) {
-		c.Receive(ctx, nil)
-		cancel()
-	})
-	for !done {
-		sel.Select(ctx)
-	}
+	f := sessionActivity(ctx, halts, ActTurn, in, p.Queue, p.StartToClose, p.Heartbeat,
+		fmt.Sprintf("turn %d · %s, attempt %d", p.Ref.Turn, p.Ref.Participant, p.Ref.Attempt))
 	// Halts that came while the turn ran are spent: the next Decide reads
 	// the halt from the state.
 	drain(halts)
@@ -204,6 +182,38 @@ func failedTurn(err error) (*SettleInput, error) {
 	return &SettleInput{Lost: fmt.Sprintf("no worker could deliver the turn in %d tries: %v", turnDeliveries, err)}, nil
 }
 
+// sessionActivity runs an activity that runs an agent's session on its
+// queue (a turn, a round table's file attempt) and waits for it to end: a
+// lost worker's delivery is retried on another, up to turnDeliveries; an
+// outcome walkie never retries is not; a halt signal cancels it, and the
+// worker ends the session and answers with the halted attempt, which is
+// waited for rather than dropped. The future it returns is done.
+func sessionActivity(ctx workflow.Context, halts workflow.ReceiveChannel, name string, in any, queue string, startToClose, heartbeat time.Duration, summary string) workflow.Future {
+	actx, cancel := workflow.WithCancel(ctx)
+	defer cancel()
+	actx = workflow.WithActivityOptions(actx, workflow.ActivityOptions{
+		TaskQueue:           queue,
+		StartToCloseTimeout: startToClose,
+		HeartbeatTimeout:    heartbeat,
+		WaitForCancellation: true,
+		RetryPolicy: &temporalsdk.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
+			MaximumAttempts: turnDeliveries, NonRetryableErrorTypes: nonRetryable()},
+		Summary: summary,
+	})
+	f := workflow.ExecuteActivity(actx, name, in)
+	done := false
+	sel := workflow.NewSelector(ctx)
+	sel.AddFuture(f, func(workflow.Future) { done = true })
+	sel.AddReceive(halts, func(c workflow.ReceiveChannel, _ bool) {
+		c.Receive(ctx, nil)
+		cancel()
+	})
+	for !done {
+		sel.Select(ctx)
+	}
+	return f
+}
+
 // drain takes every signal waiting on c.
 func drain(c workflow.ReceiveChannel) {
 	for c.ReceiveAsync(nil) {
@@ -237,28 +247,8 @@ func tableContext(ctx workflow.Context) workflow.Context {
 // that died meanwhile finds it again by its id.
 func Session(ctx workflow.Context, in SessionInput) (SessionOutput, error) {
 	halts := workflow.GetSignalChannel(ctx, SignalHalt)
-	actx, cancel := workflow.WithCancel(ctx)
-	defer cancel()
-	actx = workflow.WithActivityOptions(actx, workflow.ActivityOptions{
-		TaskQueue:           in.Queue,
-		StartToCloseTimeout: in.StartToClose,
-		HeartbeatTimeout:    in.Heartbeat,
-		WaitForCancellation: true,
-		RetryPolicy: &temporalsdk.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
-			MaximumAttempts: turnDeliveries, NonRetryableErrorTypes: nonRetryable()},
-		Summary: fmt.Sprintf("%s · %s, attempt %d", in.File.Role, in.File.Agent, in.File.Attempt),
-	})
-	f := workflow.ExecuteActivity(actx, ActFile, in.File)
-	done := false
-	sel := workflow.NewSelector(ctx)
-	sel.AddFuture(f, func(workflow.Future) { done = true })
-	sel.AddReceive(halts, func(c workflow.ReceiveChannel, _ bool) {
-		c.Receive(ctx, nil)
-		cancel()
-	})
-	for !done {
-		sel.Select(ctx)
-	}
+	f := sessionActivity(ctx, halts, ActFile, in.File, in.Queue, in.StartToClose, in.Heartbeat,
+		fmt.Sprintf("%s · %s, attempt %d", in.File.Role, in.File.Agent, in.File.Attempt))
 	var r FileOutput
 	err := f.Get(ctx, &r)
 	out := SessionOutput{At: workflow.Now(ctx)}
