@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -281,7 +282,7 @@ func TestActionLints(t *testing.T) {
 // reviewFlags are walkie review's flag names.
 func reviewFlags() []string {
 	var names []string
-	for _, f := range reviewCommand().Flags {
+	for _, f := range reviewCommand(newFactory(nil, io.Discard, io.Discard), nil).Flags {
 		names = append(names, f.Names()...)
 	}
 	return names

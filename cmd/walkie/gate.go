@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,12 +10,13 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/walkie-sh/walkie/cmd/walkie/term"
 	mergegate "github.com/walkie-sh/walkie/controller/gate"
 )
 
 var gateSHARe = regexp.MustCompile(`^[0-9a-f]{7,64}$`)
 
-func gateCommand() *cli.Command {
+func gateCommand(f *Factory, runF func(context.Context, *gateOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "gate",
 		Usage:     "the merge gate: exit 0 only if a signed verdict approves this commit and a person acknowledged it",
@@ -43,41 +45,53 @@ EXAMPLES:
 			&cli.StringFlag{Name: "github-repo", EnvVars: []string{"GITHUB_REPOSITORY"}, Usage: "OWNER/NAME of the pull request's repository"},
 			&cli.BoolFlag{Name: "json", Usage: "print the finding as JSON"},
 		},
-		Action: runGate,
+		Action: func(c *cli.Context) error {
+			file, err := recordArg(c)
+			if err != nil {
+				return err
+			}
+			if err := requiredFlag(c, "ref"); err != nil {
+				return err
+			}
+			sha := c.String("ref")
+			if !gateSHARe.MatchString(sha) {
+				return withCode(exitBadInput, fmt.Errorf("--ref %q is not a commit's sha (7 to 64 lower-case hex digits)", sha))
+			}
+			o := &gateOptions{IO: f.IO, JSON: c.Bool("json"),
+				Gate: mergegate.Options{File: file, Ref: sha, Base: c.String("base"), Signers: c.String("signers")}}
+			if n := c.Int("github-pr"); n > 0 {
+				if c.String("github-repo") == "" {
+					return withCode(exitBadInput, errors.New("--github-pr needs --github-repo OWNER/NAME (or GITHUB_REPOSITORY)"))
+				}
+				o.Gate.GitHub = &mergegate.GitHub{API: os.Getenv("GITHUB_API_URL"), Repo: c.String("github-repo"), PR: n, Token: os.Getenv("GITHUB_TOKEN")}
+			}
+			return runWith(c.Context, runF, gateRun, o)
+		},
 	}
 }
 
-func runGate(c *cli.Context) error {
-	file, err := recordArg(c)
+// gateOptions are walkie gate's: the record, the commit to be merged, and
+// whose word counts.
+type gateOptions struct {
+	IO   *IOStreams
+	Gate mergegate.Options
+	JSON bool
+}
+
+func gateRun(ctx context.Context, o *gateOptions) error {
+	sha := o.Gate.Ref
+	d, err := loadVerified(o.Gate.File)
 	if err != nil {
 		return err
 	}
-	if err := requiredFlag(c, "ref"); err != nil {
-		return err
-	}
-	sha := c.String("ref")
-	if !gateSHARe.MatchString(sha) {
-		return withCode(exitBadInput, fmt.Errorf("--ref %q is not a commit's sha (7 to 64 lower-case hex digits)", sha))
-	}
-	o := mergegate.Options{File: file, Ref: sha, Base: c.String("base"), Signers: c.String("signers")}
-	if n := c.Int("github-pr"); n > 0 {
-		if c.String("github-repo") == "" {
-			return withCode(exitBadInput, errors.New("--github-pr needs --github-repo OWNER/NAME (or GITHUB_REPOSITORY)"))
-		}
-		o.GitHub = &mergegate.GitHub{API: os.Getenv("GITHUB_API_URL"), Repo: c.String("github-repo"), PR: n, Token: os.Getenv("GITHUB_TOKEN")}
-	}
-	d, err := loadVerified(file)
-	if err != nil {
-		return err
-	}
-	g, err := mergegate.Check(c.Context, d, o)
+	g, err := mergegate.Check(ctx, d, o.Gate)
 	if errors.Is(err, mergegate.ErrBadInput) {
 		return withCode(exitBadInput, err)
 	}
 	if err != nil {
 		return err
 	}
-	if c.Bool("json") {
+	if o.JSON {
 		out := struct {
 			Open      bool     `json:"open"`
 			Ref       string   `json:"ref"`
@@ -93,15 +107,15 @@ func runGate(c *cli.Context) error {
 		if g.Ack != nil {
 			out.Ack = g.Ack.Marker.Seq
 		}
-		if err := json.NewEncoder(c.App.Writer).Encode(out); err != nil {
+		if err := json.NewEncoder(o.IO.Out).Encode(out); err != nil {
 			return err
 		}
 	}
 	if !g.Open {
 		return withCode(exitRefused, fmt.Errorf("gate shut for %s: %s", sha, g.Why))
 	}
-	if !c.Bool("json") {
-		fmt.Fprintf(c.App.Writer, "gate open for %s: %s\n", sha, g.Why)
+	if !o.JSON {
+		fmt.Fprintf(o.IO.Out, "gate open for %s: %s\n", sha, term.Clean(g.Why))
 	}
 	return nil
 }

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"encoding/json"
+	"context"
 	"fmt"
 	"io"
 	"runtime"
@@ -63,9 +63,7 @@ func readBuildVersion() buildVersion {
 func printVersion(w io.Writer, asJSON bool) error {
 	v := readBuildVersion()
 	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(v)
+		return writeJSON(w, v)
 	}
 	commit := "unknown (built without version control information)"
 	if v.Commit != "" {
@@ -81,7 +79,7 @@ func printVersion(w io.Writer, asJSON bool) error {
 	return nil
 }
 
-func versionCommand() *cli.Command {
+func versionCommand(f *Factory, runF func(context.Context, *versionOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "version",
 		Usage: "print the version, commit and Go version",
@@ -101,7 +99,15 @@ EXAMPLES:
 			if c.NArg() > 0 {
 				return withCode(exitBadInput, fmt.Errorf("version takes no arguments; see `walkie version --help`"))
 			}
-			return printVersion(c.App.Writer, c.Bool("json"))
+			return runWith(c.Context, runF, versionRun, &versionOptions{IO: f.IO, JSON: c.Bool("json")})
 		},
 	}
 }
+
+// versionOptions are walkie version's.
+type versionOptions struct {
+	IO   *IOStreams
+	JSON bool
+}
+
+func versionRun(_ context.Context, o *versionOptions) error { return printVersion(o.IO.Out, o.JSON) }

@@ -39,7 +39,7 @@ func (w *Worker) File(ctx context.Context, in FileInput) (FileOutput, error) {
 	if !ok {
 		return FileOutput{}, w.badInput(fmt.Errorf("the session's file is of kind %q, which this worker cannot check", in.Kind))
 	}
-	agent, err := w.agent(in.Agent, in.Timing)
+	agent, err := w.agent(in.Agent, in.Session, in.Timing)
 	if err != nil {
 		return FileOutput{}, err
 	}
@@ -100,7 +100,7 @@ func (w *Worker) fileJob(ctx context.Context, in FileInput, a *attempt, agent co
 	}
 	return engine.Job{ID: session.NewID(), Agent: agent, Vars: vars, Dir: mv.path(in.Dir), Env: env, Transcript: transcript,
 		Result: mv.path(in.Result), Done: in.Done, Control: a.control, Halted: a.halted.Load, Started: a.started,
-		Output: func(l string) { a.line.Store(l) }}, nil
+		Output: func(l string) { a.line.Store(l) }, Role: in.Session, Reach: mv.reach(in.Reach)}, nil
 }
 
 // relocation moves what names the home's sandbox into the worker's. The
@@ -112,16 +112,45 @@ type relocation struct{ from, to string }
 func relocate(from, to string) relocation { return relocation{filepath.Clean(from), to} }
 
 func (r relocation) path(p string) string {
-	if p == r.from {
-		return r.to
-	}
-	if rest, ok := strings.CutPrefix(p, r.from+string(filepath.Separator)); ok {
-		return filepath.Join(r.to, rest)
+	if q, ok := r.moved(p); ok {
+		return q
 	}
 	return p
 }
 
+// moved is p in the worker's sandbox, and whether p lies in the home's.
+func (r relocation) moved(p string) (string, bool) {
+	if p == r.from {
+		return r.to, true
+	}
+	if rest, ok := strings.CutPrefix(p, r.from+string(filepath.Separator)); ok {
+		return filepath.Join(r.to, rest), true
+	}
+	return p, false
+}
+
 func (r relocation) text(s string) string { return strings.ReplaceAll(s, r.from, r.to) }
+
+// reach is the home's reach moved into the worker's sandbox. A path
+// outside the home's sandbox names the home's machine, not this one: it
+// is dropped from what may be read or written, never granted here; a
+// hidden one stays hidden wherever it points.
+func (r relocation) reach(in session.Reach) session.Reach {
+	inside := func(ps []string) []string {
+		var out []string
+		for _, p := range ps {
+			if q, ok := r.moved(p); ok {
+				out = append(out, q)
+			}
+		}
+		return out
+	}
+	hide := make([]string, len(in.Hide))
+	for i, p := range in.Hide {
+		hide[i] = r.path(p)
+	}
+	return session.Reach{Read: inside(in.Read), Write: inside(in.Write), Hide: hide}
+}
 
 // fileOutput gathers what goes home.
 func (w *Worker) fileOutput(ctx context.Context, r engine.FileResult) (FileOutput, error) {

@@ -12,6 +12,7 @@ import (
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller/roundtable"
 	"github.com/walkie-sh/walkie/controller/tree"
+	"github.com/walkie-sh/walkie/session"
 )
 
 // A round table's implementer changes its workspace. On a worker it
@@ -39,6 +40,14 @@ type copiedWorkspace struct {
 	phases string   // the approved phase files' directory
 	skip   []string // never part of it: the record and its state, when the copy holds them
 	before tree.Manifest
+}
+
+// reach is what the implementer's session reaches in the copy, as
+// roundtable.ImplementerReach says at home: the workspace to change, the
+// approved phase files to read. The hidden tests lie outside the workspace
+// (roundtable.HiddenTests), so they never travel.
+func (ws *copiedWorkspace) reach() session.Reach {
+	return session.Reach{Write: []string{ws.root}, Read: []string{ws.phases}}
 }
 
 // copyWorkspace unpacks the implementer's files around the record's copy

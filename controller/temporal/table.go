@@ -165,7 +165,7 @@ func (h *Home) fileInput(ctx context.Context, file string, fa engine.FileAttempt
 	if err != nil {
 		return FileInput{}, err
 	}
-	return FileInput{Hello: h.carry.says(), Debate: m.ID, Role: r.Role, Turn: r.Turn, Round: r.Round, Attempt: r.Attempt, Agent: j.Agent.Name,
+	return FileInput{Hello: h.carry.says(), Debate: m.ID, Role: r.Role, Session: j.Role, Reach: j.Reach, Turn: r.Turn, Round: r.Round, Attempt: r.Attempt, Agent: j.Agent.Name,
 		Sandbox: packedBox, Home: sandbox, Prompt: j.Vars.Prompt, Dir: j.Dir, Result: j.Result, Done: j.Done, Vars: j.Vars, Env: j.Env,
 		Timing: timingOf(j.Agent.Timing), Kind: fa.Kind, Limit: fa.Limit, Name: fa.Name, Words: fa.Words, Watch: fa.Watch}, nil
 }

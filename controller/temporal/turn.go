@@ -40,7 +40,11 @@ func (w *Worker) Turn(ctx context.Context, in TurnInput) (TurnResult, error) {
 			return TurnResult{}, w.badInput(fmt.Errorf("the turn names %q, which is not a plain file name", name))
 		}
 	}
-	agent, err := w.agent(in.Agent, in.Timing)
+	role := config.RoleDebater
+	if in.Implementer != nil {
+		role = config.RoleImplementer
+	}
+	agent, err := w.agent(in.Agent, role, in.Timing)
 	if err != nil {
 		return TurnResult{}, err
 	}
@@ -76,6 +80,10 @@ func (w *Worker) Turn(ctx context.Context, in TurnInput) (TurnResult, error) {
 		Participant: in.Participant, Agent: agent, Prompt: prompt, StateDir: dir, Control: a.control, Halted: a.halted.Load, ID: id,
 		Started: a.started,
 		Output:  func(l string) { a.line.Store(l) },
+		Role:    role,
+	}
+	if ws != nil {
+		at.Reach = ws.reach()
 	}
 	// Heartbeating already: fetching the start commit may take a while.
 	// The record stays outside the worktree, as at home: the agent
@@ -87,6 +95,7 @@ func (w *Worker) Turn(ctx context.Context, in TurnInput) (TurnResult, error) {
 	defer w.drop(ctx, tr, dir) // on every way out without a result
 	if tr != nil {
 		at.Dir, at.Env = tr.Path, controller.WorktreeEnv(tr.Path, tr.Branch, tr.start)
+		at.Reach = engine.WorktreeReach(tr.Path, tr.repo.Root)
 	}
 	if err := a.starting(id, ""); err != nil {
 		return TurnResult{}, err
@@ -117,13 +126,15 @@ func (w *Worker) Turn(ctx context.Context, in TurnInput) (TurnResult, error) {
 	return r, w.unretried(res, "turn", r)
 }
 
-// agent is the configured agent name as it runs here, with the home's
-// timing: how to run the CLI is this machine's.
-func (w *Worker) agent(name string, t Timing) (config.Agent, error) {
+// agent is the configured agent name as it runs here, with the tools of
+// the session's role and the home's timing: the home's policy for the
+// session; how to run the CLI is this machine's.
+func (w *Worker) agent(name, role string, t Timing) (config.Agent, error) {
 	agent, err := w.o.Config.Agent(name)
 	if err != nil {
 		return agent, w.badInput(fmt.Errorf("no agent %s in its config: %w", name, err))
 	}
+	agent = agent.ForRole(role)
 	agent.Timeout, agent.Stall, agent.Grace, agent.KillGrace = t.Timeout, t.Stall, t.Grace, t.KillGrace
 	return agent, nil
 }

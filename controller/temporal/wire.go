@@ -11,6 +11,7 @@ import (
 	"github.com/walkie-sh/walkie/controller/engine"
 	"github.com/walkie-sh/walkie/controller/temporal/blob"
 	"github.com/walkie-sh/walkie/controller/tree"
+	"github.com/walkie-sh/walkie/session"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -306,8 +307,13 @@ type SessionInput struct {
 // home's sandbox (Home) the worker moves into its own.
 type FileInput struct {
 	Hello
-	Debate                          string
-	Role                            string // reviewer, or the phase's kind
+	Debate string
+	Role   string // reviewer, or the phase's kind
+	// Session is the role the session runs in (config.RoleReviewer,
+	// config.RolePhase): its tools and its sandbox follow from it; Reach
+	// is what it reaches, named in the home's sandbox.
+	Session                         string
+	Reach                           session.Reach
 	Turn, Round, Attempt            int
 	Agent                           string // the configured agent
 	Sandbox                         Blob
