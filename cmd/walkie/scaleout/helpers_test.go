@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,7 +61,7 @@ func newCluster(t *testing.T, id string, maxRounds int, scripts agentScripts) *c
 		c.queues = append(c.queues, "--queue", fmt.Sprintf("%s=%s-%s", p, c.id, p))
 	}
 	c.home = c.id + "-home"
-	c.listen = fmt.Sprintf("127.0.0.1:%d", freePorts(1)[0])
+	c.listen = anyPort
 	c.writeConfig(filepath.Join(c.Dir, "walkie.yaml"), c.Dir, scripts, nil)
 	c.write("briefing.md", "Should the test pass? One turn each.\n\n## What a sign-off means\nYou agree it passes.\n")
 	c.MustRun(0, "init", c.name, "--agents", strings.Join(participants, ","), "--max-rounds", strconv.Itoa(maxRounds), "--briefing", "briefing.md")
@@ -105,11 +106,35 @@ func walkieIn(t testing.TB, dir string, m blackbox.Marker) blackbox.Runner {
 }
 
 // startHome starts walkie serve --engine temporal on the directory.
+// With c.listen set it binds a port of its own choosing and c.listen
+// becomes the address it serves on: a port picked free by the test and
+// bound later may be taken in between (by the dev server's own ports).
 func (c *cluster) startHome() *blackbox.Proc {
 	c.T.Helper()
-	return c.Start(append([]string{"serve", "--engine", "temporal", "--temporal", server, "--dir", ".", "--listen", c.listen,
+	listen := c.listen
+	if listen != "" {
+		listen = anyPort
+	}
+	p := c.Start(append([]string{"serve", "--engine", "temporal", "--temporal", server, "--dir", ".", "--listen", listen,
 		"--home-queue", c.home, "--grace", "2s", "--log-format", "json"}, c.queues...)...)
+	if listen != "" {
+		if err := p.WaitSaid(`"msg":"serving"`, 1, time.Minute); err != nil {
+			c.T.Fatal(err)
+		}
+		m := servingAddr.FindStringSubmatch(p.Stderr())
+		if m == nil {
+			c.T.Fatalf("the home said it serves, but on no address:\n%s", p.Stderr())
+		}
+		c.listen = m[1]
+	}
+	return p
 }
+
+// anyPort asks the home to bind a free port itself.
+const anyPort = "127.0.0.1:0"
+
+// servingAddr finds the address in the home's "serving" log line.
+var servingAddr = regexp.MustCompile(`"msg":"serving".*?"http":"([^"]+)"`)
 
 // startWorker starts a walkie worker for agents, with its own directory
 // and its own config (the agents' scripts kept there), and more flags.
