@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -74,7 +75,7 @@ func newClusterWith(t *testing.T, id string, maxRounds int, scripts agentScripts
 		c.queues = append(c.queues, "--queue", fmt.Sprintf("%s=%s-%s", p, c.id, p))
 	}
 	c.home = c.id + "-home"
-	c.listen = fmt.Sprintf("127.0.0.1:%d", freePorts(1)[0])
+	c.listen = anyPort
 	c.writeConfig(filepath.Join(c.Dir, "walkie.yaml"), c.Dir, scripts, nil)
 	c.write("briefing.md", "Should the test pass? One turn each.\n\n## What a sign-off means\nYou agree it passes.\n")
 	c.MustRun(0, "init", c.name, "--agents", strings.Join(participants, ","), "--max-rounds", strconv.Itoa(maxRounds), "--briefing", "briefing.md")
@@ -128,13 +129,42 @@ func walkieIn(t testing.TB, dir string, m blackbox.Marker) blackbox.Runner {
 }
 
 // startHome starts walkie serve --engine temporal on the directory, with
-// more flags.
+// more flags. With c.listen set it binds a port of its own choosing and
+// c.listen becomes the address it serves on: a port picked free by the
+// test and bound later may be taken in between (by the dev server's own
+// ports).
 func (c *cluster) startHome(more ...string) *blackbox.Proc {
 	c.T.Helper()
-	args := append([]string{"serve", "--engine", "temporal", "--temporal", server, "--dir", ".", "--listen", c.listen,
+	listen := c.listen
+	if listen != "" {
+		listen = anyPort
+	}
+	args := append([]string{"serve", "--engine", "temporal", "--temporal", server, "--dir", ".", "--listen", listen,
 		"--home-queue", c.home, "--grace", "2s", "--log-format", "json", "--blobs", c.blobs}, c.queues...)
-	return c.Start(append(args, more...)...)
+	p := c.Start(append(args, more...)...)
+	if listen != "" {
+		c.listen = c.saidAddr(p, "serving", "http")
+	}
+	return p
 }
+
+// saidAddr waits for p's JSON log line msg and returns the address its
+// key names.
+func (c *cluster) saidAddr(p *blackbox.Proc, msg, key string) string {
+	c.T.Helper()
+	if err := p.WaitSaid(`"msg":"`+msg+`"`, 1, time.Minute); err != nil {
+		c.T.Fatal(err)
+	}
+	re := regexp.MustCompile(`"msg":"` + regexp.QuoteMeta(msg) + `".*?"` + regexp.QuoteMeta(key) + `":"([^"]+)"`)
+	m := re.FindStringSubmatch(p.Stderr())
+	if m == nil {
+		c.T.Fatalf("the home said %q, but on no address:\n%s", msg, p.Stderr())
+	}
+	return m[1]
+}
+
+// anyPort asks the home to bind a free port itself.
+const anyPort = "127.0.0.1:0"
 
 // startWorker starts a walkie worker for agents, with its own directory
 // and its own config (the agents' scripts kept there), and more flags.

@@ -35,7 +35,7 @@ func newTable(t *testing.T, id string, scripts agentScripts, init ...string) *cl
 		c.queues = append(c.queues, "--queue", fmt.Sprintf("%s=%s-%s", p, c.id, p))
 	}
 	c.home = c.id + "-home"
-	c.listen = fmt.Sprintf("127.0.0.1:%d", freePorts(1)[0])
+	c.listen = anyPort
 	c.writeConfig(filepath.Join(c.Dir, "walkie.yaml"), c.Dir, scripts, nil)
 	c.write("briefing.md", "Write work/calc, an integer calculator. Rule 1: results are exact.\n")
 	if err := os.MkdirAll(c.path(filepath.Join(c.sub, "work")), 0o755); err != nil {
@@ -183,7 +183,7 @@ func TestKilledReviewersWorkerIsRedeliveredAndCountedOnce(t *testing.T) {
 	c.startHome()
 	sessiontest.WaitFor(t, 60*time.Second, "cy's review running on w-cy", func() bool {
 		homes, _ := filepath.Glob(filepath.Join(tmp, "walkie-home-*"))
-		return blackbox.Invocations(filepath.Join(firstDir, "cy.state")) >= 1 && len(homes) == 1
+		return blackbox.Invocations(filepath.Join(blackbox.FakeDir(firstDir), "cy.state")) >= 1 && len(homes) == 1
 	})
 	c.startWorker("w-cy2", only(tableAgents, "cy"), nil)
 	first.Kill()

@@ -3,7 +3,6 @@ package scaleout
 import (
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -284,7 +283,7 @@ func TestSecondHomeWithTheSameDebateIDIsRefused(t *testing.T) {
 
 	second := *first
 	second.Dir, second.home = t.TempDir(), first.home+"-second"
-	second.listen = fmt.Sprintf("127.0.0.1:%d", freePorts(1)[0])
+	second.listen = anyPort
 	for _, name := range []string{first.name, "walkie.yaml"} {
 		b, err := os.ReadFile(first.path(name))
 		if err != nil {

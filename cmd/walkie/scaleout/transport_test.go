@@ -36,8 +36,8 @@ func TestFiveMiBRecordRunsATurnOnARemoteWorker(t *testing.T) {
 	c := newClusterWith(t, "bigrec", 3, converging, "max_turn_bytes: 6000000\n")
 	c.write("big.md", bigText(fiveMiB))
 	c.MustRun(0, "post", c.name, "--supervisor", "--body-file", "big.md")
-	addr := fmt.Sprintf("127.0.0.1:%d", freePorts(1)[0])
-	c.startHome("--blob-listen", addr, "--blob-token", "s3cret")
+	home := c.startHome("--blob-listen", anyPort, "--blob-token", "s3cret")
+	addr := c.saidAddr(home, "serving the blob store", "listen")
 	c.blobFlags = []string{"--blobs", "http://" + addr, "--blob-token", "s3cret"}
 	c.startWorker("w", converging, nil)
 	c.waitStatus(walkie.StatusConverged, 90*time.Second)
@@ -161,7 +161,7 @@ func TestWorkerOfAnotherVersionIsRefused(t *testing.T) {
 			t.Errorf("the refusal %q does not say %q", msg, want)
 		}
 	}
-	if st := c.state(); st.Running != nil || len(c.turns()) != 0 || blackbox.Invocations(filepath.Join(dir, "alice.state")) != 0 {
+	if st := c.state(); st.Running != nil || len(c.turns()) != 0 || blackbox.Invocations(filepath.Join(blackbox.FakeDir(dir), "alice.state")) != 0 {
 		t.Fatalf("a refused turn ran: running %+v, %d attempts logged", st.Running, len(c.turns()))
 	}
 	w.Kill()
