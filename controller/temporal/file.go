@@ -35,6 +35,11 @@ func (w *Worker) File(ctx context.Context, in FileInput) (FileOutput, error) {
 			return FileOutput{}, w.badInput(fmt.Errorf("the session names %q, which is not a plain file name", name))
 		}
 	}
+	// A file session reaches its sandbox alone; a debater's or an
+	// implementer's role would add the record and more (engine's reach).
+	if in.Session != config.RoleReviewer && in.Session != config.RolePhase {
+		return FileOutput{}, w.badInput(fmt.Errorf("the session's role is %q, not a reviewer's or a phase's", in.Session))
+	}
 	check, ok := roundtable.FileCheck(in.Kind)
 	if !ok {
 		return FileOutput{}, w.badInput(fmt.Errorf("the session's file is of kind %q, which this worker cannot check", in.Kind))

@@ -87,7 +87,7 @@ func fileInput(t *testing.T, w *Worker) FileInput {
 	must(t, err)
 	must(t, os.RemoveAll(home)) // the worker makes its own
 	verdict := filepath.Join(home, "verdict.json")
-	return FileInput{Hello: homeHello(w), Debate: "d", Role: "reviewer", Turn: 2, Round: 1, Attempt: 1, Agent: "alice", Sandbox: box, Home: home,
+	return FileInput{Hello: homeHello(w), Debate: "d", Role: "reviewer", Session: config.RoleReviewer, Reach: engine.FolderReach(home), Turn: 2, Round: 1, Attempt: 1, Agent: "alice", Sandbox: box, Home: home,
 		Prompt: "Review " + filepath.Join(home, "r.walkie.md") + " and write " + verdict + ".", Dir: home, Result: verdict, Done: "the verdict is in",
 		Vars:   config.Vars{File: filepath.Join(home, "r.walkie.md"), Dir: home, Agent: "alice", Turn: 2, Round: 1},
 		Env:    []string{"WALKIE_VERDICT=" + verdict, "WALKIE_WORKSPACE=" + filepath.Join(home, "workspace")},
@@ -116,11 +116,18 @@ func runFileActivity(t *testing.T, w *Worker, in FileInput) (FileOutput, error) 
 // that sandbox, never the home's; the verdict comes back as read, with
 // what it changed in its copy of the workspace, and nothing is left.
 func TestFileSessionRunsInASandboxOfItsOwn(t *testing.T) {
-	w := newTestWorker(t, `[sh, -c, 'echo "prompt: $0"; echo "cwd: $(pwd)"; echo changed > "$WALKIE_WORKSPACE/x.txt"; rm "$WALKIE_WORKSPACE/y.txt"; printf "{\"verdict\": \"approve\", \"objections\": []}" > "$WALKIE_VERDICT"; sleep 5', "{prompt}"]`, "")
+	// The home's reach names a folder of its machine besides its sandbox:
+	// on the worker that path is another machine's, and is not granted.
+	outside := t.TempDir()
+	w := newTestWorker(t, `[sh, -c, 'echo "prompt: $0"; echo "cwd: $(pwd)"; echo leak > `+outside+`/leak || echo "outside refused"; echo changed > "$WALKIE_WORKSPACE/x.txt"; rm "$WALKIE_WORKSPACE/y.txt"; printf "{\"verdict\": \"approve\", \"objections\": []}" > "$WALKIE_VERDICT"; sleep 5', "{prompt}"]`, "")
 	in := fileInput(t, w)
+	in.Reach.Write = append(in.Reach.Write, outside)
 	out, err := runFileActivity(t, w, in)
 	must(t, err)
 	text := string(got(t, w, &out.Text))
+	if _, err := os.Stat(filepath.Join(outside, "leak")); err == nil || !strings.Contains(text, "outside refused") {
+		t.Fatalf("the session wrote beside the home's sandbox (%v):\n%s", err, text)
+	}
 	if strings.Contains(text, in.Home) || !strings.Contains(text, "prompt: Review /") {
 		t.Fatalf("the session saw the home's sandbox:\n%s", text)
 	}
@@ -140,10 +147,19 @@ func TestFileSessionRunsInASandboxOfItsOwn(t *testing.T) {
 	if _, err := os.Stat(cwd); !os.IsNotExist(err) {
 		t.Fatalf("the sandbox %s is left", cwd)
 	}
-	// A file of a kind this worker cannot check is refused.
-	in.Kind = "poem"
-	if _, err := runFileActivity(t, w, in); err == nil || !strings.Contains(err.Error(), `kind "poem"`) {
+	// A file of a kind this worker cannot check is refused, and so is a
+	// file session in a role that is not one (a debater's reaches more).
+	bad := in
+	bad.Kind = "poem"
+	if _, err := runFileActivity(t, w, bad); err == nil || !strings.Contains(err.Error(), `kind "poem"`) {
 		t.Fatalf("a file of an unknown kind: %v", err)
+	}
+	for _, role := range []string{"", config.RoleDebater, config.RoleImplementer} {
+		bad = in
+		bad.Session = role
+		if _, err := runFileActivity(t, w, bad); err == nil || !strings.Contains(err.Error(), "role") {
+			t.Fatalf("a file session as %q: %v", role, err)
+		}
 	}
 }
 
@@ -152,7 +168,7 @@ func TestFileSessionRunsInASandboxOfItsOwn(t *testing.T) {
 // where the home keeps them; its prompt names the copies; what it
 // changed comes back.
 func TestImplementerTurnChangesACopyOfTheWorkspace(t *testing.T) {
-	w := newTestWorker(t, `[sh, -c, 'echo "prompt: $0"; cat .walkie/d/phases/plan.md; echo integers > work/calc; rm work/old; printf "\n## Turn 1 · alice\nDone.\n" >> "$1"', "{prompt}", "{file}"]`, "")
+	w := newTestWorker(t, `[sh, -c, 'echo "prompt: $0"; cat .walkie/d/phases/plan.md; echo changed >> .walkie/d/phases/plan.md || echo "phases refused"; echo integers > work/calc; rm work/old; printf "\n## Turn 1 · alice\nDone.\n" >> "$1"', "{prompt}", "{file}"]`, "")
 	in := turnInput(t, w)
 	files := t.TempDir()
 	for p, c := range map[string]string{"workspace/calc": "floats\n", "workspace/old": "old\n", "workspace/keep": "keep\n", "phases/plan.md": "# the spec\n"} {
@@ -172,7 +188,7 @@ func TestImplementerTurnChangesACopyOfTheWorkspace(t *testing.T) {
 	text := string(got(t, w, &r.Text))
 	work := filepath.Join(r.Kept, "work")
 	want := "prompt: Work on " + filepath.Join(work, "work") + " as in " + filepath.Join(work, "d.walkie.md") + "; the spec is " + filepath.Join(work, ".walkie", "d", "phases", "plan.md") + "."
-	if !strings.Contains(text, want) || !strings.Contains(text, "# the spec") || strings.Contains(text, "/home/") {
+	if !strings.Contains(text, want) || !strings.Contains(text, "# the spec") || !strings.Contains(text, "phases refused") || strings.Contains(text, "/home/") {
 		t.Fatalf("the session saw:\n%s\nwant %q", text, want)
 	}
 	ws := r.Workspace
