@@ -184,8 +184,8 @@ type agentVersion struct {
 const growthSlack = 64 << 10
 
 // JudgeLimit is the most the judge reads of what an attempt left (and a
-// remote worker sends of it): the
-// record before it, and one turn of the largest size the record allows.
+// remote worker sends of it): the record before it, and one turn of the
+// largest size the record allows.
 func JudgeLimit(m *Meta, snapshot []byte) int64 {
 	return int64(len(snapshot)) + int64(m.TurnLimit()) + growthSlack
 }
