@@ -16,15 +16,7 @@ import (
 // empty directories.
 func TestPackUnpackKeepsADirectory(t *testing.T) {
 	src := t.TempDir()
-	for p, c := range map[string]string{"a.txt": "a", "bin/run.sh": "#!/bin/sh\n", "deep/er/c": "c"} {
-		full := filepath.Join(src, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFiles(t, src, map[string]string{"a.txt": "a", "bin/run.sh": "#!/bin/sh\n", "deep/er/c": "c"})
 	must(t, os.Chmod(filepath.Join(src, "bin/run.sh"), 0o755))
 	must(t, os.Symlink("a.txt", filepath.Join(src, "link")))
 	must(t, os.Mkdir(filepath.Join(src, "empty"), 0o755))

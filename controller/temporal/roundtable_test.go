@@ -76,15 +76,7 @@ func TestWorkerRefusesAHomeItDoesNotMatch(t *testing.T) {
 func fileInput(t *testing.T, w *Worker) FileInput {
 	t.Helper()
 	home := filepath.Join(t.TempDir(), "walkie-review-123456")
-	for p, c := range map[string]string{"r.walkie.md": "the record\n", "workspace/x.txt": "x\n", "workspace/y.txt": "y\n"} {
-		full := filepath.Join(home, p)
-		must(t, os.MkdirAll(filepath.Dir(full), 0o755))
-		must(t, os.WriteFile(full, []byte(c), 0o644))
-	}
-	files, err := packDir(home)
-	must(t, err)
-	box, err := w.carry.putWith(t.Context(), func(wr io.Writer) error { return pack(wr, files) })
-	must(t, err)
+	box := packFiles(t, w, home, map[string]string{"r.walkie.md": "the record\n", "workspace/x.txt": "x\n", "workspace/y.txt": "y\n"})
 	must(t, os.RemoveAll(home)) // the worker makes its own
 	verdict := filepath.Join(home, "verdict.json")
 	return FileInput{Hello: homeHello(w), Debate: "d", Role: "reviewer", Session: config.RoleReviewer, Reach: engine.FolderReach(home), Turn: 2, Round: 1, Attempt: 1, Agent: "alice", Sandbox: box, Home: home,
@@ -94,6 +86,28 @@ func fileInput(t *testing.T, w *Worker) FileInput {
 		Timing: Timing{Timeout: 20 * time.Second, Stall: 10 * time.Second, Grace: 100 * time.Millisecond, KillGrace: 500 * time.Millisecond},
 		Kind:   "verdict", Limit: 64 << 10, Name: "verdict.json", Words: engine.FileWords{Stopped: "review", Written: "verdict recorded", Writer: "reviewer", File: "verdict", Missing: "no verdict file was written"},
 		Watch: "workspace"}
+}
+
+// packFiles writes files (path: content) under dir and packs dir into
+// w's blob store, as a home sends a sandbox or a workspace.
+func packFiles(t *testing.T, w *Worker, dir string, files map[string]string) Blob {
+	t.Helper()
+	writeFiles(t, dir, files)
+	list, err := packDir(dir)
+	must(t, err)
+	b, err := w.carry.putWith(t.Context(), func(wr io.Writer) error { return pack(wr, list) })
+	must(t, err)
+	return b
+}
+
+// writeFiles writes files (path: content) under dir.
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for p, c := range files {
+		full := filepath.Join(dir, p)
+		must(t, os.MkdirAll(filepath.Dir(full), 0o755))
+		must(t, os.WriteFile(full, []byte(c), 0o644))
+	}
 }
 
 func runFileActivity(t *testing.T, w *Worker, in FileInput) (FileOutput, error) {
@@ -170,16 +184,7 @@ func TestFileSessionRunsInASandboxOfItsOwn(t *testing.T) {
 func TestImplementerTurnChangesACopyOfTheWorkspace(t *testing.T) {
 	w := newTestWorker(t, `[sh, -c, 'echo "prompt: $0"; cat .walkie/d/phases/plan.md; echo changed >> .walkie/d/phases/plan.md || echo "phases refused"; echo integers > work/calc; rm work/old; printf "\n## Turn 1 · alice\nDone.\n" >> "$1"', "{prompt}", "{file}"]`, "")
 	in := turnInput(t, w)
-	files := t.TempDir()
-	for p, c := range map[string]string{"workspace/calc": "floats\n", "workspace/old": "old\n", "workspace/keep": "keep\n", "phases/plan.md": "# the spec\n"} {
-		full := filepath.Join(files, p)
-		must(t, os.MkdirAll(filepath.Dir(full), 0o755))
-		must(t, os.WriteFile(full, []byte(c), 0o644))
-	}
-	list, err := packDir(files)
-	must(t, err)
-	packedFiles, err := w.carry.putWith(t.Context(), func(wr io.Writer) error { return pack(wr, list) })
-	must(t, err)
+	packedFiles := packFiles(t, w, t.TempDir(), map[string]string{"workspace/calc": "floats\n", "workspace/old": "old\n", "workspace/keep": "keep\n", "phases/plan.md": "# the spec\n"})
 	in.Implementer = &ImplementerTurn{Template: "Work on {{.Workspace}} as in {{.File}}; the spec is {{.Spec.Path}}.", Files: packedFiles, Workspace: "work",
 		Data: config.ImplementerPromptData{Agent: "alice", File: "/home/d.walkie.md", Workspace: "/home/work",
 			Phases: []config.PhaseFile{{Phase: "plan", Agent: "bob", Path: "/home/.walkie/d/phases/plan.md"}}, Spec: &config.PhaseFile{Phase: "plan", Agent: "bob", Path: "/home/.walkie/d/phases/plan.md"}}}
@@ -227,17 +232,8 @@ func TestLandPutsTheChangesIntoTheWorkspaceOnly(t *testing.T) {
 		Implementer: "impl", Reviewers: []string{"rev"}, Grader: walkie.Command{Shell: "true"}, Workspace: "."}))
 	record, _ := os.ReadFile(file)
 	must(t, os.WriteFile(filepath.Join(dir, "gone"), []byte("x"), 0o644))
-	src := t.TempDir()
-	for p, c := range map[string]string{"calc": "integers\n", "rt.walkie.md": "forged\n", ".walkie/rt/state.json": "{}"} {
-		full := filepath.Join(src, p)
-		must(t, os.MkdirAll(filepath.Dir(full), 0o755))
-		must(t, os.WriteFile(full, []byte(c), 0o644))
-	}
-	list, err := packDir(src)
-	must(t, err)
 	w := newTestWorker(t, `[true]`, "")
-	b, err := w.carry.putWith(t.Context(), func(wr io.Writer) error { return pack(wr, list) })
-	must(t, err)
+	b := packFiles(t, w, t.TempDir(), map[string]string{"calc": "integers\n", "rt.walkie.md": "forged\n", ".walkie/rt/state.json": "{}"})
 	h := &Home{carry: w.carry}
 	hm, err := controller.OpenHome(controller.Options{File: file, Config: config.Default()})
 	must(t, err)
