@@ -129,7 +129,7 @@ func TestKilledWorkersWorktreeIsRemovedOnItsNextStart(t *testing.T) {
 	cfg := filepath.Join(again, "walkie.yaml")
 	c.writeConfig(cfg, again, agentScripts{"alice": scripts["alice"]}, gitEnv)
 	p := c.Start(append([]string{"worker", "--temporal", server, "--agents", "alice", "--config", cfg, "--dir", attempts,
-		"--identity", "w-again", "--grace", "2s", "--log-format", "json", "--repo", clone}, c.queues...)...)
+		"--identity", "w-again", "--grace", "2s", "--log-format", "json", "--repo", clone, "--blobs", c.blobs}, c.queues...)...)
 	c.waitPolling(p, 1)
 	// Polling begins only after the clean-up.
 	if _, err := os.Stat(left[0]); err == nil {
