@@ -90,6 +90,20 @@ func (u *Usage) Spent() float64 {
 // gives the slot back with what the session cost (Usage.Spent).
 type AcquireFunc func(ctx context.Context, agent string) (release func(usd float64), err error)
 
+// AddTokens adds o's token counts (a nil o has none) to u's: the sums a
+// log, a report and a run's summary show.
+func (u *Usage) AddTokens(o *Usage) {
+	if o == nil {
+		return
+	}
+	u.InputTokens += o.InputTokens
+	u.CachedInputTokens += o.CachedInputTokens
+	u.OutputTokens += o.OutputTokens
+}
+
+// HasTokens reports whether u counts any tokens; a nil u does not.
+func (u *Usage) HasTokens() bool { return u != nil && (u.InputTokens > 0 || u.OutputTokens > 0) }
+
 // Charge adds an attempt's cost to the debate's state: what it is known
 // to have cost and, when that is not all of it, one more attempt of
 // unknown cost, which a budget counts by its estimate. It is the one place
