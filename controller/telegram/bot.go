@@ -350,6 +350,9 @@ func (b *Bot) approve(file string, sent *Sent) string {
 	if err != nil {
 		return "Not approved: " + err.Error()
 	}
+	if a.NotKept != nil {
+		b.o.Log.Warn("telegram: approved, but the copy for later diffs was not kept", zap.Error(a.NotKept))
+	}
 	return fmt.Sprintf("%s: briefing approved, briefing_sha256 %s", file, a.Hash[:12])
 }
 
