@@ -41,6 +41,9 @@ type Options struct {
 	PollTimeout time.Duration // getUpdates' long poll; default 50s
 }
 
+// handleTimeout bounds the acting on and answering of one update.
+const handleTimeout = 30 * time.Second
+
 // Bot polls one bot's updates and acts on them for the people.
 type Bot struct {
 	o  Options
@@ -115,7 +118,12 @@ func (b *Bot) take(ctx context.Context, p Poll, u Update) (Poll, error) {
 	if err := b.o.Store.WritePoll(p); err != nil {
 		return p, err
 	}
-	b.handle(ctx, u)
+	// An update in hand is finished whole, and answered, even when the
+	// poll is told to stop meanwhile (auto stops it as the /halt it acts
+	// on ends the debate).
+	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), handleTimeout)
+	defer cancel()
+	b.handle(hctx, u)
 	p.Offset, p.Pending = u.UpdateID+1, nil
 	return p, b.o.Store.WritePoll(p)
 }
@@ -234,9 +242,9 @@ func (b *Bot) reply(ctx context.Context, chat string, id int64, text string) {
 // target is the debate a message is about: the one the message it
 // replies to names, else the first word of args when it is a debate's
 // id (cut from args), else the only debate there is.
-func (b *Bot) target(chat string, m *Message, args string) (file string, sent *Sent, rest string, err error) {
+func (b *Bot) target(ctx context.Context, chat string, m *Message, args string) (file string, sent *Sent, rest string, err error) {
 	if r := m.ReplyTo; r != nil {
-		s, ok, err := b.o.Store.Find(chat, r.MessageID)
+		s, ok, err := b.findSent(ctx, chat, r.MessageID)
 		switch {
 		case err != nil:
 			return "", nil, args, err
@@ -264,6 +272,24 @@ func (b *Bot) target(chat string, m *Message, args string) (file string, sent *S
 	return "", nil, args, fmt.Errorf("which debate? reply to one of its messages, or name it first (debates here: %s)", strings.Join(ids, ", "))
 }
 
+// findSent is the sent message id in chat. Its sender (a notify sink,
+// often of another process) writes it down just after Telegram took it,
+// so a reply that comes at once may find it missing: a miss is looked
+// for again for a moment before it counts.
+func (b *Bot) findSent(ctx context.Context, chat string, id int64) (Sent, bool, error) {
+	for try := 0; ; try++ {
+		s, ok, err := b.o.Store.Find(chat, id)
+		if ok || err != nil || try == 20 {
+			return s, ok, err
+		}
+		select {
+		case <-time.After(100 * time.Millisecond):
+		case <-ctx.Done():
+			return s, false, nil
+		}
+	}
+}
+
 // may says why person may not act as the supervisor of the debate in
 // file, or "": its named supervisor, or, where it names none, any person.
 func may(person, file string) string {
@@ -289,12 +315,12 @@ func (b *Bot) command(ctx context.Context, person, chat string, m *Message, cmd,
 	case "start", "help":
 		return help
 	case "status":
-		return b.status(chat, m, args)
+		return b.status(ctx, chat, m, args)
 	case "halt", "resume", "extend", "note", "approve":
 	default:
 		return fmt.Sprintf("/%s is not a walkie command.\n\n%s", cmd, help)
 	}
-	file, sent, rest, err := b.target(chat, m, args)
+	file, sent, rest, err := b.target(ctx, chat, m, args)
 	if err != nil {
 		return "Not done: " + err.Error()
 	}
@@ -359,7 +385,7 @@ func (b *Bot) approve(file string, sent *Sent) string {
 // post records a plain message as person's turn in the debate its reply
 // names (or the one debate waiting for them).
 func (b *Bot) post(ctx context.Context, person, chat string, m *Message) string {
-	file, _, _, err := b.target(chat, m, "")
+	file, _, _, err := b.target(ctx, chat, m, "")
 	if err != nil {
 		if file = b.waitingFor(person); file == "" {
 			return "Not posted: reply to the message of the turn you answer. " + help
@@ -413,9 +439,9 @@ func posted(rc walkie.Receipt, warning error) string {
 }
 
 // status is where the debate (or every debate here) stands.
-func (b *Bot) status(chat string, m *Message, args string) string {
+func (b *Bot) status(ctx context.Context, chat string, m *Message, args string) string {
 	files := []string{}
-	if file, _, _, err := b.target(chat, m, args); err == nil {
+	if file, _, _, err := b.target(ctx, chat, m, args); err == nil {
 		files = append(files, file)
 	} else if m.ReplyTo != nil || args != "" {
 		return "No status: " + err.Error()

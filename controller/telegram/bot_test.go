@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/walkie-sh/walkie/config"
 )
@@ -89,17 +90,13 @@ func (f *fakeAPI) start(t *testing.T) *Client {
 // look, and goes on after it.
 func TestPendingUpdateIsNeitherRepeatedNorLost(t *testing.T) {
 	var api fakeAPI
-	store := OpenStore(t.TempDir())
+	b, store := aliceBot(t, &api)
 	if err := store.WritePoll(Poll{Offset: 41, Pending: &Pending{UpdateID: 41, Chat: "111", Message: 9}}); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.Parse("", []byte("people:\n  alice: {telegram: \"111\"}\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := New(Options{Client: api.start(t), Store: store, Config: func() *config.Config { return cfg }})
 	p, _ := store.ReadPoll()
-	if p, err = b.settlePending(context.Background(), p); err != nil {
+	p, err := b.settlePending(context.Background(), p)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if p.Offset != 42 || p.Pending != nil {
@@ -131,5 +128,54 @@ func TestStoreRemembers(t *testing.T) {
 	}
 	if _, ok, _ := s.Find("2", int64(keepSent+4)); ok {
 		t.Error("a message of another chat was found")
+	}
+}
+
+// aliceBot is a bot for alice (chat 111) against api, with its store.
+func aliceBot(t *testing.T, api *fakeAPI) (*Bot, *Store) {
+	t.Helper()
+	store := OpenStore(t.TempDir())
+	cfg, err := config.Parse("", []byte("people:\n  alice: {telegram: \"111\"}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return New(Options{Client: api.start(t), Store: store, Config: func() *config.Config { return cfg }}), store
+}
+
+// An update in hand is answered even when the poll is told to stop while
+// it is handled: walkie auto stops the poll as a /halt ends its debate,
+// and the /halt's answer went nowhere.
+func TestAnUpdateInHandIsFinishedAfterTheStop(t *testing.T) {
+	var api fakeAPI
+	b, store := aliceBot(t, &api)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	p, err := b.take(ctx, Poll{Offset: 5}, Update{UpdateID: 5, Message: &Message{MessageID: 9, Chat: Chat{ID: 111}, Text: "/help"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Offset != 6 || p.Pending != nil {
+		t.Errorf("after the update: %+v", p)
+	}
+	if on, _ := store.ReadPoll(); on.Offset != 6 {
+		t.Errorf("on disk: %+v", on)
+	}
+	if len(api.sent) != 1 || !strings.Contains(api.sent[0]["text"].(string), "walkie takes, from the people") {
+		t.Errorf("the answer: %v", api.sent)
+	}
+}
+
+// A reply may come before its sender (a notify sink, often of another
+// process) has written down the message it answers: it still finds it.
+func TestAReplyFindsAMessageRememberedJustAfter(t *testing.T) {
+	var api fakeAPI
+	b, store := aliceBot(t, &api)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		_ = store.Remember(Sent{Chat: "111", MessageID: 7, File: "d.walkie.md", Debate: "d"})
+	}()
+	file, sent, _, err := b.target(context.Background(), "111", &Message{Chat: Chat{ID: 111}, ReplyTo: &Message{MessageID: 7}}, "")
+	if err != nil || file != "d.walkie.md" || sent == nil {
+		t.Errorf("target = %q %+v %v", file, sent, err)
 	}
 }

@@ -172,7 +172,8 @@ func TestTelegramBothWaysUnderServe(t *testing.T) {
 	if got := answer(t, tg, aliceChat, tg.Send(aliceChat, brief.ID, "/approve")); !strings.Contains(got, "not one walkie sent to this chat") {
 		t.Errorf("alice's /approve of frank's message: %q", got)
 	}
-	if got := answer(t, tg, frankChat, tg.Send(frankChat, brief.ID, "/approve")); !strings.Contains(got, "briefing approved") {
+	lastUpdate := tg.Send(frankChat, brief.ID, "/approve")
+	if got := answer(t, tg, frankChat, lastUpdate); !strings.Contains(got, "briefing approved") {
 		t.Errorf("frank's /approve: %q", got)
 	}
 	if out := d.MustRun(0, "brief", "show", "served/b.walkie.md").Stderr; !strings.Contains(out, "approved") || strings.Contains(out, "not approved") {
@@ -181,17 +182,19 @@ func TestTelegramBothWaysUnderServe(t *testing.T) {
 
 	// A restart: the poll goes on from the offset on disk, and an update
 	// given again (acknowledged before) is not acted on twice.
-	offsets := tg.Offsets()
 	serve.Signal(syscall.SIGTERM)
 	if r := serve.Wait(60 * time.Second); r.Code != 0 {
 		t.Fatalf("serve: exit %d\n%s", r.Code, blackbox.Tail(r.Stderr, 5))
 	}
+	offsets := tg.Offsets()
 	entries := len(mustLoad(t, file).Entries)
 	tg.Again(reply, "message", aliceChat, turn1.ID, "Cursors: they survive inserts.\nSigned-off-by: alice")
 	serve = d.Start("serve", "--dir", "served", "--listen", "", "--log-format", "json")
 	sessiontest.WaitFor(t, 30*time.Second, "the restarted poll", func() bool { return len(tg.Offsets()) > len(offsets)+1 })
-	if first, last := tg.Offsets()[len(offsets)], offsets[len(offsets)-1]; first != last {
-		t.Errorf("the restarted poll asked from offset %d, not the %d it had come to: an update lost or repeated", first, last)
+	// Every update up to the last was handled and answered before the
+	// stop, and none came after it: the restart asks for the one after.
+	if first := tg.Offsets()[len(offsets)]; first != lastUpdate+1 {
+		t.Errorf("the restarted poll asked from offset %d, not %d, the one after the last update handled: an update lost or repeated", first, lastUpdate+1)
 	}
 	if err := serve.WaitSaid("telegram gave an update already handled; skipped", 1, 30*time.Second); err != nil {
 		t.Error(err)
