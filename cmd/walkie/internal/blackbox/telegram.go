@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -54,7 +55,7 @@ func StartTelegram(t testing.TB, token string, chats ...string) *Telegram {
 		case "/bot" + token + "/getUpdates":
 			tg.getUpdates(w, r)
 		default:
-			if len(r.URL.Path) > 4 && r.URL.Path[:4] == "/bot" && !startsWithToken(r.URL.Path, token) {
+			if strings.HasPrefix(r.URL.Path, "/bot") && !strings.HasPrefix(r.URL.Path, "/bot"+token+"/") {
 				tg.violate("a call with another token")
 				http.Error(w, `{"ok":false,"error_code":401,"description":"Unauthorized"}`, http.StatusUnauthorized)
 				return
@@ -66,11 +67,6 @@ func StartTelegram(t testing.TB, token string, chats ...string) *Telegram {
 	t.Cleanup(srv.Close)
 	tg.URL = srv.URL
 	return tg
-}
-
-func startsWithToken(path, token string) bool {
-	p := "/bot" + token + "/"
-	return len(path) >= len(p) && path[:len(p)] == p
 }
 
 func (tg *Telegram) violate(what string) {
@@ -171,17 +167,11 @@ func (tg *Telegram) Edit(chat string, replyTo int64, text string) int64 {
 func (tg *Telegram) queue(kind, chat string, replyTo int64, text string) int64 {
 	tg.mu.Lock()
 	defer tg.mu.Unlock()
-	id, _ := strconv.ParseInt(chat, 10, 64)
-	m := map[string]any{"message_id": 100000 + tg.nextUpdate, "from": map[string]any{"id": id, "is_bot": false},
-		"chat": map[string]any{"id": id, "type": "private"}, "date": time.Now().Unix(), "text": text}
-	if replyTo != 0 {
-		m["reply_to_message"] = map[string]any{"message_id": replyTo, "chat": map[string]any{"id": id, "type": "private"}, "from": map[string]any{"id": 1, "is_bot": true}}
-	}
-	u := map[string]any{"update_id": tg.nextUpdate, kind: m}
+	id := tg.nextUpdate
 	tg.nextUpdate++
-	tg.updates = append(tg.updates, u)
+	tg.updates = append(tg.updates, map[string]any{"update_id": id, kind: message(chat, 100000+id, replyTo, text)})
 	tg.kick()
-	return u["update_id"].(int64)
+	return id
 }
 
 // Again gives the update id once more with the next getUpdates, even
@@ -190,14 +180,20 @@ func (tg *Telegram) queue(kind, chat string, replyTo int64, text string) int64 {
 func (tg *Telegram) Again(id int64, kind, chat string, replyTo int64, text string) {
 	tg.mu.Lock()
 	defer tg.mu.Unlock()
+	tg.updates = append(tg.updates, map[string]any{"update_id": id, kind: message(chat, 100000+id, replyTo, text), "again": true})
+	tg.kick()
+}
+
+// message is a person's message id in their private chat, as the Bot API
+// gives it, replying to the bot's message replyTo (0: none).
+func message(chat string, id, replyTo int64, text string) map[string]any {
 	cid, _ := strconv.ParseInt(chat, 10, 64)
-	m := map[string]any{"message_id": 100000 + id, "from": map[string]any{"id": cid, "is_bot": false},
+	m := map[string]any{"message_id": id, "from": map[string]any{"id": cid, "is_bot": false},
 		"chat": map[string]any{"id": cid, "type": "private"}, "date": time.Now().Unix(), "text": text}
 	if replyTo != 0 {
-		m["reply_to_message"] = map[string]any{"message_id": replyTo, "chat": map[string]any{"id": cid, "type": "private"}}
+		m["reply_to_message"] = map[string]any{"message_id": replyTo, "chat": map[string]any{"id": cid, "type": "private"}, "from": map[string]any{"id": 1, "is_bot": true}}
 	}
-	tg.updates = append(tg.updates, map[string]any{"update_id": id, kind: m, "again": true})
-	tg.kick()
+	return m
 }
 
 func (tg *Telegram) kick() {
