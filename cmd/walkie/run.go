@@ -44,7 +44,7 @@ const defaultWaitForPeople = 30 * time.Minute
 // waitForPeopleFlag is --wait-for-people of every form that waits for a
 // person (auto, turn, new).
 func waitForPeopleFlag() cli.Flag {
-	return &cli.DurationFlag{Name: "wait-for-people", Usage: "how long to wait for a person's post before exiting 16, with a notification (0: as long as it takes); default: no limit on a terminal, " + defaultWaitForPeople.String() + " off one or under CI"}
+	return &cli.DurationFlag{Name: "wait-for-people", Usage: "how long to wait for a person's post before exiting 16, with a notification (0: as long as it takes)", DefaultText: "no limit on a terminal, " + defaultWaitForPeople.String() + " off one or under CI"}
 }
 
 // waitForPeopleValue is --wait-for-people, nil when not given.
