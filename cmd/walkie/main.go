@@ -74,6 +74,15 @@ type codedError struct {
 func (e *codedError) Error() string { return e.err.Error() }
 func (e *codedError) Unwrap() error { return e.err }
 
+// saidError is an error the command has already told the person, in its
+// own output: main exits with its code and prints it no second time.
+type saidError struct{ err error }
+
+func (e *saidError) Error() string { return e.err.Error() }
+func (e *saidError) Unwrap() error { return e.err }
+
+func said(err error) error { return &saidError{err} }
+
 func withCode(code int, err error) error {
 	if err == nil {
 		return nil
@@ -120,7 +129,7 @@ func main() {
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	app := newApp(newFactory(stdin, stdout, stderr))
 	err := app.Run(interspersed(app, args))
-	if err != nil {
+	if err != nil && !errors.As(err, new(*saidError)) {
 		// An error may quote a reason, a note or an agent's detail.
 		fmt.Fprintln(stderr, "walkie:", term.Clean(err.Error()))
 	}
