@@ -29,14 +29,18 @@ with the same front matter and briefing, a copy of the workspace at the same
 relative path, and the approved research and plan phases, pinned again. Each
 copy is an ordinary debate: walkie show, report, verify and auto work on it.
 In a copy's grader, {dir} is the source's directory, so hidden tests next to
-FILE are found. FILE must not have begun (no turns): its workspace is then
-where the task starts.
+FILE are found; in the agents' commands it is the copy's own directory
+(DIR/K/), which holds only the record and a round table's workspace: a
+command naming a file beside FILE through {dir} is refused (exit 2) before
+any copy is made; name it by its absolute path. FILE must not have begun
+(no turns): its workspace is then where the task starts.
 
 The copies run --parallel at a time, under the config's limits; then the
-distribution is printed: outcomes, rounds to converge, cost and time, and
-per reviewer the approve rate, agreement with the hidden grader, and which
-of its blocking objections a later grader failure or fix confirmed. Every
-figure comes from the copies' own files: walkie trials report DIR prints it
+distribution is printed: outcomes, rounds to converge, cost and time, per
+reviewer the approve rate, agreement with the hidden grader, and which of
+its blocking objections a later grader failure or fix confirmed, and each
+copy's outcome with why it did not converge (a run that stopped on an
+error says why, kept in DIR/K/stopped.txt). Every figure comes from the copies' own files: walkie trials report DIR prints it
 again at any time, and running trials again on FILE adds copies to DIR.
 
 EXAMPLES:
