@@ -58,7 +58,7 @@ func phaseArgs(c *cli.Context, kindRequired bool) (file, kind string, err error)
 		if kindRequired {
 			usage = "FILE KIND"
 		}
-		return "", "", withCode(exitBadInput, fmt.Errorf("phase %s takes %s (got %d arguments); see `walkie phase %s --help`", c.Command.Name, usage, n, c.Command.Name))
+		return "", "", withCode(exitBadInput, fmt.Errorf("phase %s takes %s (got %s); see `walkie phase %s --help`", c.Command.Name, usage, argCount(n), c.Command.Name))
 	}
 	return c.Args().Get(0), c.Args().Get(1), nil
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,7 +25,7 @@ import (
 // commands that create one.
 func fileArg(c *cli.Context) (string, error) {
 	if c.NArg() != 1 {
-		return "", withCode(exitBadInput, fmt.Errorf("%s needs exactly one FILE argument (got %d); see `walkie %s --help`", c.Command.Name, c.NArg(), c.Command.Name))
+		return "", withCode(exitBadInput, fmt.Errorf("%s needs exactly one FILE argument (got %s); see `%s --help`", strings.TrimPrefix(cmdPath(c), "walkie "), argCount(c.NArg()), cmdPath(c)))
 	}
 	file := c.Args().First()
 	real, err := walkie.Resolve(file)
@@ -36,6 +37,9 @@ func fileArg(c *cli.Context) (string, error) {
 	}
 	return real, nil
 }
+
+// argCount is "1 argument", "2 arguments": how many a command was given.
+func argCount(n int) string { return walkie.Count(n, "argument", "arguments") }
 
 // recordArg is fileArg for a walkie file that must exist: a missing file
 // is bad input (exit 2), not an unexpected error.
@@ -53,14 +57,15 @@ func recordArg(c *cli.Context) (string, error) {
 // badUsage makes a flag parsing error bad input (exit 2) rather than an
 // unexpected one; urfave prints the command's help for it otherwise.
 func badUsage(c *cli.Context, err error, _ bool) error {
-	return withCode(exitBadInput, fmt.Errorf("%w; see `walkie %s --help`", err, c.Command.Name))
+	// The global flags may come after the command too (args.go).
+	return withCode(exitBadInput, sayUsage(err, append(slices.Clone(c.Command.Flags), c.App.Flags...), cmdPath(c)))
 }
 
 // requiredFlag checks a flag that urfave would otherwise check itself,
 // with exit 1 and the whole help text instead of one line and exit 2.
 func requiredFlag(c *cli.Context, name string) error {
 	if !c.IsSet(name) {
-		return withCode(exitBadInput, fmt.Errorf("%s needs --%s; see `walkie %s --help`", c.Command.Name, name, c.Command.Name))
+		return withCode(exitBadInput, fmt.Errorf("%s needs --%s; see `%s --help`", strings.TrimPrefix(cmdPath(c), "walkie "), name, cmdPath(c)))
 	}
 	return nil
 }

@@ -58,7 +58,7 @@ EXAMPLES:
 			}, threadFlags()...),
 			Action: func(c *cli.Context) error {
 				if c.NArg() != 2 {
-					return withCode(exitBadInput, fmt.Errorf("thread new needs DIR and SLUG (got %d arguments); see `walkie thread new --help`", c.NArg()))
+					return withCode(exitBadInput, fmt.Errorf("thread new needs DIR and SLUG (got %s); see `walkie thread new --help`", argCount(c.NArg())))
 				}
 				opts := &threadNewOptions{IO: f.IO, Dir: c.Args().Get(0), Slug: c.Args().Get(1), Briefing: c.String("briefing")}
 				var err error

@@ -108,7 +108,7 @@ func trialsReportCommand(f *Factory, runF func(context.Context, *trialsReportOpt
 		Flags:     []cli.Flag{&cli.StringFlag{Name: "format", Value: "markdown", Usage: "markdown or json"}},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
-				return withCode(exitBadInput, fmt.Errorf("trials report needs exactly one DIR argument (got %d): the directory walkie trials wrote", c.NArg()))
+				return withCode(exitBadInput, fmt.Errorf("trials report needs exactly one DIR argument (got %s): the directory walkie trials wrote", argCount(c.NArg())))
 			}
 			format, err := formatFlag(c)
 			if err != nil {
