@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -27,7 +28,9 @@ func logCommand(f *Factory, runF func(context.Context, *logOptions) error) *cli.
 pricing table; the others were reported by the agent CLI itself; ? is a cost
 walkie could not tell (and +? a figure the CLI was ended before it completed).
 MODEL is the model (and reasoning effort) the attempt ran with, CLI the
-version the agent's CLI gave. Below the table: the total, how many attempts
+version the agent's CLI gave. A turn no session walkie ran wrote (posted
+with walkie post, by a person or an agent walkie did not start) has a line
+of its own, outcome "posted", so it never passes for an agent's. Below the table: the total, how many attempts
 are of unknown cost, and where the transcripts are, with the one of each
 attempt that failed. --json prints every field, the command as run (secrets
 redacted) and the prompt's sha256 among them.
@@ -62,6 +65,12 @@ func logRun(_ context.Context, o *logOptions) error {
 	recs, err := controller.ReadTurnLog(walkie.StateDir(file, meta.ID))
 	if err != nil {
 		return err
+	}
+	// A turn posted outside any session has a line of its own, so it
+	// does not pass for missing; a record that cannot be read leaves the
+	// attempts alone.
+	if d, err := walkie.Load(file); err == nil {
+		recs = controller.WithPosts(d, recs)
 	}
 	if o.JSON {
 		enc := json.NewEncoder(w)
@@ -118,6 +127,10 @@ func writeLogTable(w io.Writer, recs []controller.TurnRecord) {
 			exit = fmt.Sprint(*r.ExitCode)
 		}
 		outcome := r.Outcome
+		try, cost := fmt.Sprint(r.Attempt), term.CostCell(r.Usage)
+		if r.Outcome == controller.OutcomePosted {
+			try, cost = "-", "-" // no session: nothing walkie ran, nothing it paid
+		}
 		if r.Signed {
 			outcome += " ✓"
 		}
@@ -125,12 +138,13 @@ func writeLogTable(w io.Writer, recs []controller.TurnRecord) {
 		if r.Effort != "" {
 			model += " (" + r.Effort + ")"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", r.Turn, r.Agent, r.Attempt, r.Started.Local().Format("15:04:05"),
-			term.Duration(time.Duration(r.DurationMS)*time.Millisecond), outcome, exit, r.Bytes, term.CostCell(r.Usage), model,
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", r.Turn, r.Agent, try, r.Started.Local().Format("15:04:05"),
+			term.Duration(time.Duration(r.DurationMS)*time.Millisecond), outcome, exit, r.Bytes, cost, model,
 			orDash(walkie.Clip(r.CLIVersion, 24)), walkie.Clip(r.Detail, 60))
 	}
 	tw.Flush()
-	if t := term.TotalCost(recs); t != "" {
+	attempts := slices.DeleteFunc(slices.Clone(recs), func(r controller.TurnRecord) bool { return r.Outcome == controller.OutcomePosted })
+	if t := term.TotalCost(attempts); t != "" {
 		fmt.Fprintln(w, t)
 	}
 }

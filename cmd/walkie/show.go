@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/walkie-sh/walkie/cmd/walkie/term"
+	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -67,6 +68,11 @@ func showRun(_ context.Context, o *showOptions) error {
 		return err
 	}
 	r := term.NewRenderer(o.IO.OutPalette(), o.IO.OutWidth(), time.Local)
+	posted, err := controller.PostedTurns(d)
+	if err != nil {
+		return err
+	}
+	r.MarkPosted(posted)
 	s, err := o.Stand.of(d)
 	if err != nil {
 		return err
