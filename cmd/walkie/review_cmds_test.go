@@ -42,7 +42,7 @@ func TestReviewCommandsRun(t *testing.T) {
 	o.IO = f.IO
 	out, _, code := f.run(t, func() error { return threadNew(ctx, o) })
 	file := filepath.Join(dir, "login-fix.walkie.md")
-	if code != 0 || out != "created thread "+file+" (builder ada; brook); briefing approved\n" {
+	if code != 0 || out != "created thread "+file+" (ada builds, brook reviews); bound to no git repository, so refs are not checked (--repo binds it); briefing approved\n" {
 		t.Fatalf("thread new: exit %d, %q", code, out)
 	}
 	out, _, code = f.run(t, func() error { return statusRun(ctx, &statusOptions{IO: f.IO, Dir: dir}) })
