@@ -17,13 +17,13 @@ import (
 )
 
 // TestNewScripts runs testdata/script/new*.txtar, follow*.txtar and
-// posted*.txtar: walkie new from a question to a converged debate, walkie
+// byhand*.txtar: walkie new from a question to a converged debate, walkie
 // follow beside walkie auto, and a person's turn beside an agent's, with
 // the real walkie and fake agent.
 func TestNewScripts(t *testing.T) {
 	bins := testBins(t)
 	testscript.Run(t, testscript.Params{
-		Files: slices.Concat(globScripts(t, "testdata/script/new*.txtar"), globScripts(t, "testdata/script/follow*.txtar"), globScripts(t, "testdata/script/posted*.txtar")),
+		Files: slices.Concat(globScripts(t, "testdata/script/new*.txtar"), globScripts(t, "testdata/script/follow*.txtar"), globScripts(t, "testdata/script/byhand*.txtar")),
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("PATH", bins+string(os.PathListSeparator)+env.Getenv("PATH"))
 			env.Setenv("EDITOR", "")

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -291,11 +292,18 @@ func printChannel(w io.Writer, v channelView) error {
 	if v.Channel {
 		what = "channel"
 	}
-	open := "no thread open"
-	if v.Open != "" {
-		open = "open: " + filepath.Base(v.Open)
+	var head string
+	switch {
+	case v.Open != "":
+		head = walkie.Count(len(v.Threads), "thread", "threads") + ", open: " + filepath.Base(v.Open)
+	case v.Channel:
+		head = walkie.Count(len(v.Threads), "thread", "threads") + ", no thread open"
+	default:
+		// Not a channel: its debates are not threads, and any number of
+		// them may be open at once.
+		head = walkie.Count(len(v.Threads), "debate", "debates") + statusCounts(v.Threads)
 	}
-	fmt.Fprintf(w, "%s %s (%s, %s)\n", what, v.Dir, walkie.Count(len(v.Threads), "thread", "threads"), open)
+	fmt.Fprintf(w, "%s %s (%s)\n", what, v.Dir, head)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, t := range v.Threads {
 		mark := " "
@@ -305,6 +313,27 @@ func printChannel(w io.Writer, v channelView) error {
 		fmt.Fprintf(tw, "%s %s\t%s\t%s\n", mark, filepath.Base(t.File), t.Status, threadLine(t))
 	}
 	return tw.Flush()
+}
+
+// statusCounts is ": 2 open, 1 converged", most first ("" for none).
+func statusCounts(ts []*controller.Standing) string {
+	n := map[string]int{}
+	var order []string
+	for _, t := range ts {
+		if n[t.Status] == 0 {
+			order = append(order, t.Status)
+		}
+		n[t.Status]++
+	}
+	slices.SortStableFunc(order, func(a, b string) int { return n[b] - n[a] })
+	var parts []string
+	for _, s := range order {
+		parts = append(parts, fmt.Sprintf("%d %s", n[s], s))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(parts, ", ")
 }
 
 // threadLine is one thread's state after its status: whose turn and the

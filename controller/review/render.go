@@ -232,7 +232,7 @@ func renderDoc(b *strings.Builder, r *Result, d *DocResult, posLimit int) {
 	if d.BudgetUSD > 0 {
 		budget = fmt.Sprintf(" of a %s budget", text(walkie.Money(d.BudgetUSD)))
 	}
-	p("Record %s, chain hash %s, %s; %d turns, %s%s.\n\n", text(d.ID+"/"+filepath.Base(d.Record)), text(d.ChainHash), verified, d.Turns, text(walkie.Money(d.CostUSD)), budget)
+	p("Record %s, chain hash %s, %s; %s, %s%s.\n\n", text(d.ID+"/"+filepath.Base(d.Record)), text(d.ChainHash), verified, walkie.Count(d.Turns, "turn", "turns"), text(walkie.Money(d.CostUSD)), budget)
 }
 
 // renderParties is the table of who took part and how it ended for each.

@@ -110,7 +110,7 @@ func checkSource(src string, approve bool) (*walkie.Doc, error) {
 		return nil, err
 	}
 	if n := d.Progress().Turns; n > 0 {
-		return nil, fmt.Errorf("%w: %s has %d turns, so its workspace is no longer where the task starts; make trials of a record that has not begun (a new one with the same front matter and briefing)", ErrSource, src, n)
+		return nil, fmt.Errorf("%w: %s has %s, so its workspace is no longer where the task starts; make trials of a record that has not begun (a new one with the same front matter and briefing)", ErrSource, src, walkie.Count(n, "turn", "turns"))
 	}
 	if d.Meta.BriefingSHA256 == "" && !approve {
 		return nil, fmt.Errorf("%w: the briefing of %s is not approved: run walkie brief approve %s first, or pass --approve", ErrSource, src, src)
