@@ -15,6 +15,7 @@ import (
 	"github.com/walkie-sh/walkie/controller/engine"
 	"github.com/walkie-sh/walkie/controller/roundtable"
 	"github.com/walkie-sh/walkie/gitrepo/sshsig"
+	"github.com/walkie-sh/walkie/session"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -254,7 +255,10 @@ func (c *controller) step(ctx context.Context, t *plan) ([]TurnRecord, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.role, t.prompt = "implementer", prompt
+	t.role, t.prompt = config.RoleImplementer, prompt
+	if t.reach, err = c.table.ImplementerReach(rt); err != nil {
+		return nil, err
+	}
 	rec, err := c.turn(ctx, t)
 	if err != nil {
 		return nil, fmt.Errorf("turn %d (%s): %w", t.Turn, t.Participant, err)
@@ -279,8 +283,10 @@ type plan struct {
 	attempt int
 	meta    walkie.Meta
 	// role and prompt, when set, replace "participant" and the agent's
-	// prompt template (the round table's implementer).
+	// prompt template (the round table's implementer); reach is what its
+	// sandbox opens besides a debater's.
 	role, prompt string
+	reach        session.Reach
 	// ws is the git worktree the session runs in (workspace: worktree).
 	ws *worktree
 	// Where the debate stands before the turn.
@@ -290,6 +296,8 @@ type plan struct {
 	unknown int // attempts of unknown cost
 	// bell is when the doorbell last rang, as the decision saw it.
 	bell time.Time
+	// read is how the turn's agent is told to read the record.
+	read reading
 }
 
 // decide reads and checks the record and the state, and asks Next what to
@@ -343,6 +351,9 @@ func (c *controller) decide() (*plan, error) {
 	}
 	if dec.Action == ActEnd {
 		t.reason = dec.Why
+	}
+	if dec.Action == ActRun {
+		t.read = readingFor(d, dec.Participant)
 	}
 	t.bell = bell
 	return t, nil

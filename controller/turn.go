@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -53,6 +54,7 @@ func (c *controller) turn(ctx context.Context, t *plan) (TurnRecord, error) {
 		defer t.ws.finish(ctx) // on every way out; a no-op once finished in settle
 		defer c.restoreRepo(ctx, t)
 		at.Dir, at.Env = t.ws.path, t.ws.env()
+		at.Reach.Write = append(at.Reach.Write, engine.WorktreeReach(t.ws.path, t.ws.repo.Root).Write...)
 		err = t.ws.create(ctx)
 	}
 	if err != nil {
@@ -73,6 +75,10 @@ func (c *controller) turn(ctx context.Context, t *plan) (TurnRecord, error) {
 func (c *controller) settle(ctx context.Context, t *plan, started time.Time, snapshot []byte, res engine.Result, want walkie.Expect) (TurnRecord, error) {
 	rec := TurnRecord{Turn: t.Turn, Round: t.Round, Agent: t.Participant, Role: cmp.Or(t.role, "participant"), Attempt: t.attempt, Started: started}
 	res.Fill(&rec, c.dir)
+	if rec.Usage == nil || rec.Usage.InputTokens == 0 {
+		rec.SentBytes = int64(rec.PromptBytes + len(snapshot))
+	}
+	rec.BudgetInputTokens = t.Agent.TurnBudget(sessionRole(t.role), rec.PromptBytes, len(snapshot))
 	// The session is over. First, before walkie runs git there again,
 	// what it changed in the repository outside its branches is put
 	// back, and voids the turn whatever it wrote.
@@ -171,7 +177,8 @@ func (c *controller) turnAttempt(t *plan, snapshot []byte, started time.Time, id
 	}
 	at := engine.TurnAttempt{
 		File: c.file, Before: snapshot, Turn: t.Turn, Round: t.Round, Attempt: t.attempt, Participant: t.Participant,
-		Agent: t.Agent, Prompt: prompt, StateDir: c.dir, ID: id,
+		Agent: t.Agent.ForRole(sessionRole(t.role)), Prompt: prompt, StateDir: c.dir, ID: id,
+		Role: t.role, Reach: t.reach,
 		Control: filepath.Join(c.dir, "state.json"),
 		Halted:  c.halted,
 		Started: func(s *session.Session) {
@@ -182,6 +189,13 @@ func (c *controller) turnAttempt(t *plan, snapshot []byte, started time.Time, id
 			c.emit(Event{Kind: EventTurnStarted, Turn: t.Turn, Round: t.Round, Agent: t.Participant, Attempt: t.attempt, Started: started})
 			c.log.Info("turn started", zap.Int("turn", t.Turn), zap.Int("round", t.Round), zap.String("agent", t.Participant), zap.Int("attempt", t.attempt))
 		},
+	}
+	// A review thread's participants review the repository it is bound
+	// to: they read it, every debate's record and state in it hidden.
+	if repo := t.meta.RepoDir(c.file); repo != "" {
+		rr := engine.RepoReach(repo, c.file)
+		at.Reach.Read = append(slices.Clone(at.Reach.Read), rr.Read...)
+		at.Reach.Hide = append(slices.Clone(at.Reach.Hide), rr.Hide...)
 	}
 	// Always: activity.json shows what the agent is doing to a page in
 	// another process, whether or not this run has an observer.
@@ -194,8 +208,19 @@ func (c *controller) turnAttempt(t *plan, snapshot []byte, started time.Time, id
 // promptData fills the turn's prompt template; file is where the agent
 // finds the record: the record itself, or a worker's copy of it.
 func promptData(t *plan, file string) config.PromptData {
-	return config.PromptData{Agent: t.Participant, File: file, Turn: t.Turn, Round: t.Round,
+	d := config.PromptData{Agent: t.Participant, File: file, Turn: t.Turn, Round: t.Round,
 		MaxRounds: t.RoundCap, Participants: t.meta.Participants}
+	t.read.fill(&d)
+	return d
+}
+
+// sessionRole is the role a turn's session plays: a debate turn, or a
+// round table's implementer (role is what turns.jsonl records).
+func sessionRole(role string) string {
+	if role == config.RoleImplementer {
+		return config.RoleImplementer
+	}
+	return config.RoleDebater
 }
 
 // ErrMovedOn is begin's answer (and Home.Begin's) when a turn was

@@ -62,6 +62,13 @@ type Committed struct {
 // not a prefix of the file (it was edited) is an error, and nothing is
 // committed.
 func CommitEntries(ctx context.Context, file string) (Committed, error) {
+	// git runs at the repository's top: a path relative to the caller's
+	// directory (walkie post from a subdirectory) would name the private
+	// index somewhere else.
+	file, err := filepath.Abs(file)
+	if err != nil {
+		return Committed{}, fmt.Errorf("commit the record: %w", err)
+	}
 	d, err := walkie.Load(file)
 	if err != nil {
 		return Committed{}, err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -75,6 +76,11 @@ func judgeParsed(file string, bd *Doc, before, after []byte, want Expect) (Verdi
 	ad, err := Parse(file, after)
 	if err != nil {
 		var ie *InputError
+		if errors.As(err, &ie) && ie.marker && ie.Line > bytes.Count(prefix, []byte("\n")) {
+			// A marker line in the turn that is not one walkie writes
+			// (a format-3 marker in a compact record, say).
+			return Verdict{Outcome: VerdictMalformed, Line: ie.Line, Detail: forgedDetail(ie.Line, strings.TrimPrefix(ie.Msg, "bad marker line: "))}, nil
+		}
 		if errors.As(err, &ie) {
 			return Verdict{Outcome: VerdictMalformed, Line: ie.Line, Detail: ie.Msg}, nil
 		}

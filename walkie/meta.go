@@ -297,9 +297,9 @@ func (m *Meta) validate(file string, firstLine int, lines map[string]int) error 
 	bad := func(key, msg, fix string) error {
 		return &InputError{File: file, Line: at(key), Msg: msg, Fix: fix}
 	}
-	if m.Walkie != FormatVersion && m.Walkie != FormatPhases && m.Walkie != FormatTyped {
+	if m.Walkie < FormatVersion || m.Walkie > FormatCompact {
 		return bad("walkie", fmt.Sprintf("walkie: %d is not a format this version reads", m.Walkie),
-			"set `walkie: 1` (or `walkie: 2` for a round table with phases, `walkie: 3` for typed entries and review threads)")
+			"set `walkie: 4` before the first entry (compact markers; `walkie init` writes it), or keep the format the file was created with: 1, 2 for a round table with phases, 3 for typed entries and review threads")
 	}
 	if !idPattern.MatchString(m.ID) {
 		return bad("id", fmt.Sprintf("id %q is missing or not a simple name", m.ID), "use letters, digits, '.', '_' or '-', e.g. `id: api-shape`")

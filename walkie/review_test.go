@@ -174,19 +174,36 @@ func TestTrailers(t *testing.T) {
 // and as marker fields the chain covers; the record verifies, and the
 // doorbell names the tags.
 func TestTypedPost(t *testing.T) {
+	for _, format := range []int{FormatTyped, FormatCompact} {
+		t.Run("format "+itoa(format), func(t *testing.T) { typedPost(t, format) })
+	}
+}
+
+func typedPost(t *testing.T, format int) {
 	file := newTyped(t, "")
+	if format < FormatCompact {
+		atFormat(t, file, format)
+	}
 	rc := mustAppend(t, file, typed("builder", "Please review the login fix.\n", Tags{Type: TypeReviewRequest, Refs: refs(t, "main@abc1234")}))
 	if rc.Entry.Type != TypeReviewRequest || strings.Join(rc.Entry.Refs, ",") != "main@abc1234" {
 		t.Fatalf("receipt %+v", rc.Entry)
 	}
 	mustAppend(t, file, Post{From: "reviewer", Body: []byte("Changes requested: the token leaks.\n\nType: verdict\nVerdict: changes-requested\nRefs: main@abc1234\n")})
 	got := string(readFile(t, file))
-	for _, want := range []string{
+	wants := []string{
 		"## Turn 1 · builder\n\nPlease review the login fix.\n\nType: review-request\nRefs: main@abc1234\n<!-- walkie seq=1 turn=1 agent=builder at=",
 		" type=review-request refs=main@abc1234 prev=sha256:",
 		"the token leaks.\n\nType: verdict\nVerdict: changes-requested\nRefs: main@abc1234\n<!-- walkie seq=2 turn=2 agent=reviewer at=",
 		" type=verdict verdict=changes-requested refs=main@abc1234 prev=",
-	} {
+	}
+	if format >= FormatCompact {
+		// The tags are the trailer lines only, which the hash covers.
+		wants = []string{
+			"## Turn 1 · builder\n\nPlease review the login fix.\n\nType: review-request\nRefs: main@abc1234\n<!-- walkie seq=1 at=",
+			"the token leaks.\n\nType: verdict\nVerdict: changes-requested\nRefs: main@abc1234\n<!-- walkie seq=2 at=",
+		}
+	}
+	for _, want := range wants {
 		if !strings.Contains(got, want) {
 			t.Fatalf("record lacks %q:\n%s", want, got)
 		}
@@ -224,7 +241,7 @@ func wantRefused(t testing.TB, err error, msg string) {
 // A file of format 1 or 2 has no vocabulary: tags are refused, and
 // trailer-like lines are text.
 func TestTagsNeedFormat3(t *testing.T) {
-	file := newDebate(t, 3, "builder", "reviewer")
+	file := atFormat(t, newDebate(t, 3, "builder", "reviewer"), FormatVersion)
 	_, err := Append(file, typed("builder", "Please review.\n", Tags{Type: TypeReviewRequest, Refs: refs(t, "abc1234")}))
 	wantRefused(t, err, "a type or refs need format 3, and this file says walkie: 1")
 	mustAppend(t, file, turn("builder", "Text.\n\nType: whatever\nRefs: not a ref\n"))
@@ -335,7 +352,7 @@ func TestClose(t *testing.T) {
 	last := d.Progress()
 	tail := "\n## Turn 4 · reviewer\n\nStill here.\n"
 	mk := Marker{Seq: last.Seq + 1, Turn: 4, Agent: "reviewer", At: t0, Prev: last.Hash}
-	fd, err := Parse(file, []byte(raw+tail+string(stamp([]byte(tail), &mk))))
+	fd, err := Parse(file, []byte(raw+tail+string(stamp([]byte(tail), &mk, d.Meta.Walkie))))
 	must(t, err)
 	if err := fd.Verify(); err == nil || !strings.Contains(err.Error(), "turn 4 follows the close in turn 3") {
 		t.Fatalf("verify: %v", err)
@@ -345,7 +362,7 @@ func TestClose(t *testing.T) {
 // What an entry's text says and what its marker records must agree: the
 // hash covers both, so a difference is a record rebuilt by hand.
 func TestVerifyTagsAgree(t *testing.T) {
-	file := newTyped(t, "")
+	file := atFormat(t, newTyped(t, ""), FormatTyped)
 	mustAppend(t, file, typed("builder", "Please review.\n", Tags{Type: TypeReviewRequest, Refs: refs(t, "main@abc1234")}))
 	d := mustVerify(t, file)
 	e := d.Entries[0]
@@ -363,7 +380,7 @@ func TestVerifyTagsAgree(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			mk := e.Marker
 			mk.Tags = c.tags
-			line := stamp([]byte(c.body), &mk)
+			line := stamp([]byte(c.body), &mk, d.Meta.Walkie)
 			rebuilt := append(append(append([]byte(nil), d.Header...), c.body...), line...)
 			rd, err := Parse(file, rebuilt)
 			must(t, err)
@@ -562,7 +579,7 @@ func TestChannel(t *testing.T) {
 	if c, _ = LoadChannel(dir); c.Open.File != "logout.walkie.md" || ActsOn(first) || !ActsOn(second) {
 		t.Fatalf("channel %+v", c.Open)
 	}
-	if m, err := ReadMeta(second); err != nil || m.Walkie != FormatTyped || m.ID != "logout" {
+	if m, err := ReadMeta(second); err != nil || !m.IsTyped() || m.ID != "logout" {
 		t.Fatalf("meta %+v %v", m, err)
 	}
 }
@@ -612,11 +629,14 @@ func TestSettleAddsTheWorktreeRef(t *testing.T) {
 	extra := Ref{Branch: "walkie/r/turn-1", SHA: "abc1234"}
 	for _, c := range []struct{ name, turn, want string }{
 		{"no trailers", "\n## Turn 1 · builder\n\nDone.\nSigned-off-by: builder\n\n",
-			"\n## Turn 1 · builder\n\nDone.\n\nRefs: walkie/r/turn-1@abc1234\nSigned-off-by: builder\n<!-- walkie seq=1 turn=1 agent=builder "},
+			"\n## Turn 1 · builder\n\nDone.\n\nRefs: walkie/r/turn-1@abc1234\nSigned-off-by: builder\n<!-- walkie seq=1 at="},
 		{"trailers of its own", "\n## Turn 1 · builder\n\nFixed.\n\ntype: fix-report\nRefs: docs/api.md\n",
-			"\n## Turn 1 · builder\n\nFixed.\n\nType: fix-report\nRefs: docs/api.md, walkie/r/turn-1@abc1234\n<!-- walkie seq=1 turn=1 agent=builder "},
+			"\n## Turn 1 · builder\n\nFixed.\n\nType: fix-report\nRefs: docs/api.md, walkie/r/turn-1@abc1234\n<!-- walkie seq=1 at="},
 		{"cited already", "\n## Turn 1 · builder\n\nFixed.\n\nType: fix-report\nRefs: walkie/r/turn-1@abc1234\n",
-			"\n## Turn 1 · builder\n\nFixed.\n\nType: fix-report\nRefs: walkie/r/turn-1@abc1234\n<!-- walkie seq=1 turn=1 agent=builder "},
+			"\n## Turn 1 · builder\n\nFixed.\n\nType: fix-report\nRefs: walkie/r/turn-1@abc1234\n<!-- walkie seq=1 at="},
+		// Issue 32 item 23: the commit once, in its longer form.
+		{"cited in full already", "\n## Turn 1 · builder\n\nFixed.\n\nType: fix-report\nRefs: walkie/r/turn-1@abc1234def5678\n",
+			"\n## Turn 1 · builder\n\nFixed.\n\nType: fix-report\nRefs: walkie/r/turn-1@abc1234def5678\n<!-- walkie seq=1 at="},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			must(t, os.WriteFile(file, append(append([]byte(nil), snap...), c.turn...), 0o644))
@@ -629,11 +649,31 @@ func TestSettleAddsTheWorktreeRef(t *testing.T) {
 				t.Fatalf("recorded\n%q\nwant\n%q", got, c.want)
 			}
 			d := mustVerify(t, file)
-			if !slices.Contains(d.Entries[0].Marker.Tags.Refs, extra) {
+			if refs := d.Entries[0].Marker.Tags.Refs; !slices.ContainsFunc(refs, func(r Ref) bool { return r.Branch == extra.Branch && strings.HasPrefix(r.SHA, extra.SHA) }) {
 				t.Fatalf("marker %+v", d.Entries[0].Marker)
 			}
 			must(t, os.WriteFile(file, snap, 0o644))
 			must(t, os.RemoveAll(StateDir(file, "r")))
 		})
+	}
+	// The agent abbreviates the commit walkie names in twelve digits: the
+	// record names it once, in twelve, and a reviewer who copies the
+	// Refs: line into a post of its own is not refused.
+	long := Ref{Branch: "walkie/r/turn-1", SHA: "abc1234def56"}
+	must(t, os.WriteFile(file, append(append([]byte(nil), snap...), "\n## Turn 1 · builder\n\nFixed.\n\nType: fix-report\nRefs: walkie/r/turn-1@abc1234, docs/api.md\n"...), 0o644))
+	s, err := Settle(file, snap, Expect{Turn: 1, Agent: "builder", Extra: &long}, "")
+	must(t, err)
+	if s.Outcome != VerdictAccepted {
+		t.Fatalf("settled %+v", s.Verdict)
+	}
+	d := mustVerify(t, file)
+	if refs := d.Entries[0].Marker.Tags.Refs; !slices.Equal(refs, []Ref{long, {Path: "docs/api.md"}}) {
+		t.Fatalf("refs %v, want the commit once, in full, where the agent put it", refs)
+	}
+	if !strings.Contains(string(d.Entries[0].Body), "Refs: walkie/r/turn-1@abc1234def56, docs/api.md\n") {
+		t.Fatalf("entry %q", d.Entries[0].Body)
+	}
+	if _, err := Append(file, Post{From: "reviewer", Body: []byte("Checked.\n\nType: verdict\nVerdict: approve\nRefs: walkie/r/turn-1@abc1234def56, docs/api.md\n")}); err != nil {
+		t.Fatalf("a post copying the Refs line: %v", err)
 	}
 }

@@ -77,10 +77,11 @@ func Settle(file string, snapshot []byte, want Expect, keep string) (Settled, er
 	if v.Outcome == VerdictAccepted {
 		v = checkTurnRefs(&meta, v, want.Refs)
 	}
-	// After the refs are resolved: the agent's abbreviation of the
-	// branch's head is the same ref.
-	if v.Outcome == VerdictAccepted && !v.Stamped && want.Extra != nil && meta.IsTyped() && !slices.Contains(v.Tags.Refs, *want.Extra) && len(v.Tags.Refs) < maxRefs {
-		v.Tags.Refs = append(v.Tags.Refs, *want.Extra)
+	// After the refs are resolved (a bound record names commits in full):
+	// an agent's abbreviation of the branch's head left unresolved (an
+	// unbound record) is still the same ref.
+	if v.Outcome == VerdictAccepted && !v.Stamped && want.Extra != nil && meta.IsTyped() {
+		v.Tags.Refs = withCommitRef(v.Tags.Refs, *want.Extra)
 	}
 	if want.Tampered != "" && v.Outcome != VerdictTampered {
 		v = Verdict{Outcome: VerdictTampered, Detail: want.Tampered}
@@ -140,7 +141,7 @@ func stampTail(file string, d *Doc, tags Tags) error {
 	}
 	last := d.Progress()
 	mk := Marker{Seq: last.Seq + 1, Turn: last.NextTurn, Agent: last.NextAgent, At: time.Now(), Prev: last.Hash, Tags: tags}
-	line := stamp(content, &mk)
+	line := stamp(content, &mk, d.Meta.Walkie)
 	f, err := openRecord(file, os.O_WRONLY)
 	if err != nil {
 		return err
@@ -377,4 +378,30 @@ func TurnIsIn(file string, snapshot []byte, want Expect) bool {
 	}
 	v, _ := judgeVersion(file, d, snapshot, av, want)
 	return v.Outcome == VerdictAccepted
+}
+
+// withCommitRef is refs with the commit ref r added, unless a ref there
+// names the same commit on the same branch, abbreviated or in full: then
+// the longer of the two stands in its place, so the record names the
+// commit once (issue 32 item 23: the agent's branch@abc1234 and walkie's
+// branch@abc1234def56 were both kept, and a reviewer copying that Refs
+// line was refused). Past maxRefs nothing is added.
+func withCommitRef(refs []Ref, r Ref) []Ref {
+	for i, have := range refs {
+		if have.Branch != r.Branch || !have.IsCommit() {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(r.SHA, have.SHA):
+			out := slices.Clone(refs)
+			out[i] = r
+			return out
+		case strings.HasPrefix(have.SHA, r.SHA):
+			return refs
+		}
+	}
+	if len(refs) >= maxRefs {
+		return refs
+	}
+	return append(slices.Clone(refs), r)
 }

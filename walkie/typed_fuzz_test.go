@@ -126,12 +126,12 @@ func FuzzTypedMarker(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, line string) {
-		mk, err := parseMarker([]byte(line))
+		mk, err := parseMarker([]byte(line), FormatTyped)
 		if err != nil {
 			return
 		}
 		rebuilt := markerPrefix(mk) + " hash=" + mk.Hash + " -->"
-		mk2, err := parseMarker([]byte(rebuilt))
+		mk2, err := parseMarker([]byte(rebuilt), FormatTyped)
 		if err != nil {
 			t.Fatalf("%q rebuilds as %q, which does not parse: %v", line, rebuilt, err)
 		}

@@ -27,7 +27,10 @@ no tokens spent), and any configuration problem. With FILE, the agents that
 play its participants are the ones in use; without, the agents your config
 defines and the built-in presets. A preset whose CLI is not installed says
 how to install it. Exits 1 when an agent in use cannot run, or, without
-FILE, when no agent at all can.
+FILE, when no agent at all can. Then the sandbox: which mechanism this
+system has (Landlock and its ABI, or Seatbelt), what of walkie's boundary
+it lacks, what each role's sessions reach, and the agents whose level in
+a role is not auto.
 
 EXAMPLES:
    walkie doctor
@@ -73,6 +76,7 @@ func doctorRun(ctx context.Context, o *doctorOptions) error {
 	} else {
 		_ = writeClean(o.IO.Out, func(w io.Writer) error {
 			printChecks(w, checks)
+			printSandbox(w, checks)
 			return nil
 		})
 	}
@@ -201,4 +205,51 @@ func printChecks(w io.Writer, checks []doctor.AgentCheck) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", ck.Name, use, orDash(ck.Binary), orDash(ck.Version), ck.LoggedIn, status)
 	}
 	tw.Flush()
+}
+
+// printSandbox says what boundary the agents' sessions get here.
+func printSandbox(w io.Writer, checks []doctor.AgentCheck) {
+	var sup *doctor.AgentSandbox
+	for _, ck := range checks {
+		if ck.Sandbox != nil {
+			sup = ck.Sandbox
+			break
+		}
+	}
+	if sup == nil {
+		return
+	}
+	switch {
+	case sup.Kind == "landlock" && len(sup.Missing) == 0:
+		fmt.Fprintf(w, "\nsandbox: Landlock ABI %d, all of walkie's boundary\n", sup.ABI)
+	case sup.Kind == "landlock":
+		fmt.Fprintf(w, "\nsandbox: Landlock ABI %d, without:\n", sup.ABI)
+	case sup.Kind == "seatbelt":
+		fmt.Fprintln(w, "\nsandbox: Seatbelt (sandbox-exec)")
+	default:
+		fmt.Fprintln(w, "\nsandbox: none on this system")
+	}
+	for _, m := range sup.Missing {
+		fmt.Fprintf(w, "  - %s\n", m)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, r := range doctor.Reaches {
+		fmt.Fprintf(tw, "  %s\t%s\n", r.Role, r.Reaches)
+	}
+	fmt.Fprintf(tw, "  every role\t%s\n", doctor.EveryRole())
+	tw.Flush()
+	for _, ck := range checks {
+		var odd []string
+		for _, r := range doctor.Reaches {
+			if ck.Sandbox == nil {
+				break
+			}
+			if lv := ck.Sandbox.Levels[r.Role]; lv != config.SandboxAuto {
+				odd = append(odd, r.Role+" "+lv)
+			}
+		}
+		if len(odd) > 0 {
+			fmt.Fprintf(w, "  %s: %s\n", ck.Name, strings.Join(odd, ", "))
+		}
+	}
 }

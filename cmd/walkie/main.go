@@ -186,6 +186,7 @@ a person halts it. See docs/ for the file format and configuration.`,
 	}
 	usageErrorsAreBadInput(app.Commands)
 	groupsSayWhatIsUnknown(app.Commands)
+	guardPersonOnly(app.Commands, "")
 	return app
 }
 

@@ -32,7 +32,7 @@ func TestSkillCommandsRun(t *testing.T) {
 	t.Setenv("CODEX_HOME", "")
 	f := fakeFactory("")
 	o := &skillOptions{IO: f.IO, CLIs: skills.CLIs, User: true}
-	claude, codex := filepath.Join(home, ".claude/skills/walkie-debate/SKILL.md"), filepath.Join(home, ".codex/skills/walkie-debate/SKILL.md")
+	claude, codex := filepath.Join(home, ".claude/skills/walkie-debate/SKILL.md"), filepath.Join(home, ".agents/skills/walkie-debate/SKILL.md")
 	out, _, code := f.run(t, func() error { return skillInstallRun(ctx, o) })
 	want := "Claude Code skill installed: " + claude + " (walkie " + readBuildVersion().Version + ")\nCodex skill installed: " + codex + " (walkie " + readBuildVersion().Version + ")\n"
 	if code != 0 || out != want {

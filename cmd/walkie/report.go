@@ -44,16 +44,27 @@ implementer answered objections of a reviewer left out), the rounds after
 that are unknown, and the report says so. --quorum all gives the table for
 every K.
 
+--svg FILE also draws the run into FILE, an SVG that opens in any browser
+and reads on a phone: a timeline with a strip per party, each attempt a bar
+coloured by its outcome (a bar's tooltip says its turn, attempt, time,
+cost and detail), sign-offs and the end marked, the round boundaries, and
+the cost climbing toward the budget; for a round table, then, the grid of
+each reviewer's verdicts against the grader, round by round, and the quorum
+replay (the rules --quorum asks for, else every quorum). The report itself
+prints as it would without it.
+
 EXAMPLES:
    walkie report review.walkie.md
    walkie report review.walkie.md --format json | jq '.reviewer_scores'
    walkie report parser.walkie.md --quorum 1
-   walkie report parser.walkie.md --quorum all --reviewers codex,gemini --format json`,
+   walkie report parser.walkie.md --quorum all --reviewers codex,gemini --format json
+   walkie report parser.walkie.md --svg parser.svg`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "markdown", Usage: "markdown or json"},
 			&cli.StringFlag{Name: "quorum", Usage: "replay the recorded rounds at this quorum, or at every one (all)"},
 			&cli.StringSliceFlag{Name: "reviewers", Usage: "with --quorum: count only these reviewers, comma separated"},
 			&cli.StringFlag{Name: "config", Usage: "config file, for its budget_usd (default: ./walkie.yaml, then the user config dir)"},
+			&cli.StringFlag{Name: "svg", Usage: "also draw the run into this SVG file: its timeline, and a round table's verdicts and quorum replay"},
 		},
 		Action: func(c *cli.Context) error {
 			file, err := fileArg(c)
@@ -65,7 +76,7 @@ EXAMPLES:
 				return withCode(exitBadInput, fmt.Errorf("--format %q: use markdown or json", format))
 			}
 			return runWith(c.Context, runF, reportRun, &reportOptions{IO: f.IO, Config: f.Config, File: file, Format: format,
-				Quorum: c.String("quorum"), Reviewers: c.StringSlice("reviewers"), ConfigPath: c.String("config")})
+				Quorum: c.String("quorum"), Reviewers: c.StringSlice("reviewers"), ConfigPath: c.String("config"), SVG: c.String("svg")})
 		},
 	}
 }
@@ -80,6 +91,7 @@ type reportOptions struct {
 	Quorum     string // --quorum: K, all, or "" for the recorded rule only
 	Reviewers  []string
 	ConfigPath string
+	SVG        string // --svg: the file to draw the run into; "" none
 }
 
 func reportRun(_ context.Context, o *reportOptions) error {
@@ -97,6 +109,11 @@ func reportRun(_ context.Context, o *reportOptions) error {
 	ex, err := loadReportExtras(o.File, &at)
 	if err != nil {
 		return err
+	}
+	if o.SVG != "" {
+		if err := writeReportSVG(o.SVG, o.File, r, &at); err != nil {
+			return err
+		}
 	}
 	if o.Format == "json" {
 		return writeJSON(o.IO.Out, struct {

@@ -43,9 +43,11 @@ its status, whose turn, round, cost against budget and what the running
 agent is doing; each debate's entries, turn log, transcripts and round
 table at /d/KEY; live by server-sent events; halt, resume, extend and a
 supervisor note), /healthz, /api/debates (JSON), /metrics (Prometheus), and
-POST /api/halt, resume, extend and note. The page also lists the debates
-walkie auto, turn and watch --once run elsewhere on this machine: they note
-themselves in the registry under the user's state directory.
+POST /api/halt, resume, extend and note. The page lists the debates under
+--dir; its switch (/?all=1) adds those walkie auto, turn and watch --once
+run elsewhere on this machine (they note themselves in the registry under
+the user's state directory), and a filter narrows either list. A debate's
+page offers only the controls its standing allows.
 
 A request whose Host is not the listen address, localhost or a loopback
 address on the listen port, or an --allowed-host, is refused (421): a web

@@ -72,9 +72,11 @@ Say "let's debate this with codex" and the agent picks it up.
 The text ships inside this binary, stamped with its version (walkie skill
 show prints it); installing again after an upgrade updates it. Claude Code
 reads .claude/skills/walkie-debate/SKILL.md in the project or in ~/.claude;
-Codex reads .agents/skills/walkie-debate/SKILL.md in the project, or
-$CODEX_HOME/skills (~/.codex/skills). A SKILL.md walkie did not write is
-never replaced or removed.
+Codex reads .agents/skills/walkie-debate/SKILL.md in the project or in
+your home (~/.agents/skills). A skill walkie wrote before into Codex's
+older place ($CODEX_HOME/skills, ~/.codex/skills) is taken out by install
+and remove, so Codex does not offer it twice. A SKILL.md walkie did not
+write is never replaced or removed.
 
 EXAMPLES:
    walkie skill install                      # both CLIs, for every project
@@ -96,6 +98,9 @@ func skillInstallCommand(f *Factory, runF func(context.Context, *skillOptions) e
 
 func skillInstallRun(_ context.Context, o *skillOptions) error {
 	return eachSkill(o, func(name string, p skills.Place) error {
+		if err := removeOlderSkills(o, name); err != nil {
+			return err
+		}
 		path := p.Path()
 		res, err := skills.Install(p, skills.Render(name, readBuildVersion().Version))
 		var link *skills.LinkError
@@ -126,6 +131,9 @@ func skillRemoveCommand(f *Factory, runF func(context.Context, *skillOptions) er
 
 func skillRemoveRun(_ context.Context, o *skillOptions) error {
 	return eachSkill(o, func(name string, p skills.Place) error {
+		if err := removeOlderSkills(o, name); err != nil {
+			return err
+		}
 		path := p.Path()
 		res, err := skills.Remove(p)
 		var link *skills.LinkError
@@ -143,6 +151,29 @@ func skillRemoveRun(_ context.Context, o *skillOptions) error {
 		fmt.Fprintf(o.IO.Out, "%s skill removed: %s\n", skills.Title[name], path)
 		return nil
 	})
+}
+
+// removeOlderSkills takes the skill walkie wrote out of a CLI's older
+// places (skills.Older), saying so; a person's SKILL.md there, or one
+// reached through a link, stays, without a word: it is not where walkie
+// writes.
+func removeOlderSkills(o *skillOptions, name string) error {
+	older, err := skills.Older(name, o.User)
+	if err != nil {
+		return err
+	}
+	for _, p := range older {
+		res, err := skills.Remove(p)
+		var link *skills.LinkError
+		switch {
+		case errors.Is(err, skills.ErrNotWalkies), errors.As(err, &link), res == skills.Absent:
+		case err != nil:
+			return err
+		default:
+			fmt.Fprintf(o.IO.Out, "%s skill removed from its older place: %s\n", skills.Title[name], p.Path())
+		}
+	}
+	return nil
 }
 
 // eachSkill calls do with each CLI the flags name and where its skill

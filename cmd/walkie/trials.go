@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/controller/charts"
 	"github.com/walkie-sh/walkie/controller/daemon"
 	"github.com/walkie-sh/walkie/controller/trials"
 	"github.com/walkie-sh/walkie/walkie"
@@ -43,15 +44,22 @@ copy's outcome with why it did not converge (a run that stopped on an
 error says why, kept in DIR/K/stopped.txt). Every figure comes from the copies' own files: walkie trials report DIR prints it
 again at any time, and running trials again on FILE adds copies to DIR.
 
+Under the tables, the distribution is drawn: the outcomes, the rounds each
+trial ran to its end and what each cost, as bars split by outcome (coloured
+on a terminal unless NO_COLOR or --color never; plain ASCII text in a
+pipe, within 80 columns). --svg FILE draws the same charts into an SVG.
+
 EXAMPLES:
    walkie trials eval.walkie.md -n 5 --parallel 2
    walkie trials eval.walkie.md -n 10 --approve --format json > dist.json
-   walkie trials report eval.trials`,
+   walkie trials report eval.trials
+   walkie trials report eval.trials --svg eval.svg`,
 		Flags: append(trialsRunFlags(),
 			&cli.IntFlag{Name: "n", Value: 3, Usage: "how many copies to make and run"},
 			&cli.IntFlag{Name: "parallel", Value: 1, Usage: "how many copies run at once"},
 			&cli.StringFlag{Name: "dir", Usage: "where the copies go (default: FILE's directory/ID.trials)"},
 			&cli.StringFlag{Name: "format", Value: "markdown", Usage: "markdown or json"},
+			svgFlag(),
 		),
 		Subcommands: []*cli.Command{trialsReportCommand(f, nil)},
 		Action: func(c *cli.Context) error {
@@ -66,7 +74,7 @@ EXAMPLES:
 			return runWith(c.Context, runF, trialsRun, &trialsOptions{IO: f.IO, Config: f.Config, Logger: f.Logger,
 				File: file, N: c.Int("n"), Parallel: c.Int("parallel"), Dir: c.String("dir"), Format: format,
 				ConfigPath: c.String("config"), Agents: c.StringSlice("agents"), Approve: c.Bool("approve"),
-				LogFormat: c.String("log-format"), Verbose: c.Bool("verbose")})
+				LogFormat: c.String("log-format"), Verbose: c.Bool("verbose"), SVG: c.String("svg")})
 		},
 	}
 }
@@ -86,6 +94,7 @@ type trialsOptions struct {
 	Approve     bool
 	LogFormat   string
 	Verbose     bool
+	SVG         string // --svg: the file to draw the distribution into
 }
 
 // trialsRunFlags are auto's flags that mean the same for every copy (the
@@ -105,7 +114,11 @@ func trialsReportCommand(f *Factory, runF func(context.Context, *trialsReportOpt
 		Name:      "report",
 		Usage:     "the distribution of the trials in DIR, from the copies alone",
 		ArgsUsage: "DIR",
-		Flags:     []cli.Flag{&cli.StringFlag{Name: "format", Value: "markdown", Usage: "markdown or json"}},
+		Description: `Prints the distribution of the copies in DIR (outcomes, rounds to converge,
+cost and time, reviewers against the grader, each trial), then draws it:
+bars of the outcomes, of the rounds each trial ran and of what each cost,
+split by outcome. --svg FILE draws the same charts into an SVG file.`,
+		Flags: []cli.Flag{&cli.StringFlag{Name: "format", Value: "markdown", Usage: "markdown or json"}, svgFlag()},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return withCode(exitBadInput, fmt.Errorf("trials report needs exactly one DIR argument (got %s): the directory walkie trials wrote", argCount(c.NArg())))
@@ -114,7 +127,7 @@ func trialsReportCommand(f *Factory, runF func(context.Context, *trialsReportOpt
 			if err != nil {
 				return err
 			}
-			return runWith(c.Context, runF, trialsReportRun, &trialsReportOptions{IO: f.IO, Dir: c.Args().First(), Format: format})
+			return runWith(c.Context, runF, trialsReportRun, &trialsReportOptions{IO: f.IO, Dir: c.Args().First(), Format: format, SVG: c.String("svg")})
 		},
 	}
 }
@@ -124,6 +137,7 @@ type trialsReportOptions struct {
 	IO     *IOStreams
 	Dir    string
 	Format string // markdown or json
+	SVG    string // --svg: the file to draw the distribution into
 }
 
 func trialsReportRun(_ context.Context, o *trialsReportOptions) error {
@@ -131,7 +145,12 @@ func trialsReportRun(_ context.Context, o *trialsReportOptions) error {
 	if err != nil {
 		return withCode(exitBadInput, err)
 	}
-	return writeSummary(o.IO.Out, s, o.Format)
+	return writeSummary(o.IO, s, o.Format, o.SVG)
+}
+
+// svgFlag is --svg for the trials' distribution.
+func svgFlag() cli.Flag {
+	return &cli.StringFlag{Name: "svg", Usage: "also draw the distribution into this SVG file"}
 }
 
 func formatFlag(c *cli.Context) (string, error) {
@@ -142,14 +161,24 @@ func formatFlag(c *cli.Context) (string, error) {
 	return f, nil
 }
 
-func writeSummary(w io.Writer, s *trials.Summary, format string) error {
-	if format == "json" {
-		return writeJSON(w, s)
+// writeSummary prints the trials' summary as format asks (with its
+// histograms under the markdown) and draws it into svg, when given.
+func writeSummary(streams *IOStreams, s *trials.Summary, format, svg string) error {
+	if svg != "" {
+		if err := writeSVGFile(svg, charts.NewDistribution(s).SVG); err != nil {
+			return err
+		}
 	}
-	return writeClean(w, func(w io.Writer) error {
+	if format == "json" {
+		return writeJSON(streams.Out, s)
+	}
+	if err := writeClean(streams.Out, func(w io.Writer) error {
 		s.Markdown(w)
 		return nil
-	})
+	}); err != nil {
+		return err
+	}
+	return writeHistograms(streams, s)
 }
 
 func trialsRun(ctx context.Context, o *trialsOptions) error {
@@ -187,5 +216,5 @@ func trialsRun(ctx context.Context, o *trialsOptions) error {
 	case err != nil:
 		return err
 	}
-	return writeSummary(o.IO.Out, s, o.Format)
+	return writeSummary(o.IO, s, o.Format, o.SVG)
 }

@@ -282,9 +282,13 @@ func errAsInput(err error) bool {
 }
 
 // config is the configuration the review's debates run under: the given
-// one, with --budget in place of its budget.
+// one, with --budget in place of its budget and the agents' keys behind
+// the credential proxy.
 func (p *plan) config() *config.Config {
 	cfg := *p.opts.Config
+	// A review reads a pull request someone else wrote: key_proxy: auto
+	// keeps the agents' API keys out of their shells here.
+	cfg.ProxyKeys = true
 	if p.opts.BudgetUSD > 0 {
 		cfg.BudgetUSD = p.opts.BudgetUSD
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/walkie-sh/walkie/cmd/walkie/internal/blackbox"
 	"github.com/walkie-sh/walkie/gitrepo/gittest"
 	"github.com/walkie-sh/walkie/gitrepo/sshsig/sshsigtest"
-	"github.com/walkie-sh/walkie/walkie"
 )
 
 // An abbreviated sha opens the gate for no other commit (issue 27, item
@@ -152,25 +151,38 @@ func TestGateRefusesAnAckFromASession(t *testing.T) {
 	seen := t.TempDir()
 	d := newThread(t, map[string]string{
 		"builder": `body_cmd: 'printf "Please review.\n\nType: review-request\nRefs: feat@%s\n" "$(git rev-parse feat)"'`,
-		"reviewer": `shell: 'echo Signed as alice. | walkie post {file} --supervisor --type ack --refs $(git rev-parse feat) --signing-key {alice} --body-file - ; echo $? > ` + seen + `/signed-exit; echo Read it. | walkie post {file} --supervisor --type ack --refs $(git rev-parse feat) --body-file -'
+		"reviewer": `shell: 'echo Signed as alice. | walkie post {file} --supervisor --type ack --refs $(git rev-parse feat) --signing-key {alice} --body-file - ; echo $? > ` + seen + `/signed-exit; echo Read it. | walkie post {file} --supervisor --type ack --refs $(git rev-parse feat) --body-file - ; echo $? > ` + seen + `/unsigned-exit'
 body_cmd: 'printf "Approved.\n\nType: verdict\nVerdict: approve\nRefs: feat@%s\n" "$(git rev-parse feat)"'`,
-	}, "")
+	}, fmt.Sprintf("    sandbox_write: [%q]\n", seen))
 	keys, base, head := gateRepo(t, d)
 	d.write("agents/reviewer.yaml", strings.NewReplacer("{file}", d.path(d.name), "{alice}", keys["alice"].Path).Replace(string(d.read("agents/reviewer.yaml"))))
 	d.Env = append(d.Env, "WALKIE_SIGNING_KEY="+keys["host"].Path)
 	d.MustRun(0, "turn", d.name, "--approve")
 	d.MustRun(0, "turn", d.name, "--approve")
 	d.wantOutcomes(d.turns(), "accepted", "accepted")
-	if b, _ := os.ReadFile(filepath.Join(seen, "signed-exit")); strings.TrimSpace(string(b)) != "3" {
-		t.Fatalf("a signed post from inside the session exited %q, want 3 (refused)", b)
+	// Both acks are refused where they are made: a supervisor's entry is
+	// a person's, and this runs inside an agent's session (issue 27, item
+	// 5); the signed one also because it would sign for a person.
+	for _, name := range []string{"signed-exit", "unsigned-exit"} {
+		if b, _ := os.ReadFile(filepath.Join(seen, name)); strings.TrimSpace(string(b)) != "3" {
+			t.Fatalf("%s: a post from inside the session exited %q, want 3 (refused)", name, b)
+		}
 	}
 	doc := d.doc()
-	if n := len(doc.Entries); n != 3 || doc.Entries[2].Kind != walkie.KindSupervisor {
-		t.Fatalf("%d entries, want the turns and the session's ack", n)
+	if n := len(doc.Entries); n != 2 {
+		t.Fatalf("%d entries, want the two turns and no ack", n)
 	}
 	r := d.MustRun(3, "gate", d.name, "--ref", head, "--base", base, "--json")
-	if !strings.Contains(r.Stdout, `"verdict_by":["ci-host"]`) || !strings.Contains(r.Stderr, "the supervisor's ack (seq 3) is signed by no allowed signer") {
-		t.Fatalf("gate with the session's ack:\n%s\n%s", r.Stdout, r.Stderr)
+	if !strings.Contains(r.Stdout, `"verdict_by":["ci-host"]`) || !strings.Contains(r.Stderr, "no person has acknowledged it") {
+		t.Fatalf("gate without an ack:\n%s\n%s", r.Stdout, r.Stderr)
+	}
+	// Made outside any session, by an agent's words that claim to be a
+	// person's: an unsigned ack still counts for nothing.
+	d.write("ack.md", "Read it.\n")
+	d.MustRun(0, "post", d.name, "--supervisor", "--type", "ack", "--refs", head, "--body-file", "ack.md")
+	r = d.MustRun(3, "gate", d.name, "--ref", head, "--base", base, "--json")
+	if !strings.Contains(r.Stderr, "the supervisor's ack (seq 3) is signed by no allowed signer") {
+		t.Fatalf("gate with an unsigned ack:\n%s\n%s", r.Stdout, r.Stderr)
 	}
 
 	// GitHub: bob approved the head after the verdict; mallory, whom the

@@ -112,7 +112,11 @@ func TestWorktreeSessionKillsTheController(t *testing.T) {
     behavior: hang
   - body: "Please review.\n\nType: review-request"`,
 		"reviewer": `behavior: none`,
-	}, "", "--worktree", "--git-commit")
+		// Without the sandbox: inside it the session can signal nothing
+		// outside its domain (Landlock's scope), so it could not kill its
+		// controller. What is under test is the guard's repair after a
+		// controller died mid-session, however it died.
+	}, "    sandbox: off\n", "--worktree", "--git-commit")
 	main := d.git("rev-parse", "main")
 	p := d.Start("turn", d.name, "--approve")
 	if r := p.Wait(20 * time.Second); r.Code != -1 && r.Code != 137 {

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -36,7 +37,7 @@ func newThread(t *testing.T, scripts map[string]string, agentKeys string, flags 
 	d.Runner = walkieIn(t, dir, d.marker)
 	t.Cleanup(d.marker.Kill)
 	must(t, os.MkdirAll(d.path("agents"), 0o755))
-	cfg := blackbox.Config{Defaults: blackbox.FakeDefaults()}
+	cfg := blackbox.Config{Defaults: blackbox.FakeDefaults(d.path("agents"))}
 	cfg.Defaults["env_allow"] = "[" + blackbox.MarkerVar + ", GIT_*]"
 	for _, p := range []string{"builder", "reviewer"} {
 		a := blackbox.ScriptedAgent(t, d.path("agents"), p, scripts[p], map[string]string{"usage": "none"})
@@ -101,7 +102,10 @@ func TestReviewCycle(t *testing.T) {
   - body_cmd: 'printf "Changes requested: the old token stays valid.\n\nType: verdict\nVerdict: changes-requested\nRefs: main@%s\n" "` + lastCode + `"'
   - body_cmd: 'printf "Approved.\n\nType: verdict\nVerdict: approve\nRefs: main@%s\n" "` + priorCode + `"'
   - body_cmd: 'printf "Approved: the tests pass at %s.\n\nType: verdict\nVerdict: approve\nRefs: main@%s\n" "` + lastCode + `" "` + lastCode + `"'`,
-	}, "", "--git-commit")
+		// A live builder commits in the checkout itself, which holds the
+		// record's .walkie: no sandbox can open that checkout and keep walkie's
+		// state out of reach (a worktree does: TestReviewWorktrees).
+	}, "    sandbox: off\n", "--git-commit")
 	// Who may say approved, on the base: the controller's host key
 	// signs the verdicts it stamps; alice acknowledges.
 	keys := map[string]sshsigtest.Key{"host": sshsigtest.NewKey(t, "ci-host"), "alice": sshsigtest.NewKey(t, "alice@example.com")}
@@ -229,7 +233,7 @@ func TestReviewWorktrees(t *testing.T) {
 		"reviewer": `steps:
   - shell: 'pwd > ` + seen + `/reviewer-dir && git rev-parse HEAD > ` + seen + `/reviewer-head && cat login.go > ` + seen + `/reviewer-saw'
     body_cmd: 'printf "Approved: v1 is in.\n\nType: verdict\nVerdict: approve\nRefs: walkie/login/turn-1@%s\n" "$(git log -1 --format=%h -- :/login.go)"'`,
-	}, "", "--worktree", "--base", "main")
+	}, fmt.Sprintf("    sandbox_write: [%q]\n", seen), "--worktree", "--base", "main")
 
 	d.auto(0)
 	recs := d.turns()
@@ -338,7 +342,7 @@ func TestWatchActsOnTheOpenThread(t *testing.T) {
 	if !strings.HasPrefix(actions["login.walkie.md"], "invoked") || !strings.HasPrefix(actions["stray.walkie.md"], "skipped: not the open thread of its channel") {
 		t.Fatalf("actions %v", actions)
 	}
-	if n, _ := strconv.Atoi(strings.TrimSpace(string(d.read("agents/builder.state")))); n != 1 {
+	if n, _ := strconv.Atoi(strings.TrimSpace(string(d.read("agents/fake/builder.state")))); n != 1 {
 		t.Fatalf("the builder ran %d times", n)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"text/template"
 )
 
@@ -70,24 +71,82 @@ func (p Place) at(i int) string {
 	return filepath.Join(append([]string{p.Root}, p.Dirs[:i+1]...)...)
 }
 
-// Where is the place a CLI looks for the skill (measured with claude
-// 2.1.197 and codex 0.171.0): Claude Code in .claude/skills of the project
-// or of HOME; Codex in .agents/skills of the project, or in its home,
-// $CODEX_HOME (default ~/.codex), under skills.
+// place is one folder a CLI reads skills from, at one level (the
+// project's, or the user's): root is "." (the project), "~" (HOME) or
+// "$CODEX_HOME" (codex's home, $CODEX_HOME when set), dirs the folders
+// under it.
+type place struct {
+	cli  string
+	user bool
+	root string
+	dirs []string
+}
+
+// places is where the CLIs read skills (measured with claude 2.1.197 and
+// codex 0.171.0), per CLI and level: the first is where Install writes
+// the skill (Where). The others are folders walkie wrote to before that
+// the CLI still reads (Older): a skill left there would be offered twice.
+// Current Codex reads ~/.agents/skills at user level, its own home's
+// skills folder as the older place.
+var places = []place{
+	{cli: "claude", user: false, root: ".", dirs: []string{".claude", "skills"}},
+	{cli: "codex", user: false, root: ".", dirs: []string{".agents", "skills"}},
+	{cli: "claude", user: true, root: "~", dirs: []string{".claude", "skills"}},
+	{cli: "codex", user: true, root: "~", dirs: []string{".agents", "skills"}},
+	{cli: "codex", user: true, root: "$CODEX_HOME", dirs: []string{"skills"}},
+	{cli: "codex", user: true, root: "~", dirs: []string{".codex", "skills"}}, // $CODEX_HOME's default, whatever it is now
+}
+
+// all is every place of a CLI at a level, Where's first, each once.
+func all(cli string, user bool) ([]Place, error) {
+	var out []Place
+	for _, p := range places {
+		if p.cli != cli || p.user != user {
+			continue
+		}
+		root := p.root
+		switch {
+		case root == "$CODEX_HOME" && os.Getenv("CODEX_HOME") != "":
+			root = os.Getenv("CODEX_HOME")
+		case root == "$CODEX_HOME":
+			continue // the ~/.codex entry stands for it
+		case root == "~":
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return nil, fmt.Errorf("find your home directory: %w", err)
+			}
+			root = home
+		}
+		pl := Place{Root: root, Dirs: append(append([]string(nil), p.dirs...), Name)}
+		if !slices.ContainsFunc(out, func(o Place) bool { return o.Path() == pl.Path() }) {
+			out = append(out, pl)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no skill place for %s", cli)
+	}
+	return out, nil
+}
+
+// Where is the place a CLI looks for the skill now, the one Install
+// writes.
 func Where(cli string, user bool) (Place, error) {
-	switch {
-	case !user && cli == "claude":
-		return Place{Root: ".", Dirs: []string{".claude", "skills", Name}}, nil
-	case !user:
-		return Place{Root: ".", Dirs: []string{".agents", "skills", Name}}, nil
-	case cli == "codex" && os.Getenv("CODEX_HOME") != "":
-		return Place{Root: os.Getenv("CODEX_HOME"), Dirs: []string{"skills", Name}}, nil
-	}
-	home, err := os.UserHomeDir()
+	ps, err := all(cli, user)
 	if err != nil {
-		return Place{}, fmt.Errorf("find your home directory: %w", err)
+		return Place{}, err
 	}
-	return Place{Root: home, Dirs: []string{map[string]string{"claude": ".claude", "codex": ".codex"}[cli], "skills", Name}}, nil
+	return ps[0], nil
+}
+
+// Older are the places walkie wrote a CLI's skill to before Where, which
+// the CLI still reads: install and remove take walkie's own file out of
+// them.
+func Older(cli string, user bool) ([]Place, error) {
+	ps, err := all(cli, user)
+	if err != nil {
+		return nil, err
+	}
+	return ps[1:], nil
 }
 
 // ErrNotWalkies is the refusal of a SKILL.md walkie did not write.
