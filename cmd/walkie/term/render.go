@@ -130,7 +130,9 @@ func (r *Renderer) Entry(d *walkie.Doc, e *walkie.Entry) string {
 	} else {
 		title = []string{r.pal.Bold(fmt.Sprintf("Turn %d · %s", e.Turn, Clean(e.Agent))), fmt.Sprintf("round %d", d.Meta.RoundOf(e.Turn)), r.when(e.Marker.At)}
 		if r.posted[e.Marker.Seq] {
-			title = slices.Insert(title, 1, r.pal.Yellow("posted with walkie post"))
+			// Short: at 80 columns the longer words pushed "signed off"
+			// off the line.
+			title = slices.Insert(title, 1, r.pal.Yellow("walkie post"))
 		}
 		if e.Signed() {
 			title = append(title, r.pal.Green("signed off"))
