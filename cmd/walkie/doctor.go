@@ -36,14 +36,17 @@ EXAMPLES:
    walkie doctor
    walkie doctor api.walkie.md --agents claude,codex
    walkie doctor --config ci.yaml --json`,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "config", Usage: "config file (default: ./walkie.yaml, then the user config dir)"},
 			&cli.StringSliceFlag{Name: "agents", Usage: "as for walkie auto: agents that play the participants"},
-			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
-		},
+		}, jsonFlags(doctor.AgentCheck{})...),
 		Action: func(c *cli.Context) error {
+			exp, err := exporterOf(c)
+			if err != nil {
+				return err
+			}
 			return runWith(c.Context, runF, doctorRun, &doctorOptions{IO: f.IO, Config: f.Config, ConfigPath: c.String("config"),
-				Files: c.Args().Slice(), Agents: c.StringSlice("agents"), JSON: c.Bool("json")})
+				Files: c.Args().Slice(), Agents: c.StringSlice("agents"), JSON: exp})
 		},
 	}
 }
@@ -56,7 +59,7 @@ type doctorOptions struct {
 	ConfigPath string
 	Files      []string // the FILE whose participants are the agents in use, if any
 	Agents     []string
-	JSON       bool
+	JSON       *jsonExporter
 }
 
 func doctorRun(ctx context.Context, o *doctorOptions) error {
@@ -69,8 +72,8 @@ func doctorRun(ctx context.Context, o *doctorOptions) error {
 		return err
 	}
 	checks := doctor.Check(ctx, cfg, names, inUse)
-	if o.JSON {
-		if err := writeJSON(o.IO.Out, checks); err != nil {
+	if o.JSON != nil {
+		if err := o.JSON.Write(o.IO.Out, checks); err != nil {
 			return err
 		}
 	} else {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -37,14 +36,18 @@ redacted) and the prompt's sha256 among them.
 
 EXAMPLES:
    walkie log api.walkie.md
-   walkie log api.walkie.md --json | jq 'select(.outcome != "accepted")'`,
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the records as JSON lines"}},
+   walkie log api.walkie.md --jq 'select(.outcome != "accepted") | .detail'`,
+		Flags: jsonFlags(controller.TurnRecord{}),
 		Action: func(c *cli.Context) error {
 			file, err := fileArg(c)
 			if err != nil {
 				return err
 			}
-			return runWith(c.Context, runF, logRun, &logOptions{IO: f.IO, File: file, JSON: c.Bool("json")})
+			exp, err := exporterOf(c)
+			if err != nil {
+				return err
+			}
+			return runWith(c.Context, runF, logRun, &logOptions{IO: f.IO, File: file, JSON: exp.inLines()})
 		},
 	}
 }
@@ -53,7 +56,7 @@ EXAMPLES:
 type logOptions struct {
 	IO   *IOStreams
 	File string
-	JSON bool
+	JSON *jsonExporter // JSON lines, one per record
 }
 
 func logRun(_ context.Context, o *logOptions) error {
@@ -72,14 +75,8 @@ func logRun(_ context.Context, o *logOptions) error {
 	if d, err := walkie.Load(file); err == nil {
 		recs = controller.WithPosts(d, recs)
 	}
-	if o.JSON {
-		enc := json.NewEncoder(w)
-		for _, r := range recs {
-			if err := enc.Encode(r); err != nil {
-				return err
-			}
-		}
-		return nil
+	if o.JSON != nil {
+		return o.JSON.Write(w, recs)
 	}
 	if len(recs) == 0 {
 		fmt.Fprintf(w, "%s: no turn attempts yet\n", file)

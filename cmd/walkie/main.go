@@ -195,7 +195,7 @@ a person halts it. See docs/ for the file format and configuration.`,
 func rootAction(c *cli.Context) error {
 	switch {
 	case c.Bool("version"):
-		return printVersion(c.App.Writer, false)
+		return printVersion(c.App.Writer, nil)
 	case c.NArg() > 0:
 		typed := c.Args().First()
 		return withCode(exitBadInput, errors.New(withHint(fmt.Sprintf("%q is not a walkie command", typed), didYouMean(typed, commandNames(c.App.Commands)), "walkie")))

@@ -23,7 +23,7 @@ func TestReviewCommandsParse(t *testing.T) {
 		t.Errorf("review defaults %+v", r)
 	}
 	file := mustInit(t, filepath.Join(t.TempDir(), "d.walkie.md"))
-	if g := parse(t, gateCommand, file, "--ref", "3f2a9c1", "--base", "main", "--json"); g.Gate.File != file || g.Gate.Ref != "3f2a9c1" || g.Gate.Base != "main" || !g.JSON {
+	if g := parse(t, gateCommand, file, "--ref", "3f2a9c1", "--base", "main", "--json"); g.Gate.File != file || g.Gate.Ref != "3f2a9c1" || g.Gate.Base != "main" || g.JSON == nil {
 		t.Errorf("gate options %+v", g)
 	}
 	n := parse(t, threadCommand, "new", "reviews", "login-fix", "--agents", "ada,brook", "--approve", "--git-commit")

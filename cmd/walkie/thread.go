@@ -281,8 +281,8 @@ func statusDir(o *statusOptions) error {
 		}
 		v.Threads = append(v.Threads, dv)
 	}
-	if o.JSON {
-		return writeJSON(o.IO.Out, v)
+	if o.JSON != nil {
+		return o.JSON.Write(o.IO.Out, v)
 	}
 	return writeClean(o.IO.Out, func(w io.Writer) error { return printChannel(w, v) })
 }
