@@ -19,10 +19,9 @@ const OutcomePosted walkie.Outcome = "posted"
 const PostedDetail = "posted with walkie post: no session walkie ran wrote it"
 
 // PostedTurns are the seqs of d's turns that no session walkie ran wrote
-// (see OutcomePosted): a turn a session wrote, or posted with walkie post
-// while its attempt ran, has that attempt accepted in the turn log. Nil
-// when the record has no state directory beside it (a copy moved away):
-// then nothing can be told.
+// (see OutcomePosted), read from its state directory. Nil when the
+// record has none beside it (a copy moved away): then nothing can be
+// told.
 func PostedTurns(d *walkie.Doc) (map[int]bool, error) {
 	dir := walkie.StateDir(d.File, d.Meta.ID)
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
@@ -32,7 +31,31 @@ func PostedTurns(d *walkie.Doc) (map[int]bool, error) {
 	if err != nil {
 		return nil, err
 	}
-	return postedTurns(d, recs), nil
+	st, err := walkie.LoadState(dir)
+	if err != nil {
+		return nil, err
+	}
+	running := 0
+	if st.Running != nil {
+		running = st.Running.Turn
+	}
+	return Posted(d, recs, running), nil
+}
+
+// Posted are the seqs of d's turns that no session walkie ran wrote,
+// told from its turn log recs: a turn a session wrote, or posted with
+// walkie post while its attempt ran, has that attempt accepted there.
+// runningTurn is the turn of the attempt the state names as begun (0:
+// none): its entry is stamped just before its attempt is logged. show,
+// log, the fleet page and the timeline all tell a person's turn by this.
+func Posted(d *walkie.Doc, recs []TurnRecord, runningTurn int) map[int]bool {
+	out := postedTurns(d, recs)
+	for _, e := range d.Entries {
+		if runningTurn > 0 && e.Kind == walkie.KindTurn && e.Turn == runningTurn {
+			delete(out, e.Marker.Seq)
+		}
+	}
+	return out
 }
 
 func postedTurns(d *walkie.Doc, recs []TurnRecord) map[int]bool {

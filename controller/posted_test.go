@@ -40,3 +40,19 @@ func TestPostedTurns(t *testing.T) {
 		t.Errorf("the posted line: %+v", p)
 	}
 }
+
+// The turn of the attempt running now is stamped before its attempt is
+// logged: it is the session's, not posted, in that window.
+func TestPostedWhileItsAttemptRuns(t *testing.T) {
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	d := &walkie.Doc{Meta: walkie.Meta{Participants: []string{"ann", "bob"}, MaxRounds: 3}, Entries: []walkie.Entry{
+		{Kind: walkie.KindTurn, Turn: 1, Agent: "ann", Marker: walkie.Marker{Seq: 1, Turn: 1, Agent: "ann", At: at}},
+		{Kind: walkie.KindTurn, Turn: 2, Agent: "bob", Marker: walkie.Marker{Seq: 2, Turn: 2, Agent: "bob", At: at}},
+	}}
+	if got := Posted(d, nil, 2); len(got) != 1 || !got[1] {
+		t.Errorf("posted %v with turn 2 running, want seq 1 only", got)
+	}
+	if got := Posted(d, nil, 0); len(got) != 2 {
+		t.Errorf("posted %v with nothing running, want both", got)
+	}
+}
