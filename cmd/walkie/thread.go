@@ -29,6 +29,9 @@ func threadCommand(f *Factory, runF func(context.Context, *threadNewOptions) err
 	return &cli.Command{
 		Name:  "thread",
 		Usage: "review threads in a channel: a directory with one open thread at a time",
+		Description: `walkie thread new starts a thread; walkie status DIR lists a channel's
+threads, the open one marked (--json and --jq for scripts: walkie status DIR
+--jq '.threads[] | select(.status == "open") | .file').`,
 		Subcommands: []*cli.Command{{
 			Name:      "new",
 			Usage:     "start a review thread in a channel, unless another is open",
