@@ -26,7 +26,9 @@ func logCommand(f *Factory, runF func(context.Context, *logOptions) error) *cli.
 		Description: `Reads .walkie/ID/turns.jsonl. Costs marked ~ are estimates from the config's
 pricing table; the others were reported by the agent CLI itself; ? is a cost
 walkie could not tell (and +? a figure the CLI was ended before it completed).
-MODEL is the model (and reasoning effort) the attempt ran with, CLI the
+TOKENS are the input (of it, read from the provider's prompt cache) and
+output tokens the CLI reported, or the bytes walkie sent to one that
+reports none. MODEL is the model (and reasoning effort) the attempt ran with, CLI the
 version the agent's CLI gave. A turn no session walkie ran wrote (posted
 with walkie post, by a person or an agent walkie did not start) has a line
 of its own, outcome "posted", so it never passes for an agent's. Below the table: the total, how many attempts
@@ -114,7 +116,7 @@ func writeTranscripts(w io.Writer, stateDir string, recs []controller.TurnRecord
 // which says how many attempts are of unknown cost.
 func writeLogTable(w io.Writer, recs []controller.TurnRecord) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TURN\tAGENT\tTRY\tSTART\tDURATION\tOUTCOME\tEXIT\tBYTES\tCOST\tMODEL\tCLI\tDETAIL")
+	fmt.Fprintln(tw, "TURN\tAGENT\tTRY\tSTART\tDURATION\tOUTCOME\tEXIT\tBYTES\tCOST\tTOKENS\tMODEL\tCLI\tDETAIL")
 	for _, r := range recs {
 		exit := "-"
 		switch {
@@ -124,9 +126,9 @@ func writeLogTable(w io.Writer, recs []controller.TurnRecord) {
 			exit = fmt.Sprint(*r.ExitCode)
 		}
 		outcome := r.Outcome
-		try, cost := fmt.Sprint(r.Attempt), term.CostCell(r.Usage)
+		try, cost, tokens := fmt.Sprint(r.Attempt), term.CostCell(r.Usage), term.TokensCell(r.Usage, r.SentBytes)
 		if r.Outcome == controller.OutcomePosted {
-			try, cost = "-", "-" // no session: nothing walkie ran, nothing it paid
+			try, cost, tokens = "-", "-", "-" // no session: nothing walkie ran, sent or paid
 		}
 		if r.Signed {
 			outcome += " ✓"
@@ -135,13 +137,16 @@ func writeLogTable(w io.Writer, recs []controller.TurnRecord) {
 		if r.Effort != "" {
 			model += " (" + r.Effort + ")"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", r.Turn, r.Agent, try, r.Started.Local().Format("15:04:05"),
-			term.Duration(time.Duration(r.DurationMS)*time.Millisecond), outcome, exit, r.Bytes, cost, model,
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.Turn, r.Agent, try, r.Started.Local().Format("15:04:05"),
+			term.Duration(time.Duration(r.DurationMS)*time.Millisecond), outcome, exit, r.Bytes, cost, tokens, model,
 			orDash(walkie.Clip(r.CLIVersion, 24)), walkie.Clip(r.Detail, 60))
 	}
 	tw.Flush()
 	attempts := slices.DeleteFunc(slices.Clone(recs), func(r controller.TurnRecord) bool { return r.Outcome == controller.OutcomePosted })
 	if t := term.TotalCost(attempts); t != "" {
+		fmt.Fprintln(w, t)
+	}
+	if t := term.TotalTokens(attempts); t != "" {
 		fmt.Fprintln(w, t)
 	}
 }

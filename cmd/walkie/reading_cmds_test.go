@@ -82,12 +82,12 @@ func TestReadingCommandsRun(t *testing.T) {
 	if code != 0 || strings.Count(out, "posted with walkie post: no session walkie ran wrote it\n") != 2 {
 		t.Errorf("log: exit %d, %q", code, out)
 	}
-	line := `{"turn":1,"round":1,"agent":"ada","attempt":1,"started":"2026-11-30T02:00:00Z","duration_ms":1500,"outcome":"accepted","usage":{"cost_usd":0.0042,"cost_source":"reported"},"model":"opus"}` + "\n"
+	line := `{"turn":1,"round":1,"agent":"ada","attempt":1,"started":"2026-11-30T02:00:00Z","duration_ms":1500,"outcome":"accepted","usage":{"cost_usd":0.0042,"cost_source":"reported","input_tokens":12300,"cached_input_tokens":8100,"output_tokens":212},"model":"opus"}` + "\n"
 	if err := os.WriteFile(filepath.Join(walkie.StateDir(file, "d"), "turns.jsonl"), []byte(line), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out, _, code = f.run(t, func() error { return logRun(ctx, &logOptions{IO: f.IO, File: file}) })
-	for _, want := range []string{"TURN  AGENT  TRY  START", "1.5s", "accepted", "$0.0042", "opus", "total cost $0.0042\n"} {
+	for _, want := range []string{"TURN  AGENT  TRY  START", "1.5s", "accepted", "$0.0042", "opus", "12.3k in (8.1k cached), 212 out", "total cost $0.0042\n", "tokens 12.3k in (8.1k cached), 212 out\n"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("log: exit %d, lacks %q:\n%s", code, want, out)
 		}
@@ -96,7 +96,7 @@ func TestReadingCommandsRun(t *testing.T) {
 	out, _, code = f.run(t, func() error {
 		return reportRun(ctx, &reportOptions{IO: f.IO, Config: f.Config, File: file, Format: "markdown"})
 	})
-	for _, want := range []string{"# Debate d\n", "- outcome: **converged**", "- rounds: 1 of at most 2, 2 turns\n", "| ada | "} {
+	for _, want := range []string{"# Debate d\n", "- outcome: **converged**", "- rounds: 1 of at most 2, 2 turns\n", "| ada | ", "| 12.3k in (8.1k cached), 212 out |", "| total | | 1 | $0.00 | 12.3k in (8.1k cached), 212 out |"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("report: exit %d, lacks %q:\n%s", code, want, out)
 		}
