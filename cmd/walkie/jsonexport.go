@@ -227,7 +227,9 @@ func (e *jsonExporter) checkFields(v any) error {
 	return nil
 }
 
-// toData is v as jq sees it: maps, lists, strings, numbers, booleans.
+// toData is v as jq sees it: maps, lists, strings, booleans, and
+// numbers as json.Numbers (as the gojq command reads its input), so that
+// a large integer keeps every digit.
 func toData(v any) (any, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -239,29 +241,7 @@ func toData(v any) (any, error) {
 	if err := dec.Decode(&data); err != nil {
 		return nil, fmt.Errorf("decode JSON: %w", err)
 	}
-	return normalizeNumbers(data), nil
-}
-
-// normalizeNumbers makes json.Numbers what gojq computes with: ints when
-// they are whole, float64 otherwise.
-func normalizeNumbers(v any) any {
-	switch x := v.(type) {
-	case json.Number:
-		if i, err := x.Int64(); err == nil {
-			return int(i)
-		}
-		f, _ := x.Float64()
-		return f
-	case map[string]any:
-		for k, e := range x {
-			x[k] = normalizeNumbers(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = normalizeNumbers(e)
-		}
-	}
-	return v
+	return data, nil
 }
 
 // selectFields is data with only the fields named, of each element when

@@ -67,6 +67,8 @@ func TestJSONExporterWrite(t *testing.T) {
 			want: "d\n3\n[\"a\",\"b\"]\n0.5\n"},
 		{name: "jq after the fields", e: withFields(jq(t, `keys`), "id", "turns"), v: v, want: `["id","turns"]` + "\n"},
 		{name: "jq per line", e: (&jsonExporter{lines: true, query: jq(t, `select(.turns > 2) | .id`).query}), v: list, want: "d\n"},
+		{name: "jq keeps a large integer's digits", e: jq(t, `.n, .n + 1`), v: map[string]int64{"n": 9007199254740993},
+			want: "9007199254740993\n9007199254740994\n"},
 		{name: "jq's runtime error", e: jq(t, `.id + 1`), v: v, errHas: `--jq ".id + 1": `},
 		{name: "an unknown field", e: &jsonExporter{fields: []string{"id", "nope"}}, v: v, errHas: `no field "nope" here; the fields are: cost_usd, id, names, reason, turns`},
 	} {
