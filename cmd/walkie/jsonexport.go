@@ -61,13 +61,12 @@ type fieldsValue struct {
 func (v *fieldsValue) IsBoolFlag() bool { return true }
 func (v *fieldsValue) String() string   { return strings.Join(v.names, ",") }
 
+// Set is given "true" for a bare --json (every field), else the list.
 func (v *fieldsValue) Set(s string) error {
-	v.set = true
-	if s == "true" || s == "" {
-		v.names = nil
+	v.set, v.names = true, nil
+	if s == "true" {
 		return nil
 	}
-	v.names = nil
 	for n := range strings.SplitSeq(s, ",") {
 		if n = strings.TrimSpace(n); n != "" {
 			v.names = append(v.names, n)
