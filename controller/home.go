@@ -65,7 +65,10 @@ func OpenHome(o Options) (*Home, error) {
 		c.close()
 		return nil, badInput(fmt.Errorf("%s is a round table, which runs only on the local engine (walkie serve without --engine temporal, or walkie auto)", c.file))
 	}
-	c.countTries()
+	if err := c.countTries(); err != nil {
+		c.close()
+		return nil, err
+	}
 	return &Home{c: c}, nil
 }
 
@@ -176,7 +179,7 @@ func (h *Home) Begin(r TurnRef) (Began, error) {
 // turn).
 func (h *Home) Settle(r TurnRef, after []byte, res engine.Result, commits *Commits) (TurnRecord, error) {
 	c := h.c
-	st, err := walkie.LoadState(c.dir)
+	st, err := c.stateLog.State()
 	if err != nil {
 		return TurnRecord{}, err
 	}
@@ -222,11 +225,7 @@ func (h *Home) Settle(r TurnRef, after []byte, res engine.Result, commits *Commi
 	if err != nil {
 		return TurnRecord{}, err
 	}
-	rec, err := c.settle(ctx, t, r.Started, snapshot, res, want)
-	if err != nil {
-		return rec, err
-	}
-	return rec, c.applyOutcome(t.Agent.Retries, rec)
+	return c.settle(ctx, t, r.Started, snapshot, res, want)
 }
 
 // land makes what a remote worktree session committed the turn's branch
@@ -300,7 +299,7 @@ func (h *Home) putAgentVersion(r TurnRef, snapshot, after []byte) error {
 // to the snapshot and nothing is logged, as when a local session cannot
 // start. An attempt no longer running is left alone.
 func (h *Home) Abandon(r TurnRef) error {
-	st, err := walkie.LoadState(h.c.dir)
+	st, err := h.c.stateLog.State()
 	if err != nil || !h.running(st, r) {
 		return err
 	}

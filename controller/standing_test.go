@@ -91,7 +91,7 @@ func TestStandingTellsARunningAttemptFromAnInterruptedOne(t *testing.T) {
 	file, _ := testDebate(t, 3, nil, "a", "b")
 	dir := stateDir(t, file)
 	dead := deadPID(t)
-	_, _, err := walkie.UpdateState(file, func(_ *walkie.Meta, p walkie.Progress, s *walkie.State) error {
+	_, _, err := walkie.UpdateState(file, walkie.OpState, func(_ *walkie.Meta, p walkie.Progress, s *walkie.State) error {
 		s.Running = &walkie.Attempt{Turn: 1, Agent: "a", Number: 2, Started: time.Now().UTC(), ControllerPID: dead}
 		return nil
 	})

@@ -105,7 +105,7 @@ EXAMPLES:
 			default:
 				return withCode(exitBadInput, fmt.Errorf("--copy %q: use on, off or default", v))
 			}
-			_, _, err = walkie.UpdateState(file, func(_ *walkie.Meta, _ walkie.Progress, s *walkie.State) error {
+			_, _, err = walkie.UpdateState(file, walkie.OpCopy, func(_ *walkie.Meta, _ walkie.Progress, s *walkie.State) error {
 				s.CopySupervisor = set
 				return nil
 			})

@@ -38,7 +38,7 @@ func StampedNotLogged(t testing.TB, file, agent, body string) {
 	if err := os.WriteFile(path, snapshot, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = walkie.UpdateState(file, func(_ *walkie.Meta, _ walkie.Progress, s *walkie.State) error {
+	_, _, err = walkie.UpdateState(file, walkie.OpBegun, func(_ *walkie.Meta, _ walkie.Progress, s *walkie.State) error {
 		s.Running = &walkie.Attempt{Turn: p.NextTurn, Agent: agent, Number: 1, Started: time.Now().UTC().Truncate(time.Millisecond),
 			ControllerPID: deadPID(t), Snapshot: path, Size: int64(len(snapshot)), Seq: p.Seq, Hash: p.Hash}
 		return nil

@@ -535,7 +535,7 @@ func (rt *Table) phaseJob(ctx context.Context, m *walkie.Meta, p walkie.Phase, a
 		Transcript: filepath.Join(phaseDir(rt.Dir), fmt.Sprintf("%s-%s-%d", p.Kind, p.Agent, attempt)),
 		Result:     output,
 		Done:       "the " + p.Kind + " phase's file is written",
-		Control:    filepath.Join(rt.Dir, "state.json"),
+		Control:    filepath.Join(rt.Dir, walkie.LogFile),
 		Halted:     rt.Halted,
 		Started: func(s *session.Session) {
 			rt.noteRunning(running, id, s.Pid(), sandbox)

@@ -249,7 +249,7 @@ func (rt *Table) reviewerJob(job *reviewJob, a config.Agent, name string, turn, 
 		Transcript: engine.TranscriptBase(rt.Dir, turn, name, attempt),
 		Result:     verdictPath,
 		Done:       "the verdict is in",
-		Control:    filepath.Join(rt.Dir, "state.json"),
+		Control:    filepath.Join(rt.Dir, walkie.LogFile),
 		Halted:     rt.Halted,
 		Started: func(s *session.Session) {
 			rt.noteRunning(name, id, s.Pid(), sandbox)

@@ -89,7 +89,7 @@ func (w *Worker) Turn(ctx context.Context, in TurnInput) (TurnResult, error) {
 			return
 		}
 		// The workflow cancels a turn only for a halt: the engine sees it
-		// through the control file, as it sees state.json at home.
+		// through the control file, as it sees the log at home.
 		halted.Store(true)
 		_ = os.WriteFile(control, []byte("halted\n"), 0o644)
 	}()

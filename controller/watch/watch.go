@@ -219,7 +219,7 @@ func invoke(ctx context.Context, o Options, file string, d *walkie.Doc, st *walk
 	}
 	// Remember the invocation before making it: a tick killed mid-turn
 	// must not make the next tick think the party was never invoked.
-	_, _, err := walkie.UpdateState(file, func(_ *walkie.Meta, cur walkie.Progress, s *walkie.State) error {
+	_, _, err := walkie.UpdateState(file, walkie.OpWatch, func(_ *walkie.Meta, cur walkie.Progress, s *walkie.State) error {
 		if cur.Seq != p.Seq {
 			return errMoved
 		}
@@ -270,7 +270,7 @@ func escalate(o Options, file string, d *walkie.Doc, p walkie.Progress, w *walki
 		p.NextAgent, w.Tries, p.NextTurn, p.Seq, w.InvokedAt.Local().Format(time.DateTime))
 	// Record first: the supervisor is told at most once, even if this
 	// tick dies right after.
-	_, _, err := walkie.UpdateState(file, func(_ *walkie.Meta, cur walkie.Progress, s *walkie.State) error {
+	_, _, err := walkie.UpdateState(file, walkie.OpWatch, func(_ *walkie.Meta, cur walkie.Progress, s *walkie.State) error {
 		if cur.Seq != p.Seq || s.Watch == nil || s.Watch.Escalated {
 			return errMoved
 		}
