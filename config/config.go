@@ -43,6 +43,12 @@ type Config struct {
 	Notify     Notify  // notification sinks
 	Serve      Serve   // walkie serve's HTTP surface
 	BudgetUSD  float64 // default per-debate budget in USD; 0 = no budget
+	// Sandbox holds the sandbox: section's level per role (SandboxRoles);
+	// a role it does not name follows its agents (SandboxFor).
+	Sandbox map[string]Sandboxing
+	// ProxyKeys makes key_proxy: auto mean on for this run, as it does
+	// under CI: walkie review sets it. It is no key of the file.
+	ProxyKeys bool
 }
 
 // Timing is how long an agent's session may take, how it is ended, and
@@ -67,6 +73,7 @@ type AgentDefaults struct {
 	Timing
 	EnvAllow []string // parent variables every agent gets (DefaultEnvAllow plus the config's)
 	Home     string   // HomePrivate or HomeInherit, for agents that do not say
+	Boundary          // the sandbox and the key proxy, for agents that do not say
 }
 
 // Agent is one resolved participant: a command and how to run it.
@@ -83,11 +90,16 @@ type Agent struct {
 	TmpDir    string            // TmpDirPrivate or TmpDirInherit (default)
 	Workspace string            // WorkspaceLive (default) or WorkspaceWorktree
 	Timing                      // the defaults', overridden by the agent's own keys
+	Boundary                    // the defaults', overridden by the agent's own keys
 	Rules     []Rule            // screen rules, checked in order against the session's output
 	Usage     string            // UsageClaudeJSON | UsageCodexJSONL | UsageGeminiJSON | UsageNone
 	Model     string            // model name for pricing lookups and the {model} placeholder; a preset passes it to its CLI
 	Effort    string            // reasoning effort for the {effort} placeholder; a preset passes it to its CLI (Efforts)
 	Prompt    string            // name of the prompt template; default "turn"
+	// Tools are the tools a preset's CLI offers the model in each role
+	// (Roles), by the CLI's names; a role set to nil gets the CLI's whole
+	// set. Nil for an agent with a command of its own (ForRole).
+	Tools map[string][]string
 }
 
 // Workspace modes: where an agent's unattended debate turns run.
@@ -218,6 +230,7 @@ func builtinDefaults() AgentDefaults {
 		},
 		EnvAllow: slices.Clone(DefaultEnvAllow),
 		Home:     HomePrivate,
+		Boundary: defaultBoundary(),
 	}
 }
 
@@ -290,5 +303,8 @@ func (a Agent) clone() Agent {
 	a.Rules = slices.Clone(a.Rules)
 	a.Env = maps.Clone(a.Env)
 	a.HomeFiles = maps.Clone(a.HomeFiles)
+	a.Tools = cloneTools(a.Tools)
+	a.SandboxRead = slices.Clone(a.SandboxRead)
+	a.SandboxWrite = slices.Clone(a.SandboxWrite)
 	return a
 }

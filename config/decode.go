@@ -58,6 +58,7 @@ func Parse(path string, data []byte) (*Config, error) {
 		Roundtable: defaultRoundtablePrompts(),
 		Pricing:    defaultPricing(),
 		Notify:     Notify{Telegram: Telegram{TokenEnv: DefaultTokenEnv, APIURL: DefaultTelegram}},
+		Sandbox:    map[string]Sandboxing{},
 	}
 
 	var doc yaml.Node

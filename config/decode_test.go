@@ -283,6 +283,9 @@ func TestSharedKeys(t *testing.T) {
 	env := func(a Agent) any {
 		return [2]bool{slices.Contains(a.EnvAllow, "DEF_X"), slices.Contains(a.EnvAllow, "OWN_X")}
 	}
+	paths := func(get func(Agent) []string) func(Agent) any {
+		return func(a Agent) any { return [2]bool{slices.Contains(get(a), "/def"), slices.Contains(get(a), "/own")} }
+	}
 	cases := map[string]struct {
 		def, own         string
 		get              func(Agent) any
@@ -297,6 +300,10 @@ func TestSharedKeys(t *testing.T) {
 		"env_allow":      {"[DEF_X]", "[OWN_X]", env, [2]bool{true, false}, [2]bool{true, true}},
 		"home":           {HomeInherit, HomePrivate, func(a Agent) any { return a.Home }, HomeInherit, HomePrivate},
 		"transcript_cap": {"2MiB", "0", func(a Agent) any { return a.TranscriptCap }, int64(2 << 20), int64(0)},
+		"sandbox":        {SandboxRequired, SandboxOff, func(a Agent) any { return a.Sandbox.Level }, SandboxRequired, SandboxOff},
+		"sandbox_read":   {"[/def]", "[/own]", paths(func(a Agent) []string { return a.SandboxRead }), [2]bool{true, false}, [2]bool{true, true}},
+		"sandbox_write":  {"[/def]", "[/own]", paths(func(a Agent) []string { return a.SandboxWrite }), [2]bool{true, false}, [2]bool{true, true}},
+		"key_proxy":      {KeyProxyOn, KeyProxyOff, func(a Agent) any { return a.KeyProxy }, KeyProxyOn, KeyProxyOff},
 	}
 	for _, key := range defaultsFields(&AgentDefaults{}).keys() {
 		tc, ok := cases[key]
@@ -312,7 +319,7 @@ func TestSharedKeys(t *testing.T) {
 		}
 		codex, _ := c.Agent("codex")
 		own, _ := c.Agent("own")
-		defaults := Agent{Timing: c.Defaults.Timing, EnvAllow: c.Defaults.EnvAllow, Home: c.Defaults.Home}
+		defaults := Agent{Timing: c.Defaults.Timing, EnvAllow: c.Defaults.EnvAllow, Home: c.Defaults.Home, Boundary: c.Defaults.Boundary}
 		for _, got := range []struct {
 			who  string
 			a    Agent

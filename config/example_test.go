@@ -115,6 +115,7 @@ func sectionKeys() map[string][]string {
 		"notify.telegram":      telegramFields(&c.Notify.Telegram).keys(),
 		"serve":                serveFields(&c.Serve).keys(),
 		"roundtable_prompts":   roundtablePromptFields(&c.Roundtable).keys(),
+		"sandbox":              sandboxRoleFields(map[string]Sandboxing{}).keys(),
 	}
 }
 

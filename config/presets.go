@@ -46,7 +46,13 @@ const (
 // carries what the agent read: a debate about these very errors must not
 // end a turn.
 func preset(name, mode string) (Agent, bool) {
-	mode = cmp.Or(mode, ModeWrite)
+	a, ok := presetCommand(name, cmp.Or(mode, ModeWrite))
+	a.Tools = defaultRoleTools(name)
+	return a, ok
+}
+
+// presetCommand is the preset's command and settings in mode.
+func presetCommand(name, mode string) (Agent, bool) {
 	switch name {
 	case "claude":
 		perm := "acceptEdits" // edits and shell writes inside the working directory only
@@ -335,6 +341,21 @@ func geminiSaid(json, text string) string {
 	return `(?m)^(?:\{"type":"result",[^\n]*"status":"error",[^\n]*(?:` + json + `)|Error when talking to Gemini API[^\n]*(?:` + text + `))`
 }
 
+// geminiStatus matches gemini's last failed model call by its HTTP
+// status, whatever the API's message: the "Error when talking to Gemini
+// API" line, then the error object it prints after it (node's inspect
+// form, its stack trace between), closed by "  status: N". The message on
+// the line itself may be any text the API sent ("RetryableQuotaError:
+// Please wait a bit.").
+func geminiStatus(status string) string {
+	return `(?m)^Error when talking to Gemini API[^\n]*\n(?:[^\n]*\n){0,40}?  status: (?:` + status + `)\r?$`
+}
+
+// gemini429 is the text gemini itself adds to a 429's message in its
+// result event, whatever the API said: for an API key, for Vertex, and
+// for a Google login (which then switches models).
+const gemini429 = `\\n(?:Please wait and try again later\. To increase your limits|Possible quota limitations in place)|\(Status: RESOURCE_EXHAUSTED\)`
+
 func geminiRules() []Rule {
 	return []Rule{
 		{
@@ -355,12 +376,12 @@ func geminiRules() []Rule {
 			Detail:  "gemini does not trust the folder: keep --skip-trust (or GEMINI_CLI_TRUST_WORKSPACE=true)",
 		},
 		{
-			Match:   geminiSaid(`\\"code\\":429,|Resource has been exhausted`, `"code":429,|Resource has been exhausted`),
+			Match:   geminiSaid(`\\"code\\":429,|Resource has been exhausted|`+gemini429, `"code":429,|Resource has been exhausted`) + `|` + geminiStatus(`429`),
 			Outcome: "crashed",
 			Detail:  "the model API is rate-limiting gemini or its quota is spent (HTTP 429)",
 		},
 		{
-			Match:   geminiSaid(`\\"code\\":5\d\d,`, `"code":5\d\d,`),
+			Match:   geminiSaid(`\\"code\\":5\d\d,`, `"code":5\d\d,`) + `|` + geminiStatus(`5\d\d`),
 			Outcome: "crashed",
 			Detail:  "the model API failed with a server error (HTTP 5xx) after gemini's own retries",
 		},

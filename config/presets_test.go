@@ -472,3 +472,52 @@ func TestEnvAllowByName(t *testing.T) {
 		}
 	}
 }
+
+// Issue 32 item 20: gemini's 429 is rate-limited whatever words the API
+// used, in every output form gemini 0.61.0 prints it (measured against the
+// fake model server, cmd/walkie/realcli's TestRateLimited): the result
+// event of stream-json, where gemini adds its own "Please wait and try
+// again later" to a 429's message; and the "Error when talking to Gemini
+// API" report of -o text and -o json, whose error object ends with its
+// status. A 429 that gemini survives, a 503 (gemini files it under quota
+// errors too) and an agent reading those words are not rate limits.
+func TestGeminiRateLimitWordings(t *testing.T) {
+	escapes := regexp.MustCompile("\x1b\\[[0-9;?]*[A-Za-z]")
+	recorded := escapes.ReplaceAllString(string(mustRead(t, filepath.Join("..", "cmd", "fakemodel", "testdata", "runs", "gemini-http-429.stderr"))), "")
+	result := func(msg string) string {
+		return `{"type":"result","timestamp":"2026-12-01T21:42:41.620Z","status":"error","error":{"type":"unknown","message":` + msg + `},"stats":{"total_tokens":1234}}` + "\n"
+	}
+	report := func(class, msg, status string) string {
+		return "Attempt 2 failed: " + msg + ". Max attempts reached\n" +
+			"Error when talking to Gemini API Full report available at: /tmp/h/.tmp/gemini-client-error-Turn.run-sendMessageStream-2026-12-01T21-43-22-734Z.json " + class + ": " + msg + "\n" +
+			"  cause: { code: " + status + ", message: '" + msg + "', details: [] },\n  retryDelayMs: undefined,\n  status: " + status + "\n}\n"
+	}
+	const http429, http5xx = "HTTP 429", "HTTP 5xx"
+	for _, tc := range []struct {
+		name, text, want string // want: a part of the rule's detail; "" none fires
+	}{
+		{"stream-json, the API's own words", result(`"[API Error: Please wait and try again later.]\nPlease wait and try again later. To increase your limits, request a quota increase through AI Studio, or switch to another /auth method"`), http429},
+		{"stream-json, a quota message", result(`"[API Error: You exceeded your current quota, please check your plan and billing details.]\nPlease wait and try again later. To increase your limits, request a quota increase through AI Studio, or switch to another /auth method"`), http429},
+		{"stream-json, Vertex", result(`"[API Error: Quota exceeded for aiplatform.googleapis.com.]\nPlease wait and try again later. To increase your limits, request a quota increase through Vertex, or switch to another /auth method"`), http429},
+		{"stream-json, a Google login", result(`"[API Error: Too many requests.]\nPossible quota limitations in place or slow response times detected. Switching to the gemini-2.5-flash model for the rest of this session."`), http429},
+		{"stream-json, the status word", result(`"[API Error: slow down (Status: RESOURCE_EXHAUSTED)]"`), http429},
+		{"text, any words", report("RetryableQuotaError", "Please wait a bit.", "429"), http429},
+		{"text, a terminal quota", report("TerminalQuotaError", "You have exhausted your capacity on this model.", "429"), http429},
+		{"text, as recorded, other words", strings.ReplaceAll(recorded, "Resource has been exhausted (e.g. check quota).", "Slow down."), http429},
+		{"text, a 503 filed as a quota error", report("RetryableQuotaError", "The model is overloaded.", "503"), http5xx},
+		{"a survived 429", "Attempt 1 failed with status 429. Retrying with backoff... _ApiError: {\"error\":{\"code\":429,\"message\":\"Please wait a bit.\",\"status\":\"RESOURCE_EXHAUSTED\"}}\n  status: 429\n}\n", ""},
+		{"a 429 read back from a file", `{"type":"tool_result","timestamp":"2026-12-01T21:42:41.620Z","tool_id":"t1","status":"success","output":"[API Error: x]\nPlease wait and try again later. To increase your limits, request a quota increase through AI Studio\nError when talking to Gemini API\n  status: 429\n"}` + "\n", ""},
+		{"the report, then other numbers", "Error when talking to Gemini API RetryableQuotaError: x\n  status: 4290\n", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, _ := Default().Agent("gemini")
+			r, ok := firstRule(t, a.Rules, tc.text)
+			switch {
+			case tc.want == "" && ok:
+				t.Errorf("rule %q (%s) fired", r.Detail, r.Outcome)
+			case tc.want != "" && (!ok || r.Outcome != "crashed" || !strings.Contains(r.Detail, tc.want)):
+				t.Errorf("rule %+v (fired %v), want the crashed rule saying %q", r, ok, tc.want)
+			}
+		})
+	}
+}

@@ -25,6 +25,20 @@ type PromptData struct {
 	Participants []string // in turn order
 	SignRule     string   // overrides the default sign-off paragraph when set
 	MaxTurnBytes int      // size limit of one turn; 0 = not shown
+	// How to read the record whole (walkie.Doc.Reading): its pieces, each
+	// small enough for any CLI to show whole, and what is new to the
+	// agent since its own last turn. No pieces: read the file in one go.
+	Pieces []PromptPiece
+	// OwnTurn is the agent's own last turn (0 = none yet), which answered
+	// everything before it; NewFrom is the line after it, NewFirstTurn
+	// and NewLastTurn the turns from there on (0 = none).
+	OwnTurn, NewFrom, NewFirstTurn, NewLastTurn int
+}
+
+// PromptPiece is one range of the record's lines to read in one call.
+type PromptPiece struct {
+	From, To int    // 1-based, inclusive; To 0 = to the end of the file
+	What     string // what the lines hold, e.g. "the briefing and turns 1-9"
 }
 
 // Heading returns the turn heading the record expects: "## Turn N · NAME",
@@ -33,28 +47,42 @@ func Heading(turn int, agent string) string {
 	return fmt.Sprintf("## Turn %d \u00b7 %s", turn, agent)
 }
 
-// DefaultTurnPrompt is the built-in "turn" template.
+// DefaultTurnPrompt is the built-in "turn" template. What stays the same
+// from turn to turn comes first and what changes last, so a provider's
+// prompt cache keeps every call's prefix up to the turn's own lines.
 const DefaultTurnPrompt = `You are {{.Agent}}, one participant in a written debate{{if .Participants}} between {{list .Participants}}{{end}}. The whole debate is one markdown file:
 
 {{.File}}
 
-You are writing turn {{.Turn}}{{if .MaxRounds}} (round {{.Round}} of at most {{.MaxRounds}}){{else}} (round {{.Round}}){{end}}. This session starts blank: everything you need is in that file.
+This session starts blank: everything you need is in that file. Read all of it, every line, then append one turn.
 
-1. Read the whole file first, from the top: the briefing at the top states the question, the constraints and what a sign-off means; then read every turn so far, in order.
-2. Decide what you think of the proposal as it stands now: what you agree with, what you object to and why, and what you propose instead. Be concrete.
-3. Append exactly one turn at the very end of the file, and nothing else: with your file-editing tool, or a shell append whose heredoc delimiter is quoted (<<'EOF'). Start it, after a blank line, with this heading line exactly as written (the separator is "·", U+00B7 MIDDLE DOT):
+How to read it: {{if .Pieces}}in the pieces listed at the end of this prompt, one call each, all in one step (none depends on another): with a shell, sed -n 'FROM,TOp' on the file (tail -n +FROM for the last piece, which runs to the end); with a file-reading tool, the same lines. No piece is longer than a tool shows whole; should a tool still say it cut or truncated its output, read that range again in halves.{{else}}from the top, in one go.{{end}} The briefing at the top states the question, the constraints and what a sign-off means; the turns follow in order. The lines "<!-- walkie ... -->" are walkie's stamps: there is nothing to read in them.
 
-{{.Heading}}
-
-4. Never edit, reformat, reorder or delete anything above your turn: not the briefing, not earlier turns, not the "<!-- walkie ... -->" marker lines, not even whitespace. Every byte above your turn is checked, and any change voids your turn. Do not write marker lines yourself and do not touch any other file.
-5. Keep your turn {{if .MaxTurnBytes}}under {{.MaxTurnBytes}} bytes{{else}}short{{end}}: write what moves the debate forward, not a summary of what is already there.
-6. {{if .SignRule}}{{.SignRule}}{{else}}Sign off only if you agree with the proposal as it stands, with nothing left to change. Then, and only then, make the last line of your turn exactly:
+Then:
+1. Decide what you think of the proposal as it stands now: what you agree with, what you object to and why, and what you propose instead. Be concrete.
+2. Append exactly one turn at the very end of the file, and nothing else: with a shell append whose heredoc delimiter is quoted (<<'EOF'), or your file-editing tool. Start it, after a blank line, with the heading line given at the end of this prompt, exactly as written (the separator is "·", U+00B7 MIDDLE DOT).
+3. Never edit, reformat, reorder or delete anything above your turn: not the briefing, not earlier turns, not the marker lines, not even whitespace. Every byte above your turn is checked, and any change voids your turn. Do not write marker lines yourself and do not touch any other file.
+4. Keep your turn {{if .MaxTurnBytes}}under {{.MaxTurnBytes}} bytes{{else}}short{{end}}: write what moves the debate forward, not a summary of what is already there.
+5. {{if .SignRule}}{{.SignRule}}{{else}}Sign off only if you agree with the proposal as it stands, with nothing left to change. Then, and only then, make the last line of your turn exactly:
 
 Signed-off-by: {{.Agent}}
 
 Otherwise do not sign. A turn without that line means you do not agree yet, and it voids every earlier sign-off, so everyone must sign again after it. Sign only with your own name, and only in your own turn.{{end}}
 
 When your turn is appended, stop. Do not ask questions: nobody will answer them in this session.
+
+This turn: you are writing turn {{.Turn}}{{if .MaxRounds}} (round {{.Round}} of at most {{.MaxRounds}}){{else}} (round {{.Round}}){{end}}. Your heading:
+
+{{.Heading}}
+
+{{if .OwnTurn}}Your own last turn, turn {{.OwnTurn}}, answered everything before it. {{if .NewFirstTurn}}New since then: {{turns .NewFirstTurn .NewLastTurn}}, from line {{.NewFrom}}. Read that part closely and the rest as the context it answers, but read it all.{{else}}Nothing new was written after it but notes from the supervisor, from line {{.NewFrom}}.{{end}}{{else}}You have not written a turn in this debate yet: all of it is new to you.{{end}}
+{{- if .Pieces}}
+
+The pieces to read:
+{{- range $i, $p := .Pieces}}
+{{inc $i}}. lines {{$p.From}}-{{if $p.To}}{{$p.To}}{{else}}end{{end}}: {{$p.What}}
+{{- end}}
+{{- end}}
 `
 
 // DefaultReviewPrompt is the built-in "review" template, a minimal start for
@@ -78,6 +106,14 @@ var promptFuncs = template.FuncMap{
 	"q": func(s string) string { b, _ := json.Marshal(s); return string(b) },
 	// indent indents text as data.
 	"indent": func(s string) string { return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ") },
+	"inc":    func(i int) int { return i + 1 },
+	// turns names a range of turns: "turn 4", "turns 4-6".
+	"turns": func(first, last int) string {
+		if last <= first {
+			return fmt.Sprintf("turn %d", first)
+		}
+		return fmt.Sprintf("turns %d-%d", first, last)
+	},
 }
 
 // listWords joins names as a sentence does: "a", "a and b", "a, b and c".
@@ -102,8 +138,9 @@ func checkPrompt(name, src string) error {
 	if err != nil {
 		return err
 	}
-	d := PromptData{Agent: "a", File: "f.walkie.md", Turn: 1, Round: 1, MaxRounds: 2,
-		Participants: []string{"a", "b"}, MaxTurnBytes: 1}
+	d := PromptData{Agent: "a", File: "f.walkie.md", Turn: 3, Round: 2, MaxRounds: 2,
+		Participants: []string{"a", "b"}, MaxTurnBytes: 1, OwnTurn: 1, NewFrom: 9, NewFirstTurn: 2, NewLastTurn: 2,
+		Pieces: []PromptPiece{{From: 1, To: 8, What: "the briefing and turn 1"}, {From: 9, What: "turn 2"}}}
 	d.Heading = Heading(d.Turn, d.Agent)
 	return t.Execute(io.Discard, d)
 }

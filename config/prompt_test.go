@@ -30,8 +30,10 @@ func golden(t *testing.T, name, got string) {
 func TestDefaultTurnPromptGolden(t *testing.T) {
 	c := Default()
 	got, err := c.RenderPrompt("turn", PromptData{
-		Agent: "codex", File: "/srv/debates/api-shape.walkie.md", Turn: 4, Round: 2, MaxRounds: 6,
+		Agent: "codex", File: "/srv/debates/api-shape.walkie.md", Turn: 14, Round: 7, MaxRounds: 8,
 		Participants: []string{"claude", "codex"}, MaxTurnBytes: 8000,
+		OwnTurn: 12, NewFrom: 702, NewFirstTurn: 13, NewLastTurn: 13,
+		Pieces: []PromptPiece{{From: 1, To: 401, What: "the briefing and turns 1-8"}, {From: 402, What: "turns 9-13"}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -62,9 +64,10 @@ func TestDefaultTurnPromptSays(t *testing.T) {
 		"x.walkie.md",
 		"\n## Turn 9 \u00b7 gemini\n",
 		"round 3 of at most 3",
-		"Read the whole file first",
+		"Read all of it, every line",
 		"briefing",
-		"every turn so far",
+		"the turns follow in order",
+		"all of it is new to you",
 		"Append exactly one turn at the very end",
 		"Never edit",
 		"\nSigned-off-by: gemini\n",
@@ -117,7 +120,7 @@ func TestSignRuleOverride(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(got, "6. CUSTOM SIGN RULE.") || strings.Contains(got, "Signed-off-by: a") {
+	if !strings.Contains(got, "5. CUSTOM SIGN RULE.") || strings.Contains(got, "Signed-off-by: a") {
 		t.Errorf("SignRule not used:\n%s", got)
 	}
 }
@@ -135,6 +138,37 @@ func TestListWords(t *testing.T) {
 	}{{nil, ""}, {[]string{"a"}, "a"}, {[]string{"a", "b"}, "a and b"}, {[]string{"a", "b", "c"}, "a, b and c"}} {
 		if got := listWords(tt.in); got != tt.want {
 			t.Errorf("listWords(%q) = %q", tt.in, got)
+		}
+	}
+}
+
+// TestTurnPromptStableFirst: an agent's prompts for two of its turns
+// agree from the first byte to the end of what does not change (the
+// rules), and differ only in the turn's own lines after it: a provider
+// caches a prompt's prefix, and any change ends what it can reuse.
+func TestTurnPromptStableFirst(t *testing.T) {
+	c := Default()
+	at := func(turn, own int, pieces ...PromptPiece) string {
+		got, err := c.RenderPrompt("turn", PromptData{Agent: "codex", File: "/d/api.walkie.md", Turn: turn, Round: (turn + 1) / 2, MaxRounds: 8,
+			Participants: []string{"claude", "codex"}, MaxTurnBytes: 8000, OwnTurn: own, NewFrom: 10 * own, NewFirstTurn: own + 1, NewLastTurn: turn - 1, Pieces: pieces})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	a := at(4, 2, PromptPiece{From: 1, What: "the briefing and turns 1-3"})
+	b := at(12, 10, PromptPiece{From: 1, To: 300, What: "the briefing and turns 1-8"}, PromptPiece{From: 301, What: "turns 9-11"})
+	common := 0
+	for common < len(a) && common < len(b) && a[common] == b[common] {
+		common++
+	}
+	stable := strings.Index(a, "This turn: ")
+	if stable < 0 || common < stable {
+		t.Fatalf("the prompts of turns 4 and 12 part at byte %d, before the turn's own lines at %d:\n%s", common, stable, a[:common])
+	}
+	for _, p := range []string{a, b} {
+		if i := strings.Index(p, "turn 4"); i >= 0 && i < stable || strings.Index(p, "turn 12") >= 0 && strings.Index(p, "turn 12") < stable {
+			t.Fatalf("the turn number comes before the stable part ends:\n%s", p)
 		}
 	}
 }

@@ -23,7 +23,7 @@ import (
 
 // topKeys are the file's sections in the order docs/configuration.md lists
 // them, which messages follow.
-var topKeys = []string{"defaults", "agents", "prompts", "roundtable_prompts", "pricing", "limits", "notify", "serve", "budget_usd"}
+var topKeys = []string{"defaults", "agents", "sandbox", "prompts", "roundtable_prompts", "pricing", "limits", "notify", "serve", "budget_usd"}
 
 // topLevel holds the same keys in the order they are decoded, whatever the
 // file's order: agents start from the defaults and name prompts, and
@@ -34,6 +34,7 @@ func topLevel(c *Config) fields {
 		{"prompts", prompts(c.Prompts)},
 		{"roundtable_prompts", section(roundtablePromptFields(&c.Roundtable))},
 		{"agents", agents(c)},
+		{"sandbox", section(sandboxRoleFields(c.Sandbox))},
 		{"pricing", section(pricingFields(&c.Pricing))},
 		{"limits", section(limitsFields(c))},
 		{"notify", section(notifyFields(&c.Notify))},
@@ -58,8 +59,9 @@ func serveFields(s *Serve) fields { return fields{{"allowed_hosts", hostList(&s.
 
 // sharedFields are the keys both defaults: and an agent take, declared
 // once for both: an agent's own value replaces the default, except
-// env_allow, which adds to it.
-func sharedFields(t *Timing, envAllow *[]string, home *string) fields {
+// env_allow, sandbox_read and sandbox_write, which add to it. own says
+// the keys are an agent's.
+func sharedFields(t *Timing, envAllow *[]string, home *string, b *Boundary, own bool) fields {
 	return fields{
 		{"timeout", positiveDuration(&t.Timeout)},
 		{"stall", duration(&t.Stall)},
@@ -70,11 +72,15 @@ func sharedFields(t *Timing, envAllow *[]string, home *string) fields {
 		{"transcript_cap", size(&t.TranscriptCap)},
 		{"env_allow", envPatterns(envAllow)},
 		{"home", oneOf(homeModes, home)},
+		{"sandbox", sandboxLevel(&b.Sandbox, own)},
+		{"sandbox_read", sandboxPaths(&b.SandboxRead)},
+		{"sandbox_write", sandboxPaths(&b.SandboxWrite)},
+		{"key_proxy", oneOf(KeyProxyModes, &b.KeyProxy)},
 	}
 }
 
 func defaultsFields(def *AgentDefaults) fields {
-	return sharedFields(&def.Timing, &def.EnvAllow, &def.Home)
+	return sharedFields(&def.Timing, &def.EnvAllow, &def.Home, &def.Boundary, false)
 }
 
 var (
@@ -100,7 +106,8 @@ func agentFields(a *Agent, prompts Prompts) fields {
 		{"model", str(&a.Model)},
 		{"effort", str(&a.Effort)},
 		{"prompt", promptName(prompts, &a.Prompt)},
-	}, sharedFields(&a.Timing, &a.EnvAllow, &a.Home)...)
+		{"tools", roleTools(a)},
+	}, sharedFields(&a.Timing, &a.EnvAllow, &a.Home, &a.Boundary, true)...)
 }
 
 // readFirst is the decoder of the keys presetAndMode has read already.
@@ -239,6 +246,12 @@ func (d *decoder) agent(name string, k, v *yaml.Node, p string, c *Config) (a Ag
 	}
 	if a.Preset != "" && !hasKey(v, "command") {
 		a.presetFlags()
+	} else if hasKey(v, "command") {
+		if hasKey(v, "tools") {
+			d.errorf(keyValue(v, "tools"), p+".tools", "cannot go with command: of your own, whose flags choose its CLI's tools; remove one of them")
+			return Agent{}, false
+		}
+		a.Tools = nil
 	}
 	if len(a.Command) == 0 {
 		d.errorf(k, p, "no command: set command: [program, args…] or preset: one of %s", strings.Join(PresetNames, ", "))
@@ -361,6 +374,9 @@ func base(name, presetName, mode string, def AgentDefaults) Agent {
 func withDefaults(a Agent, name string, def AgentDefaults) Agent {
 	a.Name = name
 	a.Timing = def.Timing
+	a.Boundary = def.Boundary
+	a.SandboxRead = slices.Clone(def.SandboxRead)
+	a.SandboxWrite = slices.Clone(def.SandboxWrite)
 	a.EnvAllow = union(def.EnvAllow, a.EnvAllow)
 	a.Home = def.Home
 	a.Dir = DefaultDir

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"errors"
 	"fmt"
 
 	"go.uber.org/zap"
@@ -19,17 +20,18 @@ func (c *controller) checkBriefing(d *walkie.Doc) error {
 		return badInput(&walkie.InputError{File: c.file, Line: d.BriefingLine, Msg: "the briefing is not approved",
 			Fix: fmt.Sprintf("read it, then run `walkie brief approve %s` (or `walkie auto --approve` in CI)", c.opts.File)})
 	}
-	if briefing.IsPlaceholder(d.Briefing) {
+	a, err := briefing.Approve(c.file, d.Briefing)
+	switch {
+	case errors.Is(err, briefing.ErrPlaceholder):
 		return badInput(&walkie.InputError{File: c.file, Line: d.BriefingLine, Msg: "the briefing is still empty or the bare template, so --approve will not pin it",
 			Fix: fmt.Sprintf("write it first: walkie brief edit %s, or walkie brief distill %s --from CHAT", c.opts.File, c.opts.File)})
-	}
-	hash, err := walkie.Approve(c.file)
-	if err != nil {
+	case err != nil:
 		return badInput(err)
 	}
-	if err := briefing.WriteApproved(c.dir, d.Briefing); err != nil {
-		c.log.Warn("approved, but the copy kept for later diffs was not written", zap.Error(err))
+	if a.NotKept != nil {
+		c.log.Warn("approved, but the copy kept for later diffs was not written", zap.Error(a.NotKept))
 	}
+	hash := a.Hash
 	c.log.Warn("briefing approved non-interactively (--approve)", zap.String("briefing_sha256", hash))
 	c.emit(Event{Kind: EventNote, Line: "briefing approved non-interactively (--approve), sha256 " + hash[:12]})
 	return nil

@@ -31,7 +31,7 @@ func TestClassify(t *testing.T) {
 		{"accepted despite a non-zero exit", exited(3), accepted, "", walkie.OutcomeAccepted, "turn recorded", ""},
 		{"accepted, then ended after the grace", ended, accepted, "", walkie.OutcomeAccepted, "after the grace", ""},
 		{"posted with walkie post", exited(0), walkie.Settled{Verdict: walkie.Verdict{Outcome: walkie.VerdictAccepted, Stamped: true}}, "", walkie.OutcomeAccepted, "walkie post", ""},
-		{"halted wins over a valid turn", ended, accepted, walkie.OutcomeHalted, walkie.OutcomeHalted, "walkie halt", ""},
+		{"halted wins over a valid turn", ended, accepted, walkie.OutcomeHalted, walkie.OutcomeHalted, "halted by a person", ""},
 		{"interrupted", ended, noTurn, walkie.OutcomeInterrupted, walkie.OutcomeInterrupted, "interrupted", ""},
 		{"tampered wins over a crash", exited(1), verdict(walkie.VerdictTampered, "the file was changed above the new turn"), "", walkie.OutcomeTampered, "restored", ""},
 		{"auth rule", session.Result{Ending: session.EndBlocked, RuleOutcome: "auth", Detail: "log in"}, noTurn, "", walkie.OutcomeAuth, "log in", ""},

@@ -15,12 +15,17 @@ import (
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller/engine"
 	"github.com/walkie-sh/walkie/controller/roundtable"
+	"github.com/walkie-sh/walkie/gitrepo/sshsig"
+	"github.com/walkie-sh/walkie/session"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
 // Options configure a controller run.
 type Options struct {
-	File   string
+	File string
+	// Meta is File's front matter, when the caller has read it already;
+	// nil: the run reads it.
+	Meta   *walkie.Meta
 	Config *config.Config
 	// Cast maps a participant to the configured agent that plays it; a
 	// participant not in the map is played by the agent of its own name.
@@ -239,7 +244,10 @@ func (c *controller) step(ctx context.Context, t *plan) ([]TurnRecord, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.role, t.prompt = "implementer", prompt
+	t.role, t.prompt = config.RoleImplementer, prompt
+	if t.reach, err = c.table.ImplementerReach(rt); err != nil {
+		return nil, err
+	}
 	rec, err := c.turn(ctx, t)
 	if err != nil {
 		return nil, fmt.Errorf("turn %d (%s): %w", t.Turn, t.Participant, err)
@@ -263,8 +271,10 @@ type plan struct {
 	attempt int
 	meta    walkie.Meta
 	// role and prompt, when set, replace "participant" and the agent's
-	// prompt template (the round table's implementer).
+	// prompt template (the round table's implementer); reach is what its
+	// sandbox opens besides a debater's.
 	role, prompt string
+	reach        session.Reach
 	// ws is the git worktree the session runs in (workspace: worktree).
 	ws *worktree
 	// Where the debate stands before the turn.
@@ -274,6 +284,8 @@ type plan struct {
 	unknown int // attempts of unknown cost
 	// bell is when the doorbell last rang, as the decision saw it.
 	bell time.Time
+	// read is how the turn's agent is told to read the record.
+	read reading
 }
 
 // decide reads and checks the record and the state, and asks Next what to
@@ -325,6 +337,9 @@ func (c *controller) decide() (*plan, error) {
 	if dec.Action == ActEnd {
 		t.reason = dec.Why
 	}
+	if dec.Action == ActRun {
+		t.read = readingFor(d, dec.Participant)
+	}
 	t.bell = bell
 	return t, nil
 }
@@ -365,6 +380,13 @@ type controller struct {
 	activity *activity
 	// waitingFor is the turn the run last said it waits for.
 	waitingFor int
+	// signer signs the verdicts this controller stamps, for the merge
+	// gate (WALKIE_SIGNING_KEY); nil signs nothing.
+	signer *sshsig.Signer
+	// gitHeld, once set, is why the record's commits stop: a session
+	// changed the repository and not all of it could be put back, and
+	// nothing is committed on top of what it moved.
+	gitHeld error
 }
 
 // countTries reads the attempt numbers already used from the log. It
@@ -393,12 +415,19 @@ func newController(o Options) (*controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	meta, err := walkie.ReadMeta(file)
-	if err != nil {
-		return nil, badInput(err)
+	meta := o.Meta
+	if meta == nil {
+		m, err := walkie.ReadMeta(file)
+		if err != nil {
+			return nil, badInput(err)
+		}
+		meta = &m
 	}
 	c := &controller{opts: o, file: file, dir: walkie.StateDir(file, meta.ID), eng: o.Engine}
 	c.stateLog, c.haltLog = walkie.OpenLog(c.dir), walkie.OpenLog(c.dir)
+	if c.signer, err = sshsig.FromEnv(); err != nil {
+		return nil, badInput(err)
+	}
 	c.log = o.Log.With(zap.String("debate", meta.ID))
 	c.activity = newActivity(c.dir, os.Getpid(), c.log)
 	if c.eng == nil {

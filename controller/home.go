@@ -125,6 +125,9 @@ type Worktree struct {
 type Commits struct {
 	Branch, Start, Head string
 	Bundle              []byte
+	// Tampered is what the session changed in the worker's clone outside
+	// its branches (put back there): the turn is tampered.
+	Tampered string `json:",omitempty"`
 }
 
 // Begin snapshots the record and marks the attempt as running, as the
@@ -224,6 +227,9 @@ func (h *Home) Settle(r TurnRef, after []byte, res engine.Result, commits *Commi
 	want, err := c.expect(ctx, t)
 	if err != nil {
 		return TurnRecord{}, err
+	}
+	if commits != nil {
+		want.Tampered = commits.Tampered
 	}
 	return c.settle(ctx, t, r.Started, snapshot, res, want)
 }

@@ -344,7 +344,7 @@ func TestHomeLandsARemoteWorktreesCommits(t *testing.T) {
 	}
 	rec, err := openHome(t, file, cfg).Settle(r, after, res, commits)
 	must(t, err)
-	ref := "walkie/t/turn-1@" + commits.Head[:12]
+	ref := "walkie/t/turn-1@" + commits.Head
 	if rec.Outcome != walkie.OutcomeAccepted || rec.Branch != ref {
 		t.Fatalf("recorded %+v, want turn 1 accepted on %s", rec, ref)
 	}
@@ -394,5 +394,27 @@ func TestHomeRefusesCommitsOnAnotherBranch(t *testing.T) {
 	}
 	if got := gittest.Git(t, filepath.Dir(file), "rev-parse", "main"); got != b.Worktree.Start {
 		t.Fatal("main moved")
+	}
+}
+
+// A worker that found the session tampering with its clone sends the
+// commits home marked so: the home records the attempt tampered, restores
+// the record, whatever valid turn the agent wrote.
+func TestHomeSettlesATamperedRemoteTurn(t *testing.T) {
+	file, cfg, clone := remoteWorktreeDebate(t)
+	r, snapshot := beginRemote(t, file, cfg)
+	d, err := walkie.Load(file)
+	must(t, err)
+	wt := &Worktree{Branch: "walkie/t/turn-1", Start: gittest.Git(t, filepath.Dir(file), "rev-parse", "HEAD")}
+	commits := workRemotely(t, clone, wt, "")
+	commits.Tampered = "the session changed worker w's clone outside its branches (walkie/t/*): moved refs/heads/main; the worker put it back"
+	after, res := remoteTurn(r, snapshot, "Fixed.\n\nType: review-request")
+	rec, err := openHome(t, file, cfg).Settle(r, after, res, commits)
+	must(t, err)
+	if rec.Outcome != walkie.OutcomeTampered || !strings.Contains(rec.Detail, commits.Tampered) {
+		t.Fatalf("recorded %+v, want the attempt tampered with the worker's finding", rec)
+	}
+	if now, err := walkie.Load(file); err != nil || len(now.Entries) != len(d.Entries) {
+		t.Fatalf("the record holds %d entries after a tampered turn (%v)", len(now.Entries), err)
 	}
 }

@@ -29,7 +29,8 @@ func (c *controller) recoverInterrupted() error {
 	if err := endSession(c.dir, a); err != nil {
 		return err
 	}
-	if err := removeWorktree(context.Background(), a); err != nil {
+	tampered, err := c.removeWorktree(context.Background(), a)
+	if err != nil {
 		return err
 	}
 	retries := 0
@@ -88,6 +89,9 @@ func (c *controller) recoverInterrupted() error {
 		rec.Detail = "the controller stopped mid-turn; the partial turn was discarded and the turn will run again"
 		s.Before = walkie.StatusOpen
 		settled = &s
+	}
+	if tampered != "" {
+		rec.Detail += "; " + tampered
 	}
 	if err := c.logEnded(retries, rec, settled); err != nil {
 		return err

@@ -197,8 +197,12 @@ func TestTurnNeverSeesTheRealXDGHomes(t *testing.T) {
 	if _, err := walkie.Approve(file); err != nil {
 		t.Fatal(err)
 	}
+	// The agent's sandbox lets it write this one file of the debate's folder.
+	if err := os.WriteFile(envOut, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	y := "defaults:\n  grace: 100ms\n  kill_grace: 500ms\n  timeout: 20s\nagents:\n  a:\n    command: " +
-		shAgent("env > "+envOut) + "\n    env_allow: [\"XDG_*\", WALKIE_TEST_ALLOWED]\n  b:\n    command: " + shAgent("") + "\n"
+		shAgent("env > "+envOut) + "\n    env_allow: [\"XDG_*\", WALKIE_TEST_ALLOWED]\n    sandbox_write: [" + envOut + "]\n  b:\n    command: " + shAgent("") + "\n"
 	cfg, err := config.Parse(filepath.Join(dir, "walkie.yaml"), []byte(y))
 	if err != nil {
 		t.Fatal(err)

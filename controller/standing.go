@@ -44,6 +44,10 @@ type Standing struct {
 	UnknownCosts int     `json:"unknown_costs,omitempty"`
 	UnknownUSD   float64 `json:"unknown_cost_estimate_usd,omitempty"`
 	BudgetUSD    float64 `json:"budget_usd,omitempty"`
+	// Controls are what a person can do to it now (walkie.ControlsOf;
+	// Halt only while it is open as Next sees it): the page offers these
+	// and no others.
+	Controls walkie.Controls `json:"controls"`
 	// Action is what Next decides now; Waiting says, for an open debate
 	// with no session running, why none is and what would move it.
 	Action  Action `json:"next_action"`
@@ -139,6 +143,10 @@ func Stand(l Look, live Live) Standing {
 		held.Status = dec.Status
 	}
 	s.RoundCap = walkie.CapHeld(&m, p, &held)
+	// From the state as it is (a resume acts on it), with a halt offered
+	// only while Next would run the debate on.
+	s.Controls = walkie.ControlsOf(&m, p, st)
+	s.Controls.Halt = s.Controls.Halt && dec.Status == walkie.StatusOpen
 	switch {
 	case s.Status == walkie.StatusOpen:
 		s.NextTurn, s.Whose, s.Round = p.NextTurn, p.NextAgent, min(p.NextRound, s.RoundCap)

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -171,4 +172,54 @@ func deadPID(t *testing.T) int {
 		t.Fatal(err)
 	}
 	return p.Pid
+}
+
+// Issue 32 item 15: the standing says which controls a debate takes, and
+// the commands agree with it: each control it leaves out is refused (or,
+// for a halt of a debate that runs no turn anyway, changes nothing but
+// the reason), each it offers is taken.
+func TestStandingControls(t *testing.T) {
+	setStatus := func(status string) func(t *testing.T, file string) {
+		return func(t *testing.T, file string) {
+			if _, _, err := walkie.UpdateState(file, walkie.OpState, func(_ *walkie.Meta, _ walkie.Progress, s *walkie.State) error {
+				s.Status, s.Reason = status, "set by the test"
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		setup func(t *testing.T, file string)
+		want  walkie.Controls
+	}{
+		{"open", func(*testing.T, string) {}, walkie.Controls{Halt: true, Extend: true}},
+		{"open, mid-debate", func(t *testing.T, file string) { post(t, file, "a") }, walkie.Controls{Halt: true, Extend: true}},
+		{"halted", func(t *testing.T, file string) { must(t, walkie.Halt(file, "lunch")) }, walkie.Controls{Resume: true, Extend: true}},
+		{"failed", setStatus(walkie.StatusFailed), walkie.Controls{Resume: true, Extend: true}},
+		{"at its cap", func(t *testing.T, file string) { post(t, file, "a", "b") }, walkie.Controls{Extend: true}},
+		{"converged", func(t *testing.T, file string) { post(t, file, "a+", "b+") }, walkie.Controls{}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			file, _ := testDebate(t, 1, nil, "a", "b")
+			c.setup(t, file)
+			got := standing(t, file).Controls
+			if got != c.want {
+				t.Fatalf("controls %+v, want %+v", got, c.want)
+			}
+			var refused *walkie.RefusedError
+			if err := walkie.Resume(file); (err == nil) != c.want.Resume || err != nil && !errors.As(err, &refused) {
+				t.Errorf("resume: %v, offered %v", err, c.want.Resume)
+			}
+			if _, err := walkie.Extend(file, 1); (err == nil) != c.want.Extend || err != nil && !errors.As(err, &refused) {
+				t.Errorf("extend: %v, offered %v", err, c.want.Extend)
+			}
+			if c.name == "converged" {
+				if err := walkie.Halt(file, "late"); !errors.As(err, &refused) {
+					t.Errorf("halt of a converged debate: %v", err)
+				}
+			}
+		})
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -46,7 +47,9 @@ func (c *controller) turn(ctx context.Context, t *plan) (TurnRecord, error) {
 	at, err := c.turnAttempt(t, snapshot, started, id)
 	if err == nil && t.ws != nil {
 		defer t.ws.finish(ctx) // on every way out; a no-op once finished in settle
+		defer c.restoreRepo(ctx, t)
 		at.Dir, at.Env = t.ws.path, t.ws.env()
+		at.Reach.Write = append(at.Reach.Write, engine.WorktreeReach(t.ws.path, t.ws.repo.Root).Write...)
 		err = t.ws.create(ctx)
 	}
 	if err != nil {
@@ -68,8 +71,18 @@ func (c *controller) turn(ctx context.Context, t *plan) (TurnRecord, error) {
 func (c *controller) settle(ctx context.Context, t *plan, started time.Time, snapshot []byte, res engine.Result, want walkie.Expect) (TurnRecord, error) {
 	rec := TurnRecord{Turn: t.Turn, Round: t.Round, Agent: t.Participant, Role: cmp.Or(t.role, "participant"), Attempt: t.attempt, Started: started}
 	res.Fill(&rec, c.dir)
-	// The session is over: its worktree goes, and what it committed
-	// there comes back as a branch the turn cites.
+	if rec.Usage == nil || rec.Usage.InputTokens == 0 {
+		rec.SentBytes = int64(rec.PromptBytes + len(snapshot))
+	}
+	rec.BudgetInputTokens = t.Agent.TurnBudget(sessionRole(t.role), rec.PromptBytes, len(snapshot))
+	// The session is over. First, before walkie runs git there again,
+	// what it changed in the repository outside its branches is put
+	// back, and voids the turn whatever it wrote.
+	if found := c.restoreRepo(ctx, t); found != "" {
+		want.Tampered = found
+	}
+	// Its worktree goes, and what it committed there comes back as a
+	// branch the turn cites.
 	var err error
 	if want.Extra, err = t.ws.finish(ctx); err != nil {
 		return rec, c.abandon(snapshot, fmt.Errorf("turn %d's worktree: %w", t.Turn, err))
@@ -79,6 +92,10 @@ func (c *controller) settle(ctx context.Context, t *plan, started time.Time, sna
 	}
 	if c.parsed != nil && bytes.Equal(c.parsedRaw, snapshot) {
 		want.Before = c.parsed // begin parsed these very bytes
+	}
+	var checked string // the evidence walkie checked, for an accepted turn's detail
+	if res.Stop == "" {
+		checked, want.Refuse = c.evidence(ctx, t, snapshot, want)
 	}
 	keep := walkie.KeepPath(c.dir, t.Turn, t.Participant, t.attempt)
 	var settled walkie.Settled
@@ -97,6 +114,9 @@ func (c *controller) settle(ctx context.Context, t *plan, started time.Time, sna
 		c.log.Warn("the branch of a worktree that got no commits was not deleted", zap.Error(err))
 	}
 	rec.Outcome, rec.Detail = classify(res, settled)
+	if checked != "" && rec.Outcome == walkie.OutcomeAccepted {
+		rec.Detail += "; " + checked
+	}
 	rec.Signed = rec.Outcome == walkie.OutcomeAccepted && settled.Signed
 	rec.Kept = engine.Rel(c.dir, settled.Kept)
 	if settled.Entry != nil {
@@ -106,14 +126,37 @@ func (c *controller) settle(ctx context.Context, t *plan, started time.Time, sna
 		return rec, err
 	}
 	c.tries[t.Turn] = max(c.tries[t.Turn], t.attempt)
+	if rec.Outcome == walkie.OutcomeAccepted && settled.Entry != nil && settled.Entry.Type == walkie.TypeVerdict {
+		c.signStamped(ctx, settled.Entry.Seq)
+	}
 	if _, err := walkie.FlushInbox(c.file); err != nil {
 		c.log.Warn("queued supervisor notes not recorded", zap.Error(err))
 	}
 	c.commitRecord(ctx)
+	if c.gitHeld != nil {
+		return rec, c.gitHeld
+	}
 	c.log.Info("turn recorded", zap.Int("turn", t.Turn), zap.String("agent", t.Participant), zap.String("outcome", string(rec.Outcome)),
 		zap.String("detail", rec.Detail), zap.Int64("duration_ms", rec.DurationMS), zap.Int64("output_bytes", rec.Bytes))
 	c.emit(Event{Kind: EventTurnRecorded, Turn: t.Turn, Round: t.Round, Agent: t.Participant, Attempt: t.attempt, Record: &rec, Status: settled.Status})
 	return rec, nil
+}
+
+// restoreRepo puts back what t's worktree session changed in the
+// repository outside its branches, reports it, and returns it as the
+// turn's tampered detail ("" when nothing). What cannot be put back stops
+// the record's commits (gitHeld). A no-op once done.
+func (c *controller) restoreRepo(ctx context.Context, t *plan) string {
+	detail, err := t.ws.restore(ctx)
+	if err != nil {
+		detail += " (" + err.Error() + ")"
+		c.gitHeld = fmt.Errorf("turn %d: %s: nothing more is committed over it; look at the repository, then run the debate again", t.Turn, detail)
+	}
+	if detail != "" {
+		c.log.Warn("a worktree session changed the repository", zap.Int("turn", t.Turn), zap.String("agent", t.Participant), zap.String("detail", detail))
+		c.emit(Event{Kind: EventNote, Line: fmt.Sprintf("turn %d: %s", t.Turn, detail)})
+	}
+	return detail
 }
 
 // turnAttempt is the engine's attempt for t: the agent's pinned prompt
@@ -130,7 +173,8 @@ func (c *controller) turnAttempt(t *plan, snapshot []byte, started time.Time, id
 	}
 	at := engine.TurnAttempt{
 		File: c.file, Before: snapshot, Turn: t.Turn, Round: t.Round, Attempt: t.attempt, Participant: t.Participant,
-		Agent: t.Agent, Prompt: prompt, StateDir: c.dir, ID: id,
+		Agent: t.Agent.ForRole(sessionRole(t.role)), Prompt: prompt, StateDir: c.dir, ID: id,
+		Role: t.role, Reach: t.reach,
 		Control: filepath.Join(c.dir, walkie.LogFile),
 		Halted:  c.halted,
 		Started: func(s *session.Session) {
@@ -141,6 +185,13 @@ func (c *controller) turnAttempt(t *plan, snapshot []byte, started time.Time, id
 			c.emit(Event{Kind: EventTurnStarted, Turn: t.Turn, Round: t.Round, Agent: t.Participant, Attempt: t.attempt, Started: started})
 			c.log.Info("turn started", zap.Int("turn", t.Turn), zap.Int("round", t.Round), zap.String("agent", t.Participant), zap.Int("attempt", t.attempt))
 		},
+	}
+	// A review thread's participants review the repository it is bound
+	// to: they read it, every debate's record and state in it hidden.
+	if repo := t.meta.RepoDir(c.file); repo != "" {
+		rr := engine.RepoReach(repo, c.file)
+		at.Reach.Read = append(slices.Clone(at.Reach.Read), rr.Read...)
+		at.Reach.Hide = append(slices.Clone(at.Reach.Hide), rr.Hide...)
 	}
 	// Always: activity.json shows what the agent is doing to a page in
 	// another process, whether or not this run has an observer.
@@ -153,8 +204,19 @@ func (c *controller) turnAttempt(t *plan, snapshot []byte, started time.Time, id
 // promptData fills the turn's prompt template; file is where the agent
 // finds the record: the record itself, or a worker's copy of it.
 func promptData(t *plan, file string) config.PromptData {
-	return config.PromptData{Agent: t.Participant, File: file, Turn: t.Turn, Round: t.Round,
+	d := config.PromptData{Agent: t.Participant, File: file, Turn: t.Turn, Round: t.Round,
 		MaxRounds: t.RoundCap, Participants: t.meta.Participants}
+	t.read.fill(&d)
+	return d
+}
+
+// sessionRole is the role a turn's session plays: a debate turn, or a
+// round table's implementer (role is what turns.jsonl records).
+func sessionRole(role string) string {
+	if role == config.RoleImplementer {
+		return config.RoleImplementer
+	}
+	return config.RoleDebater
 }
 
 // ErrMovedOn is begin's answer (and Home.Begin's) when a turn was

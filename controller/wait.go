@@ -92,17 +92,16 @@ func (c *controller) closingNote(t *plan) error {
 	if err != nil || st.ClosedAt >= max(t.turns, 1) {
 		return err
 	}
-	d, _, err := c.load()
+	at, err := c.standing()
 	if err != nil {
 		return err
 	}
-	p := d.Progress()
 	var b strings.Builder
 	switch t.Status {
 	case walkie.StatusMaxRounds:
-		fmt.Fprintf(&b, "walkie: the debate ended at its round cap of %d, after %s, without every participant signing off.", walkie.CapHeld(&d.Meta, p, st), walkie.Count(p.Turns, "turn", "turns"))
-		if len(p.Signed) > 0 {
-			fmt.Fprintf(&b, " Signed off on the proposal as it stands: %s.", strings.Join(p.Signed, ", "))
+		fmt.Fprintf(&b, "walkie: the debate ended at its round cap of %d, after %s, without every participant signing off.", at.RoundCap, walkie.Count(at.Turns, "turn", "turns"))
+		if len(at.Signed) > 0 {
+			fmt.Fprintf(&b, " Signed off on the proposal as it stands: %s.", strings.Join(at.Signed, ", "))
 		}
 		fmt.Fprintf(&b, "\n\nTo go on: walkie extend %s --rounds N, then walkie auto %s.\n", filepath.Base(c.file), filepath.Base(c.file))
 	case walkie.StatusOverBudget:
@@ -111,7 +110,7 @@ func (c *controller) closingNote(t *plan) error {
 	// Marked first: a crash in between loses the note rather than
 	// writing it twice into a record that keeps everything.
 	if _, _, err := walkie.UpdateState(c.file, walkie.OpClosing, func(_ *walkie.Meta, _ walkie.Progress, s *walkie.State) error {
-		s.ClosedAt = max(p.Turns, 1)
+		s.ClosedAt = max(at.Turns, 1)
 		return nil
 	}); err != nil {
 		return err

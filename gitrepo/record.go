@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/walkie-sh/walkie/walkie"
 )
@@ -61,6 +62,13 @@ type Committed struct {
 // not a prefix of the file (it was edited) is an error, and nothing is
 // committed.
 func CommitEntries(ctx context.Context, file string) (Committed, error) {
+	// git runs at the repository's top: a path relative to the caller's
+	// directory (walkie post from a subdirectory) would name the private
+	// index somewhere else.
+	file, err := filepath.Abs(file)
+	if err != nil {
+		return Committed{}, fmt.Errorf("commit the record: %w", err)
+	}
 	d, err := walkie.Load(file)
 	if err != nil {
 		return Committed{}, err
@@ -109,8 +117,21 @@ func (r *Repo) commitEntries(ctx context.Context, d *walkie.Doc, data []byte, re
 		return Committed{}, err
 	}
 	done, err := r.committedEntries(ctx, d, data, head, rel)
-	if err != nil || done == len(d.Entries) {
+	if err != nil {
 		return Committed{}, err
+	}
+	sigs, err := readSigLines(d.File)
+	if err != nil {
+		return Committed{}, fmt.Errorf("commit the record: %w", err)
+	}
+	sigRel := rel + walkie.SignaturesSuffix
+	last := 0
+	if n := len(d.Entries); n > 0 {
+		last = d.Entries[n-1].Marker.Seq
+	}
+	wantSigs := sigs.upTo(last)
+	if done == len(d.Entries) && (wantSigs == nil || bytes.Equal(r.blobAt(ctx, head, sigRel), wantSigs)) {
+		return Committed{}, nil
 	}
 	index := filepath.Join(walkie.StateDir(d.File, d.Meta.ID), "git-index")
 	defer os.Remove(index)
@@ -128,12 +149,25 @@ func (r *Repo) commitEntries(ctx context.Context, d *walkie.Doc, data []byte, re
 	for k := done; k < len(d.Entries); k++ {
 		e := &d.Entries[k]
 		end := e.Offset + int64(len(e.Raw))
-		c, err := r.commitPrefix(ctx, env, data[:end], rel, parent, d.Meta.ID, e)
+		files := []file{{rel, data[:end]}}
+		if s := sigs.upTo(e.Marker.Seq); s != nil {
+			files = append(files, file{sigRel, s})
+		}
+		c, err := r.commitFiles(ctx, env, files, parent, CommitMessage(d.Meta.ID, e), e.Agent, e.Marker.At)
 		if err != nil {
 			return Committed{}, fmt.Errorf("commit entry %d: %w", e.Marker.Seq, err)
 		}
 		out.Commits, out.Seqs = append(out.Commits, c), append(out.Seqs, e.Marker.Seq)
 		parent = c
+	}
+	if done == len(d.Entries) {
+		// Only signatures are new: of entries already committed.
+		e := &d.Entries[len(d.Entries)-1]
+		c, err := r.commitFiles(ctx, env, []file{{sigRel, wantSigs}}, parent, signaturesMessage(d.Meta.ID, e, sigs.count(last)), "walkie", time.Now())
+		if err != nil {
+			return Committed{}, fmt.Errorf("commit the signatures: %w", err)
+		}
+		out.Commits, parent = append(out.Commits, c), c
 	}
 	// HEAD moves only if it is still where the commits were built on.
 	if _, err := r.run(ctx, nil, nil, "update-ref", "-m", "walkie: record entries", "HEAD", parent, head); err != nil {
@@ -141,10 +175,80 @@ func (r *Repo) commitEntries(ctx context.Context, d *walkie.Doc, data []byte, re
 	}
 	// The caller's index learns the committed version, so `git status`
 	// does not show the record as changed.
-	if _, err := r.run(ctx, nil, nil, "reset", "--quiet", "HEAD", "--", rel); err != nil {
+	args := []string{"reset", "--quiet", "HEAD", "--", rel}
+	if wantSigs != nil {
+		args = append(args, sigRel)
+	}
+	if _, err := r.run(ctx, nil, nil, args...); err != nil {
 		return out, fmt.Errorf("commit the record: update the index: %w", err)
 	}
 	return out, nil
+}
+
+// sigLines are the lines of a record's signatures file, each with the
+// seq of the entry it signs, in the order they were written.
+type sigLines []struct {
+	seq  int
+	line []byte
+}
+
+// readSigLines reads the signatures file beside file (none: nil).
+func readSigLines(file string) (sigLines, error) {
+	data, err := os.ReadFile(walkie.SignaturesPath(file))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out sigLines
+	for _, l := range bytes.SplitAfter(data, []byte("\n")) {
+		sigs, err := walkie.ParseSignatures(walkie.SignaturesPath(file), l)
+		if err != nil {
+			return nil, err
+		}
+		if len(sigs) == 1 && bytes.HasSuffix(l, []byte("\n")) { // a torn last line waits
+			out = append(out, struct {
+				seq  int
+				line []byte
+			}{sigs[0].Seq, l})
+		}
+	}
+	return out, nil
+}
+
+// upTo is the file as it holds the signatures of entries up to seq,
+// nil when it holds none.
+func (s sigLines) upTo(seq int) []byte {
+	var b []byte
+	for _, l := range s {
+		if l.seq <= seq {
+			b = append(b, l.line...)
+		}
+	}
+	return b
+}
+
+func (s sigLines) count(seq int) int {
+	n := 0
+	for _, l := range s {
+		if l.seq <= seq {
+			n++
+		}
+	}
+	return n
+}
+
+// blobAt is the content of path at commit, nil when it has none.
+func (r *Repo) blobAt(ctx context.Context, commit, path string) []byte {
+	if commit == "" {
+		return nil
+	}
+	b, err := r.run(ctx, nil, nil, "cat-file", "blob", commit+":"+path)
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 // committedEntries is how many of the record's entries the version of it
@@ -155,7 +259,7 @@ func (r *Repo) committedEntries(ctx context.Context, d *walkie.Doc, data []byte,
 	}
 	blob, err := r.run(ctx, nil, nil, "cat-file", "blob", head+":"+rel)
 	if err != nil {
-		if exitCode(err) == 128 {
+		if ExitCode(err) == 128 {
 			return 0, nil // not in HEAD yet
 		}
 		return 0, err
@@ -177,14 +281,23 @@ func (r *Repo) committedEntries(ctx context.Context, d *walkie.Doc, data []byte,
 	return n, nil
 }
 
-// commitPrefix commits data as rel on top of parent.
-func (r *Repo) commitPrefix(ctx context.Context, env []string, data []byte, rel, parent, id string, e *walkie.Entry) (string, error) {
-	blob, err := r.run(ctx, env, bytes.NewReader(data), "hash-object", "-w", "--stdin")
-	if err != nil {
-		return "", err
-	}
-	if _, err := r.run(ctx, env, nil, "update-index", "--add", "--cacheinfo", "100644,"+strings.TrimSpace(string(blob))+","+rel); err != nil {
-		return "", err
+// file is one file of a commit: its path from the top and content.
+type file struct {
+	rel  string
+	data []byte
+}
+
+// commitFiles commits files (in the private index env names) on top of
+// parent, authored by author at at.
+func (r *Repo) commitFiles(ctx context.Context, env []string, files []file, parent, msg, author string, at time.Time) (string, error) {
+	for _, f := range files {
+		blob, err := r.run(ctx, env, bytes.NewReader(f.data), "hash-object", "-w", "--stdin")
+		if err != nil {
+			return "", err
+		}
+		if _, err := r.run(ctx, env, nil, "update-index", "--add", "--cacheinfo", "100644,"+strings.TrimSpace(string(blob))+","+f.rel); err != nil {
+			return "", err
+		}
 	}
 	tree, err := r.run(ctx, env, nil, "write-tree")
 	if err != nil {
@@ -194,14 +307,20 @@ func (r *Repo) commitPrefix(ctx context.Context, env []string, data []byte, rel,
 	if parent != "" {
 		args = append(args, "-p", parent)
 	}
-	author := e.Agent
 	env = append(env, "GIT_AUTHOR_NAME="+author, "GIT_AUTHOR_EMAIL="+author+"@walkie.invalid",
-		fmt.Sprintf("GIT_AUTHOR_DATE=%d +0000", e.Marker.At.Unix()))
-	c, err := r.run(ctx, env, strings.NewReader(CommitMessage(id, e)), args...)
+		fmt.Sprintf("GIT_AUTHOR_DATE=%d +0000", at.Unix()))
+	c, err := r.run(ctx, env, strings.NewReader(msg), args...)
 	if err != nil {
 		return "", err
 	}
 	return strings.TrimSpace(string(c)), nil
+}
+
+// signaturesMessage is the message of a commit that adds only
+// signatures, of entries up to e: the trailers say whose record, how many
+// signatures it holds, and the hash of the last entry.
+func signaturesMessage(id string, e *walkie.Entry, n int) string {
+	return fmt.Sprintf("%s · signatures up to #%d\n\nWalkie-Debate: %s\nWalkie-Signatures: %d\nWalkie-Hash: %s\n", id, e.Marker.Seq, id, n, e.Marker.Hash)
 }
 
 // committerEnv names walkie as the committer when git knows nobody:
@@ -227,7 +346,13 @@ func CommitMessage(id string, e *walkie.Entry) string {
 		subject = append(subject, t.Kind())
 	}
 	if len(t.Refs) > 0 {
-		subject = append(subject, strings.Join(t.RefStrings(), ", "))
+		// Abbreviated as people read them; the trailers keep full ids.
+		var refs []string
+		for _, r := range t.Refs {
+			r.SHA = short(r.SHA)
+			refs = append(refs, r.String())
+		}
+		subject = append(subject, strings.Join(refs, ", "))
 	}
 	var b strings.Builder
 	b.WriteString(strings.Join(subject, " · ") + "\n")

@@ -1,17 +1,19 @@
 // Package gitrepo asks and changes the git repository a walkie record is
 // bound to, through the git command: it resolves an entry's refs (a
 // walkie.RefResolver), makes and removes the worktrees agents' sessions
-// run in, and commits the record, one commit per entry. Every call names
-// the repository by its top directory, so git's own environment
-// (GIT_DIR, GIT_INDEX_FILE of a hook walkie runs in) never redirects it.
+// run in, and commits the record, one commit per entry. It is the one
+// place walkie runs git (Command, Run): every command names the
+// repository by its top directory and runs with one policy (run.go): an
+// allow-listed environment, no hooks or other programs of the
+// repository's, no prompts, bound to its context.
 package gitrepo
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,9 +29,6 @@ var ErrNotRepo = errors.New("not a git repository")
 type Repo struct {
 	// Root is the work tree's top directory.
 	Root string
-	// env is what every git command runs with, on top of os.Environ
-	// without git's own location variables.
-	env []string
 }
 
 // Open finds the work tree dir is in.
@@ -50,65 +49,9 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 	return r, nil
 }
 
-// locationVars are git's variables that would point a command at another
-// repository or index than the one named with -C.
-var locationVars = []string{"GIT_DIR=", "GIT_WORK_TREE=", "GIT_INDEX_FILE=", "GIT_OBJECT_DIRECTORY=", "GIT_COMMON_DIR=", "GIT_PREFIX=", "GIT_NAMESPACE="}
-
-func baseEnv() []string {
-	var out []string
-	for _, kv := range os.Environ() {
-		keep := true
-		for _, p := range locationVars {
-			if strings.HasPrefix(kv, p) {
-				keep = false
-				break
-			}
-		}
-		if keep {
-			out = append(out, kv)
-		}
-	}
-	// Never a prompt for credentials or an editor: nobody is there.
-	return append(out, "GIT_TERMINAL_PROMPT=0", "GIT_EDITOR=true")
-}
-
-// GitError is a git command that failed, with what it said.
-type GitError struct {
-	Args   []string
-	Err    error
-	Stderr string
-}
-
-func (e *GitError) Error() string {
-	msg := strings.TrimSpace(e.Stderr)
-	if msg == "" {
-		return fmt.Sprintf("git %s: %v", strings.Join(e.Args, " "), e.Err)
-	}
-	return fmt.Sprintf("git %s: %v: %s", strings.Join(e.Args, " "), e.Err, msg)
-}
-
-func (e *GitError) Unwrap() error { return e.Err }
-
-// exitCode is the exit code of a git that ran and failed, or -1.
-func exitCode(err error) int {
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return ee.ExitCode()
-	}
-	return -1
-}
-
 // run runs git in the work tree with extra environment and input.
 func (r *Repo) run(ctx context.Context, env []string, stdin io.Reader, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", r.Root}, args...)...)
-	cmd.Env = append(baseEnv(), env...)
-	cmd.Stdin = stdin
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return stdout.Bytes(), &GitError{Args: args, Err: err, Stderr: stderr.String()}
-	}
-	return stdout.Bytes(), nil
+	return run(ctx, r.Root, env, stdin, args...)
 }
 
 func (r *Repo) output(ctx context.Context, env []string, args ...string) (string, error) {
@@ -120,7 +63,7 @@ func (r *Repo) output(ctx context.Context, env []string, args ...string) (string
 func (r *Repo) revParse(ctx context.Context, rev string) (string, error) {
 	out, err := r.output(ctx, nil, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
 	if err != nil {
-		if exitCode(err) == 1 {
+		if ExitCode(err) == 1 {
 			return "", nil
 		}
 		return "", err
@@ -128,9 +71,34 @@ func (r *Repo) revParse(ctx context.Context, rev string) (string, error) {
 	return strings.TrimSpace(out), nil
 }
 
-// Commit is the full sha of the commit sha names, "" when none.
+// Commit is the full sha of the commit sha names, "" when none. An
+// abbreviated sha that more than one commit starts with names none of
+// them: the error wraps walkie.ErrAmbiguous and lists them.
 func (r *Repo) Commit(ctx context.Context, sha string) (string, error) {
-	return r.revParse(ctx, sha)
+	full, err := r.revParse(ctx, sha)
+	if err != nil || full != "" || len(sha) >= 40 {
+		return full, err
+	}
+	// git says "no such commit" for an ambiguous one too: ask which
+	// objects start so, and how many are commits.
+	out, err := r.output(ctx, nil, "rev-parse", "--disambiguate="+sha)
+	if err != nil || strings.TrimSpace(out) == "" {
+		return "", nil
+	}
+	types, err := r.run(ctx, nil, strings.NewReader(out), "cat-file", "--batch-check=%(objectname) %(objecttype)")
+	if err != nil {
+		return "", err
+	}
+	var commits []string
+	for _, l := range strings.Split(string(types), "\n") {
+		if id, typ, _ := strings.Cut(l, " "); typ == "commit" {
+			commits = append(commits, short(id))
+		}
+	}
+	if len(commits) > 1 {
+		return "", fmt.Errorf("%w: %s is the start of %d commits (%s)", walkie.ErrAmbiguous, sha, len(commits), strings.Join(commits, ", "))
+	}
+	return "", nil
 }
 
 // branchRef is the ref a branch name stands for: a local branch, else a
@@ -158,7 +126,7 @@ func (r *Repo) Contains(ctx context.Context, branch, commit string) (bool, error
 		return false, err
 	}
 	_, err = r.output(ctx, nil, "merge-base", "--is-ancestor", commit, ref)
-	switch exitCode(err) {
+	switch ExitCode(err) {
 	case -1:
 		return err == nil, err
 	case 1:
@@ -174,7 +142,7 @@ func (r *Repo) HasPath(ctx context.Context, path string, commits []string) (bool
 	}
 	for _, c := range commits {
 		_, err := r.output(ctx, nil, "cat-file", "-e", c+":"+path)
-		switch exitCode(err) {
+		switch ExitCode(err) {
 		case -1:
 			if err == nil {
 				return true, nil
@@ -190,14 +158,14 @@ func (r *Repo) HasPath(ctx context.Context, path string, commits []string) (bool
 }
 
 // Unchanged reports whether to is from, or descends from it with nothing
-// changed but walkie records: the files named *.walkie.md and what lies
-// under a .walkie directory.
+// changed but walkie records: the files named *.walkie.md, their
+// signatures (*.walkie.md.sig) and what lies under a .walkie directory.
 func (r *Repo) Unchanged(ctx context.Context, from, to string) (bool, error) {
 	if from == to {
 		return true, nil
 	}
 	_, err := r.output(ctx, nil, "merge-base", "--is-ancestor", from, to)
-	switch exitCode(err) {
+	switch ExitCode(err) {
 	case -1:
 		if err != nil {
 			return false, err
@@ -222,7 +190,7 @@ func (r *Repo) Unchanged(ctx context.Context, from, to string) (bool, error) {
 // recordPath reports whether a path in the repository is walkie's: a
 // record, or a side file beside one.
 func recordPath(p string) bool {
-	if strings.HasSuffix(p, walkie.FileSuffix) {
+	if strings.HasSuffix(p, walkie.FileSuffix) || strings.HasSuffix(p, walkie.FileSuffix+walkie.SignaturesSuffix) {
 		return true
 	}
 	for _, part := range strings.Split(p, "/") {
@@ -260,3 +228,20 @@ func (v Resolver) HasPath(path string, commits []string) (bool, error) {
 
 // Unchanged implements walkie.RefResolver.
 func (v Resolver) Unchanged(from, to string) (bool, error) { return v.r.Unchanged(v.ctx, from, to) }
+
+// FileAt is the content of path (from the top) at rev. A rev that names
+// no commit is an error; a commit without the file is fs.ErrNotExist.
+func (r *Repo) FileAt(ctx context.Context, rev, path string) ([]byte, error) {
+	commit, err := r.Commit(ctx, rev)
+	if err != nil {
+		return nil, err
+	}
+	if commit == "" {
+		return nil, fmt.Errorf("%s names no commit in %s", rev, r.Root)
+	}
+	b, err := r.run(ctx, nil, nil, "cat-file", "blob", commit+":"+path)
+	if ExitCode(err) == 128 {
+		return nil, fmt.Errorf("%s at %s: %w", path, short(commit), fs.ErrNotExist)
+	}
+	return b, err
+}

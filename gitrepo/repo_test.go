@@ -233,9 +233,10 @@ func TestCommitEntriesWithoutIdentity(t *testing.T) {
 		t.Setenv(k, "")
 		os.Unsetenv(k)
 	}
-	t.Setenv("GIT_CONFIG_COUNT", "1")
-	t.Setenv("GIT_CONFIG_KEY_0", "user.useConfigOnly")
-	t.Setenv("GIT_CONFIG_VALUE_0", "true")
+	// git guesses no identity from the machine either.
+	global := filepath.Join(t.TempDir(), "gitconfig")
+	must(t, os.WriteFile(global, []byte("[user]\n\tuseConfigOnly = true\n"), 0o644))
+	t.Setenv("GIT_CONFIG_GLOBAL", global)
 	file := newRecord(t, dir)
 	post(t, file, walkie.Post{From: "builder", Body: []byte("Please review.\n")})
 	if _, err := CommitEntries(ctx, file); err != nil {
@@ -257,5 +258,77 @@ func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// An abbreviated id two commits start with names neither: the answer
+// says so and lists them; one more digit, or the full id, names one.
+func TestCommitAmbiguous(t *testing.T) {
+	gittest.Isolate(t)
+	dir := gittest.Init(t)
+	a, b := gittest.Colliding(t, dir, 7)
+	gittest.WriteCommit(t, dir, a)
+	r, err := Open(ctx, dir)
+	must(t, err)
+	if got, err := r.Commit(ctx, a.ID[:7]); err != nil || got != a.ID {
+		t.Fatalf("with one commit of the prefix: %q, %v", got, err)
+	}
+	gittest.WriteCommit(t, dir, b)
+	got, err := r.Commit(ctx, a.ID[:7])
+	if !errors.Is(err, walkie.ErrAmbiguous) || got != "" || !strings.Contains(err.Error(), a.ID[:12]) || !strings.Contains(err.Error(), b.ID[:12]) {
+		t.Fatalf("Commit(%s) = %q, %v; want it ambiguous, naming both", a.ID[:7], got, err)
+	}
+	for _, c := range []gittest.Object{a, b} {
+		if got, err := r.Commit(ctx, c.ID); err != nil || got != c.ID {
+			t.Fatalf("Commit(full) = %q, %v", got, err)
+		}
+	}
+	if a.ID[7] != b.ID[7] {
+		if got, err := r.Commit(ctx, a.ID[:8]); err != nil || got != a.ID {
+			t.Fatalf("Commit(8 digits) = %q, %v", got, err)
+		}
+	}
+}
+
+// The record's signatures travel with it: an entry's commit holds the
+// signatures of the entries up to it; one made after its entry was
+// committed gets a commit of its own, which changes no code.
+func TestCommitEntriesWithSignatures(t *testing.T) {
+	gittest.Isolate(t)
+	dir := gittest.Init(t)
+	file := newRecord(t, dir)
+	post(t, file, walkie.Post{From: "builder", Body: []byte("Please review.\n")})
+	d, err := walkie.Load(file)
+	must(t, err)
+	sig := walkie.Signature{Seq: 1, Hash: d.Entries[0].Marker.Hash, Signature: "-----BEGIN SSH SIGNATURE-----\nU1NIU0lH\n-----END SSH SIGNATURE-----\n"}
+	must(t, walkie.AppendSignature(file, sig))
+	c, err := CommitEntries(ctx, file)
+	must(t, err)
+	if len(c.Commits) != 1 {
+		t.Fatalf("committed %+v", c)
+	}
+	if got := gittest.Git(t, dir, "show", "HEAD:reviews/r.walkie.md.sig"); !strings.Contains(got, `"seq":1`) {
+		t.Fatalf("the entry's commit holds signatures %q", got)
+	}
+	before := gittest.Git(t, dir, "rev-parse", "HEAD")
+	must(t, walkie.AppendSignature(file, sig)) // a second signer
+	c, err = CommitEntries(ctx, file)
+	must(t, err)
+	if len(c.Commits) != 1 || len(c.Seqs) != 0 {
+		t.Fatalf("committed %+v, want one commit of signatures", c)
+	}
+	if n := strings.Count(gittest.Git(t, dir, "show", "HEAD:reviews/r.walkie.md.sig"), `"seq":1`); n != 2 {
+		t.Fatalf("%d signatures committed", n)
+	}
+	r, err := Open(ctx, dir)
+	must(t, err)
+	if same, err := r.Unchanged(ctx, before, gittest.Git(t, dir, "rev-parse", "HEAD")); err != nil || !same {
+		t.Fatalf("a commit of signatures changed code: %v, %v", same, err)
+	}
+	if c, err := CommitEntries(ctx, file); err != nil || len(c.Commits) != 0 {
+		t.Fatalf("nothing new, yet %+v, %v", c, err)
+	}
+	if s := gittest.Git(t, dir, "status", "--porcelain"); s != "" {
+		t.Fatalf("git status:\n%s", s)
 	}
 }

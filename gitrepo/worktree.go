@@ -62,3 +62,12 @@ func (r *Repo) Worktrees(ctx context.Context) ([]string, error) {
 	}
 	return paths, nil
 }
+
+// AddDetached makes a worktree at path checked out at commit, on no
+// branch: a place to run something at a commit and throw away.
+func (r *Repo) AddDetached(ctx context.Context, path, commit string) error {
+	if _, err := r.run(ctx, nil, nil, "worktree", "add", "--quiet", "--detach", "--end-of-options", path, commit); err != nil {
+		return fmt.Errorf("create worktree %s at %s: %w", path, commit, err)
+	}
+	return nil
+}

@@ -1,38 +1,48 @@
 #!/usr/bin/env bash
-# Installs the real agent CLIs that walkie's integration tests drive, at
-# pinned exact versions, into .cache/clis/ under the repository root (git
-# ignores /.cache/). Reuses the cache when every pinned version is already
-# there, so CI and repeated runs cost nothing.
+# Installs the real agent CLIs that walkie's integration tests drive (and
+# the GitHub Action's reviews run), at the exact versions scripts/versions.env
+# pins, into .cache/clis/ under the repository root (git ignores /.cache/),
+# or into $WALKIE_CLIS_DIR. Reuses the folder when every pinned version
+# asked for is already there, so CI and repeated runs cost nothing.
 #
-# Usage: scripts/install-clis.sh [--force]
+# Usage: scripts/install-clis.sh [--force] [CLI...]
+# CLI is claude, codex or gemini; none means all three.
 # Prints the folder holding the binaries on the last line of stdout.
 set -euo pipefail
 
-CLAUDE_VERSION=2.1.197
-CODEX_VERSION=0.171.0
-GEMINI_VERSION=0.61.0
-
-PKGS=(
-	"@anthropic-ai/claude-code@${CLAUDE_VERSION}"
-	"@openai/codex@${CODEX_VERSION}"
-	"@google/gemini-cli@${GEMINI_VERSION}"
-)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=versions.env
+source "$here/versions.env"
 
 die() {
 	echo "install-clis: $*" >&2
 	exit 1
 }
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-dir="$root/.cache/clis"
+dir=${WALKIE_CLIS_DIR:-$(cd "$here/.." && pwd)/.cache/clis}
 bin="$dir/node_modules/.bin"
 
 force=0
-if [[ "${1:-}" == "--force" ]]; then
-	force=1
-elif [[ $# -gt 0 ]]; then
-	die "unknown argument $1 (usage: scripts/install-clis.sh [--force])"
-fi
+clis=()
+for arg in "$@"; do
+	case "$arg" in
+	--force) force=1 ;;
+	claude | codex | gemini) clis+=("$arg") ;;
+	*) die "unknown argument $arg (usage: scripts/install-clis.sh [--force] [claude|codex|gemini...])" ;;
+	esac
+done
+[[ ${#clis[@]} -gt 0 ]] || clis=(claude codex gemini)
+
+# The npm package of each CLI, at its pin.
+PKGS=()
+for cli in "${clis[@]}"; do
+	case "$cli" in
+	claude) PKGS+=("@anthropic-ai/claude-code@${CLAUDE_VERSION}") ;;
+	codex) PKGS+=("@openai/codex@${CODEX_VERSION}") ;;
+	gemini) PKGS+=("@google/gemini-cli@${GEMINI_VERSION}") ;;
+	esac
+done
+pins="claude $CLAUDE_VERSION, codex $CODEX_VERSION, gemini $GEMINI_VERSION"
 
 command -v node >/dev/null 2>&1 || die "node is not installed; install Node.js 20 or later (it brings npm)"
 command -v npm >/dev/null 2>&1 || die "npm is not installed; install Node.js 20 or later (it brings npm)"
@@ -53,11 +63,13 @@ up_to_date() {
 		want=${spec##*@}
 		[[ "$(installed_version "$name")" == "$want" ]] || return 1
 	done
-	[[ -x "$bin/claude" && -x "$bin/codex" && -x "$bin/gemini" ]]
+	for cli in "${clis[@]}"; do
+		[[ -x "$bin/$cli" ]] || return 1
+	done
 }
 
 if [[ $force -eq 0 ]] && up_to_date; then
-	echo "install-clis: pinned versions already in $dir (claude $CLAUDE_VERSION, codex $CODEX_VERSION, gemini $GEMINI_VERSION)" >&2
+	echo "install-clis: ${clis[*]} at the pinned versions already in $dir ($pins)" >&2
 	echo "$bin"
 	exit 0
 fi
@@ -70,20 +82,10 @@ if ! timeout 60 npm view "${PKGS[0]}" version --fetch-retries=1 >/dev/null 2>&1;
 fi
 
 mkdir -p "$dir"
-# A private package.json keeps npm from walking up into the repository and
-# records exactly what the cache holds.
-cat >"$dir/package.json" <<EOF
-{
-  "name": "walkie-clis",
-  "private": true,
-  "description": "Real agent CLIs for walkie's integration tests (scripts/install-clis.sh)",
-  "dependencies": {
-    "@anthropic-ai/claude-code": "$CLAUDE_VERSION",
-    "@openai/codex": "$CODEX_VERSION",
-    "@google/gemini-cli": "$GEMINI_VERSION"
-  }
-}
-EOF
+# A private package.json keeps npm from walking up into the repository;
+# npm install --save-exact records in it exactly what the folder holds.
+[[ -f "$dir/package.json" ]] ||
+	printf '{\n  "name": "walkie-clis",\n  "private": true,\n  "description": "Real agent CLIs for walkie (scripts/install-clis.sh)"\n}\n' >"$dir/package.json"
 
 echo "install-clis: installing ${PKGS[*]} into $dir" >&2
 if ! (cd "$dir" && npm install --no-audit --no-fund --save-exact --loglevel=error "${PKGS[@]}" >&2); then
@@ -91,5 +93,5 @@ if ! (cd "$dir" && npm install --no-audit --no-fund --save-exact --loglevel=erro
 fi
 
 up_to_date || die "installed, but the versions in $dir do not match the pins; run with --force"
-echo "install-clis: claude $CLAUDE_VERSION, codex $CODEX_VERSION, gemini $GEMINI_VERSION ready in $bin" >&2
+echo "install-clis: ${clis[*]} ready in $bin ($pins)" >&2
 echo "$bin"

@@ -20,34 +20,13 @@ label=dev.walkie.serve
 here=$(cd "$(dirname "$0")" && pwd)
 template=$here/$label.plist
 
-die() { echo "install-launchd: $*" >&2; exit 2; }
-
-dir=$HOME/debates
-bin=
-listen=127.0.0.1:7433
-path=$PATH
-mode=install
-while [ $# -gt 0 ]; do
-	case $1 in
-	--dir | --bin | --listen | --path)
-		[ $# -ge 2 ] || die "$1 needs a value"
-		case $1 in
-		--dir) dir=$2 ;;
-		--bin) bin=$2 ;;
-		--listen) listen=$2 ;;
-		--path) path=$2 ;;
-		esac
-		shift 2
-		;;
-	--print) mode=print; shift ;;
-	--uninstall) mode=uninstall; shift ;;
-	-h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-	*) die "unknown argument $1 (see --help)" ;;
-	esac
-done
+name=install-launchd manager=launchd help_lines=2,16p
+# shellcheck source=install-common.sh
+. "$here/install-common.sh"
+parse_args "$@"
 
 if [ "$mode" != print ] && [ "$(uname -s)" != Darwin ]; then
-	die "launchd is macOS only; --print shows the plist it would install (on Linux, see scripts/walkie.service)"
+	die "launchd is macOS only; --print shows the plist it would install (on Linux, see scripts/install-systemd.sh)"
 fi
 uid=$(id -u)
 plist=$HOME/Library/LaunchAgents/$label.plist
@@ -75,30 +54,7 @@ if [ "$mode" = uninstall ]; then
 	exit 0
 fi
 
-if [ -z "$bin" ]; then
-	bin=$(command -v walkie || true)
-	if [ -z "$bin" ] && command -v go >/dev/null; then
-		bin=$(go env GOPATH)/bin/walkie
-	fi
-	[ -n "$bin" ] || die "no walkie on PATH: go install github.com/walkie-sh/walkie/cmd/walkie@latest, or give --bin"
-fi
-# launchd expands neither ~ nor $HOME, and runs nothing through a shell.
-for v in "$dir" "$bin"; do
-	case $v in
-	/*) ;;
-	*) die "$v: give an absolute path (launchd does not expand ~ or relative paths)" ;;
-	esac
-done
-for v in "$dir" "$bin" "$listen" "$path" "$HOME"; do
-	case $v in
-	*$'\n'* | *$'\r'*) die "a value holds a line break: $v" ;;
-	esac
-done
-[ -x "$bin" ] && [ -f "$bin" ] || die "$bin: not an executable file (build it with make install, or give --bin)"
-# Tools the agents and the keychain need live here; a PATH without them
-# breaks node's #!/usr/bin/env and claude's use of /usr/bin/security.
-case ":$path:" in *:/usr/bin:*) ;; *) path=$path:/usr/bin ;; esac
-case ":$path:" in *:/bin:*) ;; *) path=$path:/bin ;; esac
+check_values
 
 # xml_escape makes a value safe inside <string>: &, < and >.
 xml_escape() { printf '%s' "$1" | sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g'; }
@@ -148,23 +104,6 @@ mv "$tmp" "$plist"
 launchctl bootstrap "gui/$uid" "$plist"
 echo "started $target with $plist"
 
-for agent in claude codex gemini; do
-	if found=$(PATH=$path; command -v "$agent"); then
-		echo "  $agent: $found"
-	else
-		echo "  $agent: not on the service's PATH (--path) — fine if you do not use it"
-	fi
-done
-
-[ -n "$listen" ] || { echo "no --listen: check ~/Library/Logs/walkie/serve.log"; exit 0; }
-for _ in 1 2 3 4 5 6 7 8 9 10; do
-	if health=$(curl -fsS --max-time 2 "http://$listen/healthz" 2>/dev/null); then
-		echo "healthy: $health"
-		echo "logs:    tail -f ~/Library/Logs/walkie/serve.log"
-		exit 0
-	fi
-	sleep 1
-done
-echo "install-launchd: walkie serve does not answer on $listen after 10 s; the end of its log:" >&2
-tail -n 20 "$HOME/Library/Logs/walkie/serve.log" >&2 || true
-exit 1
+report_agents
+show_log() { tail -n 20 "$HOME/Library/Logs/walkie/serve.log"; }
+check_health "tail -f ~/Library/Logs/walkie/serve.log"

@@ -1,18 +1,30 @@
 #!/usr/bin/env bash
-# Installs the system tools walkie's tests drive, from Debian's packages:
-# tmux, the real terminal the display tests (cmd/walkie/tmux_test.go) read
-# the screen of. Does nothing when they are already there. Without them
-# those tests skip and say why, and fail when CI is set.
+# Installs the system tools walkie's tests drive: tmux, the real terminal
+# the display tests (cmd/walkie/tmux_test.go) read the screen of, and on
+# Linux rpm, which the snapshot-release test (scripts/release_test.go)
+# reads the .rpm with (dpkg-deb, for the .deb, comes with Debian). From
+# Debian's packages, or Homebrew's on macOS. Does nothing when they are
+# already there. Without them those tests skip and say why, and fail when
+# CI is set.
 set -euo pipefail
 
+# tool:package pairs.
+want=(tmux:tmux)
+[[ "$(uname -s)" == Linux ]] && want+=(rpm:rpm)
+
 missing=()
-for tool in tmux; do
-	command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
+for pair in "${want[@]}"; do
+	command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 if ! command -v apt-get >/dev/null 2>&1; then
-	echo "install-tools: ${missing[*]} missing and no apt-get here: install them with your package manager" >&2
+	if command -v brew >/dev/null 2>&1; then
+		echo "install-tools: installing ${missing[*]} from Homebrew" >&2
+		brew install "${missing[@]}" >&2
+		exit 0
+	fi
+	echo "install-tools: ${missing[*]} missing and no apt-get or brew here: install them with your package manager" >&2
 	exit 1
 fi
 sudo=""

@@ -304,8 +304,16 @@ func fakeWalkie(t *testing.T) string {
 // minimal environment) and returns its stdout, stderr and exit code.
 func runScript(t *testing.T, env []string, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command("bash", append([]string{"install-launchd.sh"}, args...)...)
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=/Users/alice"}, env...)
+	return runInstaller(t, "install-launchd.sh", append([]string{"HOME=/Users/alice"}, env...), args...)
+}
+
+// runInstaller runs one of the installers with args under env (added to a
+// minimal environment; a later value of a name wins) and returns its
+// stdout, stderr and exit code.
+func runInstaller(t *testing.T, script string, env []string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command("bash", append([]string{script}, args...)...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -348,53 +356,14 @@ func TestInstallPrint(t *testing.T) {
 	if p["StandardOutPath"] != "/Users/alice/Library/Logs/walkie/serve.log" {
 		t.Errorf("StandardOutPath = %v", p["StandardOutPath"])
 	}
-	golden := filepath.Join("testdata", "launchd-print.golden")
-	got := strings.ReplaceAll(out, bin, "/Users/alice/go/bin/walkie")
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	wantOut, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(wantOut) {
-		t.Errorf("rendered plist differs from %s (go test ./scripts -update to accept):\n%s", golden, got)
-	}
+	checkGolden(t, "launchd-print.golden", strings.ReplaceAll(out, bin, "/Users/alice/go/bin/walkie"))
 }
 
 // TestInstallRefuses: bad input is refused with exit 2, a message that
 // names the value and the fix, and no plist.
 func TestInstallRefuses(t *testing.T) {
 	bin := fakeWalkie(t)
-	notExec := filepath.Join(t.TempDir(), "walkie")
-	if err := os.WriteFile(notExec, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"--dir", "debates"}, "debates: give an absolute path"},
-		{[]string{"--dir", "~/debates"}, "~/debates: give an absolute path"},
-		{[]string{"--bin", "walkie"}, "walkie: give an absolute path"},
-		{[]string{"--bin", "/nonexistent/walkie"}, "/nonexistent/walkie: not an executable file"},
-		{[]string{"--bin", notExec}, notExec + ": not an executable file"},
-		{[]string{"--dir", "/Users/alice/a\nb"}, "a value holds a line break"},
-		{[]string{"--dir"}, "--dir needs a value"},
-		{[]string{"--frobnicate"}, "unknown argument --frobnicate"},
-	} {
-		args := []string{"--print"}
-		if !slices.Contains(tc.args, "--bin") {
-			args = append(args, "--bin", bin)
-		}
-		args = append(args, tc.args...)
-		out, stderr, code := runScript(t, nil, args...)
-		if code != 2 || !strings.Contains(stderr, tc.want) || out != "" {
-			t.Errorf("%q: exit %d, stderr %q, stdout %d bytes; want exit 2 saying %q and no plist", tc.args, code, stderr, len(out), tc.want)
-		}
-	}
+	checkRefusals(t, runScript, bin, "/Users/alice", nil)
 	// Not on a Mac, only --print works.
 	if _, stderr, code := runScript(t, []string{"PATH=" + fakeTools(t, "Linux") + ":" + os.Getenv("PATH")}, "--bin", bin); code != 2 || !strings.Contains(stderr, "macOS only") {
 		t.Errorf("install on Linux: exit %d, %q", code, stderr)
@@ -405,7 +374,6 @@ func TestInstallRefuses(t *testing.T) {
 // directory: launchctl logs its arguments to $FAKE_LOG and keeps whether
 // the agent is loaded in $FAKE_LOADED, as launchd would.
 func fakeTools(t *testing.T, os_ string) string {
-	dir := t.TempDir()
 	tools := map[string]string{
 		"uname": "echo " + os_,
 		"launchctl": `echo "launchctl $*" >>"$FAKE_LOG"
@@ -418,12 +386,7 @@ esac`,
 		"plutil": `echo "plutil $*" >>"$FAKE_LOG"; [ "$1" = -lint ] && [ -s "$2" ]`,
 		"curl":   `echo "curl $*" >>"$FAKE_LOG"; echo '{"status":"ok"}'`,
 	}
-	for name, body := range tools {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
+	return writeTools(t, tools)
 }
 
 // TestInstallFlow runs the install against fake launchd tools: first
@@ -438,16 +401,7 @@ func TestInstallFlow(t *testing.T) {
 	uid := strconv.Itoa(os.Getuid())
 	env := []string{"HOME=" + home, "PATH=" + tools + ":" + os.Getenv("PATH"), "FAKE_LOG=" + log, "FAKE_LOADED=" + loaded}
 	plist := filepath.Join(home, "Library", "LaunchAgents", label+".plist")
-	calls := func() []string {
-		b, _ := os.ReadFile(log)
-		os.Remove(log)
-		var out []string
-		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-			f := strings.Fields(l)
-			out = append(out, strings.Join(f[:min(len(f), 2)], " "))
-		}
-		return out
-	}
+	calls := func() []string { return takeCalls(log, 2) }
 
 	out, stderr, code := runScript(t, env, "--bin", bin, "--path", "/opt/homebrew/bin")
 	if code != 0 {
@@ -504,5 +458,86 @@ func TestInstallFlow(t *testing.T) {
 	}
 	if _, err := os.Stat(plist); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("plist still there after uninstall: %v", err)
+	}
+}
+
+// takeCalls is what the stand-in tools logged to log since the last
+// look, each call as its first n words, and empties the log.
+func takeCalls(log string, n int) []string {
+	b, _ := os.ReadFile(log)
+	os.Remove(log)
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		f := strings.Fields(l)
+		out = append(out, strings.Join(f[:min(len(f), n)], " "))
+	}
+	return out
+}
+
+// refusal is bad input an installer must refuse, and what it says.
+type refusal struct {
+	args []string
+	want string
+}
+
+// checkRefusals runs an installer (run) with --print and each refusal the
+// installers share (install-common.sh), then its own (more): each must
+// exit 2, say what is wrong and print nothing.
+func checkRefusals(t *testing.T, run func(*testing.T, []string, ...string) (string, string, int), bin, home string, more []refusal) {
+	t.Helper()
+	notExec := filepath.Join(t.TempDir(), "walkie")
+	if err := os.WriteFile(notExec, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range append([]refusal{
+		{[]string{"--dir", "debates"}, "debates: give an absolute path"},
+		{[]string{"--dir", "~/debates"}, "~/debates: give an absolute path"},
+		{[]string{"--bin", "walkie"}, "walkie: give an absolute path"},
+		{[]string{"--bin", "/nonexistent/walkie"}, "/nonexistent/walkie: not an executable file"},
+		{[]string{"--bin", notExec}, notExec + ": not an executable file"},
+		{[]string{"--dir", home + "/a\nb"}, "a value holds a line break"},
+		{[]string{"--path", "/bin\n/usr/bin"}, "a value holds a line break"},
+		{[]string{"--dir"}, "--dir needs a value"},
+		{[]string{"--frobnicate"}, "unknown argument --frobnicate"},
+	}, more...) {
+		args := []string{"--print"}
+		if !slices.Contains(tc.args, "--bin") {
+			args = append(args, "--bin", bin)
+		}
+		args = append(args, tc.args...)
+		out, stderr, code := run(t, nil, args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) || out != "" {
+			t.Errorf("%q: exit %d, stderr %q, stdout %d bytes; want exit 2 saying %q and nothing written", tc.args, code, stderr, len(out), tc.want)
+		}
+	}
+}
+
+// writeTools writes each stand-in tool, a sh script of its body, into a
+// new directory for PATH.
+func writeTools(t *testing.T, tools map[string]string) string {
+	dir := t.TempDir()
+	for name, body := range tools {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// checkGolden compares got with testdata/name, which -update rewrites.
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	golden := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("the output differs from %s (go test ./scripts -update to accept):\n%s", golden, got)
 	}
 }

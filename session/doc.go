@@ -39,4 +39,12 @@
 // Identify(pid) when a session starts and calls KillStale with it when it
 // restarts. Identify and KillStale read /proc on Linux and sysctl
 // kern.proc on macOS; elsewhere they return errors.ErrUnsupported.
+//
+// A session with Spec.Sandbox runs inside a filesystem boundary set before
+// the command's first instruction and inherited by every descendant: a
+// Landlock ruleset on Linux, applied by this program itself re-executed as
+// a trampoline (sandbox_linux.go), so any binary that imports the package
+// can start one; a Seatbelt profile under sandbox-exec on macOS. What the
+// boundary opens is laid out in sandbox.go; Result.Sandbox says how it was
+// applied and what the agent's output reported refused.
 package session

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 )
@@ -45,7 +46,7 @@ func buildEnv(parent []string, spec Spec, made madeDirs) []string {
 	}
 	for _, kv := range parent {
 		k, v, ok := strings.Cut(kv, "=")
-		if !ok || !Allowed(k, spec.EnvAllow) {
+		if !ok || !Allowed(k, spec.EnvAllow) || slices.Contains(spec.EnvDeny, k) {
 			continue
 		}
 		if made.home != "" && homeVar(k) {
@@ -107,7 +108,7 @@ func LookPath(spec Spec) (string, error) {
 	if len(spec.Argv) == 0 {
 		return "", errors.New("empty argv")
 	}
-	return lookPath(spec.Argv[0], envValue(Environ(spec, os.Environ()), "PATH"), spec.Dir)
+	return lookPath(spec.Argv[0], EnvValue(Environ(spec, os.Environ()), "PATH"), spec.Dir)
 }
 
 // madeDirs are the directories a session made for itself.
@@ -215,8 +216,9 @@ func Allowed(name string, allow []string) bool {
 	return false
 }
 
-// envValue returns the last value of key in env.
-func envValue(env []string, key string) string {
+// EnvValue returns the last value of key in env (K=V entries), as a
+// process given env would see it.
+func EnvValue(env []string, key string) string {
 	v := ""
 	for _, kv := range env {
 		if s, ok := strings.CutPrefix(kv, key+"="); ok {

@@ -42,11 +42,11 @@ func TestPrivateDirs(t *testing.T) {
 			env := buildEnv([]string{"HOME=/real", "TMPDIR=/real-tmp", "XDG_CONFIG_HOME=/real/.config"},
 				Spec{EnvAllow: []string{"HOME", "TMPDIR", "XDG_*"}, PrivateHome: tt.home, PrivateTmp: tt.tmp}, made)
 			for k, want := range map[string]string{"HOME": made.home, "TMPDIR": made.tmp} {
-				if got := envValue(env, k); want != "" && got != want {
+				if got := EnvValue(env, k); want != "" && got != want {
 					t.Errorf("%s=%q, want %q", k, got, want)
 				}
 			}
-			if tt.home && envValue(env, "XDG_CONFIG_HOME") != "" {
+			if tt.home && EnvValue(env, "XDG_CONFIG_HOME") != "" {
 				t.Errorf("the real XDG_CONFIG_HOME reached a session with a private HOME: %q", env)
 			}
 			for _, d := range []string{made.home, made.tmp} {

@@ -200,3 +200,27 @@ func processesWith(kv string) ([]int, error) {
 	}
 	return found, nil
 }
+
+// sessionAncestor finds the nearest ancestor of this process whose
+// environment (as it was started) carries SessionVar: the agent's own
+// process, whatever its descendants did to theirs. An ancestor whose
+// environment cannot be read (walkie's, undumpable) is passed over.
+func sessionAncestor() (pid int, id string, ok bool) {
+	seen := map[int]bool{}
+	for pid = os.Getppid(); pid > 1 && !seen[pid]; {
+		seen[pid] = true
+		if env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ"); err == nil {
+			for entry := range bytes.SplitSeq(env, []byte{0}) {
+				if v, found := bytes.CutPrefix(entry, []byte(SessionVar+"=")); found {
+					return pid, string(v), true
+				}
+			}
+		}
+		st, err := readProc(pid)
+		if err != nil {
+			return 0, "", false
+		}
+		pid = st.ppid
+	}
+	return 0, "", false
+}

@@ -36,6 +36,9 @@ type Spec struct {
 	// inherited when neither Env nor EnvAllow provides it, and TERM
 	// defaults to xterm-256color.
 	EnvAllow []string
+	// EnvDeny names caller's variables never passed through, whatever
+	// EnvAllow says (exact names): the secrets of a session allowed "*".
+	EnvDeny []string
 	// PrivateHome gives the session a fresh HOME that is removed when the
 	// session ends. Inherited XDG_*_HOME variables are dropped with it,
 	// whatever EnvAllow says, since they would point back into the real
@@ -87,6 +90,11 @@ type Spec struct {
 	// output and the last half, with a line between them saying how many
 	// bytes were cut; the last half is held in memory until the end.
 	TranscriptCap int64
+	// Sandbox is the session's filesystem boundary (the zero value is
+	// none). A sandboxed session always gets a private TMPDIR, whatever
+	// PrivateTmp says: the system's temporary directory holds every other
+	// session's.
+	Sandbox Sandbox
 }
 
 // Rule is a prompt rule. Pattern is matched against the plain-text output
@@ -146,6 +154,9 @@ type Result struct {
 	RawPath, TextPath string
 	// Pid is the leader's pid, which is also its process group id.
 	Pid int
+	// Sandbox says how the boundary was applied and what the output
+	// reported refused; nil when Spec.Sandbox asked for none.
+	Sandbox *SandboxReport
 }
 
 const (
@@ -185,11 +196,14 @@ type Session struct {
 	endCh     chan struct{}
 
 	// Owned by the reader goroutine until readerDone is closed.
-	strip   stripper
-	fold    textFolder
-	rules   *ruleSet
-	blocked *ruleMatch
-	readErr error
+	strip    stripper
+	fold     textFolder
+	rules    *ruleSet
+	blocked  *ruleMatch
+	refusals *refusalScanner // nil without a sandbox
+	readErr  error
+
+	sandbox *SandboxReport // nil without a sandbox
 
 	blockedCh  chan struct{} // closed by the reader when an Outcome rule fires
 	writes     chan []byte   // input and rule replies, typed in order
@@ -227,6 +241,9 @@ func Start(ctx context.Context, spec Spec) (*Session, error) {
 	if spec.Grace <= 0 {
 		spec.Grace = defaultGrace
 	}
+	if spec.Sandbox.Level.On() {
+		spec.PrivateTmp = true
+	}
 	s := &Session{
 		spec:       spec,
 		rules:      newRuleSet(spec.Rules),
@@ -260,7 +277,7 @@ func (s *Session) start() error {
 		return err
 	}
 	env := buildEnv(os.Environ(), s.spec, s.made)
-	path, err := lookPath(s.spec.Argv[0], envValue(env, "PATH"), s.spec.Dir)
+	path, err := lookPath(s.spec.Argv[0], EnvValue(env, "PATH"), s.spec.Dir)
 	if err != nil {
 		return err
 	}
@@ -281,6 +298,13 @@ func (s *Session) start() error {
 		Env:         env,
 		Dir:         s.spec.Dir,
 		SysProcAttr: sysProcAttr(),
+	}
+	if s.spec.Sandbox.Level.On() {
+		release, err := s.enclose(cmd, path, env)
+		if err != nil {
+			return err
+		}
+		defer release()
 	}
 	ws := &pty.Winsize{Rows: s.spec.Rows, Cols: s.spec.Cols}
 	type started struct {
@@ -314,6 +338,20 @@ func (s *Session) start() error {
 	// While the agent starts up: off the path between two agents.
 	reserveTranscripts(s.spec.RawPath, s.spec.TextPath)
 	return nil
+}
+
+// enclose puts cmd, which runs path with env, inside the session's
+// boundary. release is called once the process has started.
+func (s *Session) enclose(cmd *exec.Cmd, path string, env []string) (release func(), err error) {
+	home, _ := os.UserHomeDir()
+	p := newPolicy(s.spec, s.made, absFrom(path, s.spec.Dir), env, home)
+	rep, release, err := enclose(s.spec.Sandbox.Level, p, cmd)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	s.sandbox = &rep
+	s.refusals = &refusalScanner{}
+	return release, nil
 }
 
 // abandon ends a process that started but cannot be supervised: nothing
@@ -455,6 +493,9 @@ func (s *Session) read() {
 			norm = s.fold.fold(norm[:0], plain)
 			if s.rules.active() {
 				s.applyRules(norm)
+			}
+			if s.refusals != nil {
+				s.refusals.feed(norm)
 			}
 			if s.spec.Observer != nil {
 				s.spec.Observer(chunk)
@@ -612,6 +653,11 @@ func (s *Session) finish(ending Ending, detail, endedBy string) Result {
 		RawPath:  s.spec.RawPath,
 		TextPath: s.spec.TextPath,
 		Pid:      s.pid,
+		Sandbox:  s.sandbox,
+	}
+	if s.refusals != nil {
+		s.refusals.close()
+		s.sandbox.Refused = s.refusals.found
 	}
 	if ws, ok := s.state.Sys().(syscall.WaitStatus); ok {
 		switch {

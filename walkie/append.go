@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -146,6 +147,13 @@ type Post struct {
 	// record is bound to before anything is written (walkie post
 	// --verify-refs, on by default when the record is bound).
 	Resolver RefResolver
+	// NoQueue records a supervisor entry now or refuses it (busy) while
+	// a turn runs, instead of queueing it: a signed post is signed once
+	// it is recorded.
+	NoQueue bool
+	// resolved are the post's tags with the full ids the resolver found,
+	// set before the lock is taken.
+	resolved *Tags
 }
 
 // Receipt says what Append did.
@@ -174,7 +182,7 @@ func Append(file string, p Post) (Receipt, error) {
 		return Receipt{}, err
 	}
 	meta := head.Meta
-	if err := checkPostRefs(&meta, p); err != nil {
+	if err := checkPostRefs(&meta, &p); err != nil {
 		return Receipt{}, err
 	}
 	dir := StateDir(file, meta.ID)
@@ -197,7 +205,7 @@ func Append(file string, p Post) (Receipt, error) {
 	if err != nil {
 		return Receipt{}, err
 	}
-	if !p.Supervisor && st.Running != nil && ControllerRunning(dir) {
+	if (!p.Supervisor || p.NoQueue) && st.Running != nil && ControllerRunning(dir) {
 		// The agent of the running attempt may be appending right now: a
 		// post beside it would be judged together with it, and a rejected
 		// attempt is undone, post and all. So nothing a participant posts
@@ -221,7 +229,7 @@ func Append(file string, p Post) (Receipt, error) {
 // appendLocked appends p under the record lock; l is the debate's log
 // and st its state.
 func appendLocked(f *os.File, file, dir string, l *Log, meta *Meta, st *State, p Post) (Receipt, error) {
-	ti, err := readTail(f, file, meta)
+	ti, err := readTail(f, file, meta, st)
 	if err != nil {
 		return Receipt{}, err
 	}
@@ -276,7 +284,7 @@ func appendLocked(f *os.File, file, dir string, l *Log, meta *Meta, st *State, p
 		hashed = append(hashed, lead...)
 	}
 	hashed = append(hashed, entry...)
-	rec := append(append(lead, entry...), stamp(hashed, &mk)...)
+	rec := append(append(lead, entry...), stamp(hashed, &mk, meta.Walkie)...)
 	if _, err := f.Write(rec); err != nil {
 		return Receipt{}, fmt.Errorf("append entry %d to %s: %w", mk.Seq, file, err)
 	}
@@ -481,6 +489,7 @@ type tailInfo struct {
 	tail            []byte // after the last marker
 	tailStart       int64
 	endsWithNewline bool
+	lastShort       string // the last marker's h= (format 4)
 }
 
 // markAt is a marker's sequence number and the file offset of its line.
@@ -559,8 +568,11 @@ func linesBefore(f *os.File, off int64) (int, error) {
 
 // readTail reads backwards from the end in growing windows until it has
 // the last marker and the last len(participants) turn markers, so a post
-// reads O(entry) bytes. A file short enough to fit is parsed whole.
-func readTail(f *os.File, file string, meta *Meta) (*tailInfo, error) {
+// reads O(entry) bytes. A file short enough to fit is parsed whole, and
+// so is a compact record (format 4) whose last marker is not the one st
+// recorded: its line holds only part of the chain hash, and the next
+// entry is chained from the whole one.
+func readTail(f *os.File, file string, meta *Meta, st *State) (*tailInfo, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
@@ -574,7 +586,11 @@ func readTail(f *os.File, file string, meta *Meta) (*tailInfo, error) {
 		if _, err := f.ReadAt(buf, size-w); err != nil {
 			return nil, fmt.Errorf("read %s: %w", file, err)
 		}
-		if ti, scanned, ok := scanWindow(buf, size-w, meta); ok {
+		ti, scanned, ok := scanWindow(buf, size-w, meta)
+		if ok && meta.Walkie >= FormatCompact && !ti.anchor(st) {
+			return readWhole(f, file, size)
+		}
+		if ok {
 			// The recorded part that was scanned must be text, like the
 			// rest of the record; the tail is judged as a whole.
 			rec := buf[scanned : ti.tailStart-(size-w)]
@@ -658,14 +674,17 @@ func scanWindow(buf []byte, base int64, meta *Meta) (ti *tailInfo, scanned int, 
 		if !isMarker(lines[k].text) {
 			continue
 		}
-		mk, err := parseMarker(lines[k].text)
+		mk, err := parseMarker(lines[k].text, meta.Walkie)
 		if err != nil {
+			return nil, 0, false
+		}
+		if meta.Walkie >= FormatCompact && !compactFromHeading(buf, base, lines, k, &mk) {
 			return nil, 0, false
 		}
 		if ti == nil {
 			tail := buf[lines[k].end-int(base):]
 			ti = &tailInfo{tail: tail, tailStart: int64(lines[k].end), endsWithNewline: buf[len(buf)-1] == '\n'}
-			ti.prog.Seq, ti.prog.Hash = mk.Seq, mk.Hash
+			ti.prog.Seq, ti.prog.Hash, ti.lastShort = mk.Seq, mk.Hash, mk.Short
 			lastK, lastMk = k, mk
 		} else if ti.last == nil {
 			// The marker before the last one: where the last entry starts.
@@ -695,6 +714,47 @@ func scanWindow(buf []byte, base int64, meta *Meta) (ti *tailInfo, scanned int, 
 	ti.recent, ti.recentAt = recent, recentAt
 	ti.prog = progress(meta, recent, ti.prog.Turns, ti.prog.Seq, ti.prog.Hash)
 	return ti, i + 1, true
+}
+
+// compactFromHeading fills in the turn, author and tags of the compact
+// marker at lines[k] from its entry's heading and trailer lines, as Parse
+// does; false when the heading is not in the window (or the entry has
+// none, which Parse reports once the window is the whole file).
+func compactFromHeading(buf []byte, base int64, lines []line, k int, mk *Marker) bool {
+	h := k - 1
+	for h >= 0 && !isHeading(lines[h].text) {
+		if isMarker(lines[h].text) {
+			return false
+		}
+		h--
+	}
+	if h < 0 {
+		return false
+	}
+	if m := turnHeadingRe.FindSubmatch(lines[h].text); m != nil {
+		mk.Turn, _ = strconv.Atoi(string(m[1]))
+		mk.Agent = string(m[2])
+	} else {
+		mk.Agent = SupervisorName
+	}
+	if t, _, pr := bodyTags(buf[lines[h].end-int(base) : lines[k].start-int(base)]); pr == nil {
+		mk.Tags = t
+	}
+	return true
+}
+
+// anchor takes the whole chain hash after a compact record's last entry
+// from st, when st recorded that very entry (same seq, same tag): what
+// the window read cannot give. The last entry's own text is then not
+// hashed again here; it is checked against the same hash by Verify, which
+// the controller runs before every turn, and an edit of it never verifies
+// again, since the next entry is chained from the hash walkie recorded.
+func (t *tailInfo) anchor(st *State) bool {
+	if st == nil || st.LastSeq != t.prog.Seq || shortTag(st.LastHash) != t.lastShort {
+		return false
+	}
+	t.prog.Hash, t.last = st.LastHash, nil
+	return true
 }
 
 // queueNote holds a supervisor note while an agent's turn is running.

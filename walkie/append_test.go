@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -186,10 +187,16 @@ func TestSupervisorAnyTime(t *testing.T) {
 // spaces, a briefing without a final newline; on short files (parsed
 // whole) and long ones (read through the tail window).
 func TestPostAfterOddEndings(t *testing.T) {
+	for _, format := range []int{FormatVersion, FormatCompact} {
+		t.Run("format "+itoa(format), func(t *testing.T) { postAfterOddEndings(t, format) })
+	}
+}
+
+func postAfterOddEndings(t *testing.T, format int) {
 	for _, size := range []struct {
 		name  string
 		turns int
-	}{{"short", 0}, {"short with turns", 3}, {"long", 250}} {
+	}{{"short", 0}, {"short with turns", 3}, {"long", 400}} {
 		for _, ending := range []struct {
 			name string
 			edit func([]byte) []byte
@@ -204,12 +211,15 @@ func TestPostAfterOddEndings(t *testing.T) {
 				var file string
 				if size.turns > 0 && size.turns < 10 {
 					file = newDebate(t, 50, "claude", "codex")
+					if format < FormatCompact {
+						atFormat(t, file, format)
+					}
 					for i := 0; i < size.turns; i++ {
 						mustAppend(t, file, turn([]string{"claude", "codex"}[i%2], "turn\n"))
 					}
 				} else {
 					file = filepath.Join(t.TempDir(), "d.walkie.md")
-					must(t, os.WriteFile(file, genRecord(t, size.turns, "claude", "codex"), 0o644))
+					must(t, os.WriteFile(file, genRecordAt(t, format, size.turns, "claude", "codex"), 0o644))
 				}
 				if size.turns >= 10 {
 					if fi, _ := os.Stat(file); fi.Size() < 64<<10+1 {
@@ -296,7 +306,7 @@ func TestPostBadFileChangesNothing(t *testing.T) {
 		{"not UTF-8 in the briefing", nil, "Pick a name", "Pick a n\xe4me", "not UTF-8", 9, false},
 		{"not UTF-8 near the end", nil, "Second.\n", "Sec\xffond.\n", "not UTF-8", 20, false},
 		{"briefing edited after approval", approved, "Decided already", "Undecided", "briefing changed after it was approved", 8, false},
-		{"header edited after the first turn", nil, "A sign-off means", "A signature means", "front matter or briefing was edited", 0, true},
+		{"header edited after the first turn", nil, "A sign-off means", "A signature means", "front matter or briefing", 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			file := newDebate(t, 6, "claude", "codex")
@@ -338,7 +348,13 @@ func TestPostBadFileChangesNothing(t *testing.T) {
 // TestPostTruncatedRecord: entries cut from the end are caught against
 // state.json before anything is written.
 func TestPostTruncatedRecord(t *testing.T) {
-	file, good := threeTurns(t)
+	for _, format := range []int{FormatVersion, FormatCompact} {
+		t.Run("format "+itoa(format), func(t *testing.T) { postTruncatedRecord(t, format) })
+	}
+}
+
+func postTruncatedRecord(t *testing.T, format int) {
+	file, good := threeTurns(t, format)
 	d := mustLoad(t, file)
 	must(t, os.WriteFile(file, good[:d.Entries[3].Offset], 0o644))
 	before := snapshotTree(t, filepath.Dir(file))
@@ -577,6 +593,12 @@ func TestReadMetaChunkBoundary(t *testing.T) {
 // entry, not the file. Counted in bytes read (Linux /proc/self/io), which
 // unlike time does not depend on how busy the machine is.
 func TestPostReadsHeadAndTailOnly(t *testing.T) {
+	for _, format := range []int{FormatVersion, FormatCompact} {
+		t.Run("format "+itoa(format), func(t *testing.T) { postReadsHeadAndTailOnly(t, format) })
+	}
+}
+
+func postReadsHeadAndTailOnly(t *testing.T, format int) {
 	rchar := func() int64 {
 		b, err := os.ReadFile("/proc/self/io")
 		if err != nil {
@@ -592,7 +614,7 @@ func TestPostReadsHeadAndTailOnly(t *testing.T) {
 		return 0
 	}
 	file := filepath.Join(t.TempDir(), "big.walkie.md")
-	data := genRecord(t, 10000, "claude", "codex")
+	data := genRecordAt(t, format, 10000, "claude", "codex")
 	must(t, os.WriteFile(file, data, 0o644))
 	mustAppend(t, file, turn("claude", "Warm up: this makes the state directory.\n"))
 	before := rchar()
@@ -658,7 +680,7 @@ func TestPostChecksTheEnd(t *testing.T) {
 		must(t, err)
 		content := "\n## Turn " + itoa(turn) + " · " + agent + "\n\n" + body
 		mk := Marker{Seq: seq, Turn: turn, Agent: agent, At: t0, Prev: d.LastHash()}
-		return base + content + string(stamp([]byte(content), &mk))
+		return base + content + string(stamp([]byte(content), &mk, d.Meta.Walkie))
 	}
 	for _, tc := range []struct {
 		name string
@@ -738,5 +760,55 @@ func TestReconcileRingsAStaleDoorbell(t *testing.T) {
 		if err != nil || sig == nil || sig.Seq != 2 || sig.Turn != "a" {
 			t.Errorf("%s: the doorbell after Reconcile is %+v, %v; want seq 2, a's turn", name, sig, err)
 		}
+	}
+}
+
+// TestPostCompactWindow: on a long compact record (format 4) a post reads
+// the end through the window, takes the whole chain hash from state.json
+// when state.json recorded that very last entry, and parses the whole
+// file when it did not; either way it finds what a whole parse finds.
+func TestPostCompactWindow(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "d.walkie.md")
+	must(t, os.WriteFile(file, genRecordAt(t, FormatCompact, 400, "claude", "codex"), 0o644))
+	// Without state.json the first post parses the file whole.
+	mustAppend(t, file, turn("claude", "After 400 turns.\n"), supervisorNote("A note.\n"), signed("codex", "Agreed.\n"))
+	d := mustVerify(t, file)
+	st, err := LoadState(StateDir(file, d.Meta.ID))
+	must(t, err)
+	if st.LastSeq != 403 || st.LastHash != d.LastHash() {
+		t.Fatalf("state after the posts: %d %s, want 403 %s", st.LastSeq, st.LastHash, d.LastHash())
+	}
+	open := func() *os.File {
+		f, err := os.Open(file)
+		must(t, err)
+		t.Cleanup(func() { f.Close() })
+		return f
+	}
+	whole, err := readWhole(open(), file, int64(len(readFile(t, file))))
+	must(t, err)
+	win, err := readTail(open(), file, &d.Meta, st)
+	must(t, err)
+	if win.last != nil {
+		t.Error("the window was not anchored on state.json")
+	}
+	if !reflect.DeepEqual(win.prog, whole.prog) || !reflect.DeepEqual(win.recent, whole.recent) {
+		t.Fatalf("the window read\n%+v %+v\nwhere the whole file reads\n%+v %+v", win.prog, win.recent, whole.prog, whole.recent)
+	}
+	// A state.json that recorded another last entry is no anchor.
+	other := *st
+	other.LastHash = d.Entries[len(d.Entries)-2].Marker.Hash
+	if ti, err := readTail(open(), file, &d.Meta, &other); err != nil || ti.last == nil {
+		t.Fatalf("read with a state of another entry: %v, %+v; want the whole file read", err, ti)
+	}
+
+	// The last entry edited after it was recorded: the post builds on
+	// the hash walkie recorded, so the edit never verifies again.
+	edited := strings.Replace(string(readFile(t, file)), "Agreed.", "Agreed, mostly.", 1)
+	must(t, os.WriteFile(file, []byte(edited), 0o644))
+	mustAppend(t, file, turn("claude", "Next.\n"))
+	dd := mustLoad(t, file)
+	ce := asChain(t, dd.Verify(), 403, 0)
+	if !strings.Contains(ce.Error(), "its text was changed after it was recorded") {
+		t.Errorf("verify after an edit of the last entry: %v", ce)
 	}
 }

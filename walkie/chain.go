@@ -2,6 +2,7 @@ package walkie
 
 import (
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"strconv"
@@ -58,11 +59,122 @@ func entryHash(content []byte, mk Marker) string {
 	return hashPrefix + hex.EncodeToString(h.Sum(nil))
 }
 
-// stamp fills in the marker's hash and returns its line, newline included.
-func stamp(content []byte, mk *Marker) []byte {
+// stamp fills in the marker's hash and returns its line, newline
+// included, in the shape of the file's format: the whole prefix and hash
+// before format 4, the compact line from it on. The hash is the same
+// function of the same fields in both.
+func stamp(content []byte, mk *Marker, format int) []byte {
 	mk.At = mk.At.UTC().Truncate(time.Millisecond)
 	mk.Hash = entryHash(content, *mk)
+	if format >= FormatCompact {
+		mk.Short = shortTag(mk.Hash)
+		return compactMarker(*mk)
+	}
 	return []byte(markerPrefix(*mk) + " hash=" + mk.Hash + " -->\n")
+}
+
+// FormatCompact is the format of compact marker lines, which every file
+// walkie init writes: `<!-- walkie seq=N at=TIME h=TAG -->`, about 35
+// tokens where a format-3 marker costs about 113, because every agent
+// reads every marker of the record every turn. The chain is the same:
+// each entry's hash is computed exactly as in format 3 (over the
+// previous hash, the entry's bytes, and its seq, turn, author, time and
+// tags), from the full previous hash; the line shows what cannot be read
+// from the entry itself (seq, time) and the first 128 bits of the hash.
+// Turn and author come from the heading, type, verdict and refs from the
+// trailer lines, all of which the hash covers. A format-4 file may use
+// everything formats 2 and 3 do; records of formats 1 to 3 keep their
+// markers, every one of them, and verify as they are.
+const FormatCompact = 4
+
+// shortTagBytes is how much of an entry's chain hash its compact marker
+// shows. An edit anywhere changes the full hash from that entry on, so
+// every later tag disagrees too; only the last entry rests on its 128
+// bits alone, and there state.json's last_hash, which is whole, is
+// compared as well.
+const shortTagBytes = 16
+
+// compactTimeFormat is at= of a compact marker: ISO 8601's basic format,
+// UTC, milliseconds, the same instant TimeFormat writes in fewer tokens.
+const compactTimeFormat = "20060102T150405.000Z"
+
+// shortTag is the compact marker's h= for a "sha256:HEX" chain hash:
+// its first shortTagBytes bytes in unpadded base64url.
+func shortTag(hash string) string {
+	raw, err := hex.DecodeString(strings.TrimPrefix(hash, hashPrefix))
+	if err != nil || len(raw) < shortTagBytes {
+		return ""
+	}
+	return base64.RawURLEncoding.EncodeToString(raw[:shortTagBytes])
+}
+
+// compactMarker is the marker line of format 4, newline included.
+func compactMarker(mk Marker) []byte {
+	b := make([]byte, 0, 80)
+	b = append(b, "<!-- walkie seq="...)
+	b = strconv.AppendInt(b, int64(mk.Seq), 10)
+	b = append(b, " at="...)
+	b = mk.At.UTC().AppendFormat(b, compactTimeFormat)
+	b = append(b, " h="...)
+	b = append(b, mk.Short...)
+	return append(b, " -->\n"...)
+}
+
+// parseCompactMarker reads the fields of a format-4 marker line: seq, at
+// and h, each once, and the line must be byte for byte the one
+// compactMarker writes for them, so the line and the fields are one to
+// one and no edit of it goes unseen.
+func parseCompactMarker(text []byte, fields []string) (Marker, error) {
+	var mk Marker
+	if len(fields) != 3 {
+		return mk, fmt.Errorf("a marker of format %d holds seq=, at= and h=, and this one has %d fields", FormatCompact, len(fields))
+	}
+	for i, key := range []string{"seq", "at", "h"} {
+		k, v, ok := strings.Cut(fields[i], "=")
+		if !ok || k != key {
+			return mk, fmt.Errorf("field %q where %s= was expected", fields[i], key)
+		}
+		var err error
+		switch k {
+		case "seq":
+			mk.Seq, err = strconv.Atoi(v)
+			if err == nil && (mk.Seq < 1 || strconv.Itoa(mk.Seq) != v) {
+				err = fmt.Errorf("not a sequence number")
+			}
+		case "at":
+			mk.At, err = time.Parse(compactTimeFormat, v)
+		case "h":
+			if raw, derr := base64.RawURLEncoding.Strict().DecodeString(v); derr != nil || len(raw) != shortTagBytes {
+				err = fmt.Errorf("not %d bytes of base64url", shortTagBytes)
+			}
+			mk.Short = v
+		}
+		if err != nil {
+			return mk, fmt.Errorf("field %q: %w", fields[i], err)
+		}
+	}
+	if want := compactMarker(mk); string(want[:len(want)-1]) != string(text) {
+		return mk, fmt.Errorf("not the line walkie writes for it, %q", want[:len(want)-1])
+	}
+	return mk, nil
+}
+
+// linkCompact fills in what a format-4 marker line leaves to the entry:
+// turn and author from the heading, tags from the trailer lines, and the
+// chain (prev and hash) recomputed from the header down, as format 3
+// writes it out. Verify then compares each hash with its line's h=.
+func (d *Doc) linkCompact() {
+	prev := GenesisHash(d.Header)
+	for i := range d.Entries {
+		e := &d.Entries[i]
+		mk := &e.Marker
+		mk.Turn, mk.Agent, mk.Prev = e.Turn, e.Agent, prev
+		if t, _, pr := bodyTags(e.Body); pr == nil {
+			mk.Tags = t
+		}
+		mk.Hash = entryHash(e.Raw[:len(e.Raw)-len(markerLine(e))], *mk)
+		prev = mk.Hash
+	}
 }
 
 // BriefingHash is the value pinned in `briefing_sha256` by approval.
@@ -91,14 +203,20 @@ func (d *Doc) Verify() error {
 		if mk.Seq != i+1 {
 			return bad("marker says seq=%d where %d was expected: an entry was removed, inserted or moved", mk.Seq, i+1)
 		}
-		if mk.Prev != prev {
+		if d.Meta.Walkie >= FormatCompact {
+			// Parse linked the chain; the line holds the tag to check.
+			if shortTag(mk.Hash) != mk.Short {
+				if i == 0 {
+					return bad("the front matter or briefing was edited after the first entry was recorded, or this entry's text was")
+				}
+				return bad("its text was changed after it was recorded")
+			}
+		} else if mk.Prev != prev {
 			if i == 0 {
 				return bad("the front matter or briefing was edited after the first entry was recorded")
 			}
 			return bad("does not follow entry %d: entries were removed, inserted or reordered", i)
-		}
-		content := e.Raw[:len(e.Raw)-len(markerLine(e))]
-		if entryHash(content, mk) != mk.Hash {
+		} else if entryHash(e.Raw[:len(e.Raw)-len(markerLine(e))], mk) != mk.Hash {
 			return bad("its text was changed after it was recorded")
 		}
 		if mk.Agent != e.Agent {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // forged is an entry written with a valid chain but arbitrary content: a
@@ -36,7 +37,7 @@ func forge(header string, es ...forged) []byte {
 		}
 		mk := Marker{Seq: f.seq, Turn: f.markTurn, Agent: f.markAgent, At: t0, Prev: prev}
 		b = append(b, content...)
-		b = append(b, stamp([]byte(content), &mk)...)
+		b = append(b, stamp([]byte(content), &mk, FormatVersion)...)
 		prev = mk.Hash
 	}
 	return b
@@ -47,8 +48,8 @@ func ft(seq, turn int, agent string) forged {
 }
 
 // threeTurns is a real record of three turns and a supervisor entry.
-func threeTurns(t *testing.T) (string, []byte) {
-	file := newDebate(t, 6, "claude", "codex")
+func threeTurns(t *testing.T, format int) (string, []byte) {
+	file := atFormat(t, newDebate(t, 6, "claude", "codex"), format)
 	mustAppend(t, file, turn("claude", "First proposal.\n"), turn("codex", "Second thoughts.\n"), supervisorNote("Stay on topic.\n"), turn("claude", "Third.\n"))
 	return file, readFile(t, file)
 }
@@ -57,7 +58,13 @@ func threeTurns(t *testing.T) (string, []byte) {
 // must catch and checks that Verify names the first bad entry and the
 // line of its heading.
 func TestVerifyFindsTampering(t *testing.T) {
-	file, good := threeTurns(t)
+	for _, format := range []int{FormatVersion, FormatTyped, FormatCompact} {
+		t.Run("format "+itoa(format), func(t *testing.T) { verifyFindsTampering(t, format) })
+	}
+}
+
+func verifyFindsTampering(t *testing.T, format int) {
+	file, good := threeTurns(t, format)
 	d, err := Parse(file, good)
 	must(t, err)
 	if err := d.Verify(); err != nil {
@@ -75,7 +82,7 @@ func TestVerifyFindsTampering(t *testing.T) {
 		{"body edited", strings.Replace(string(good), "Second thoughts.", "Second thought.", 1), 2, d.Entries[1].Line, "changed after it was recorded"},
 		{"one byte added", strings.Replace(string(good), "Third.\n", "Third.!\n", 1), 4, d.Entries[3].Line, "changed after it was recorded"},
 		{"heading author edited", strings.Replace(string(good), "## Turn 2 · codex", "## Turn 2 · claude", 1), 2, d.Entries[1].Line, "changed"},
-		{"marker time edited", strings.Replace(string(good), d.Entries[0].Marker.At.Format(TimeFormat), "2020-01-01T00:00:00.000Z", 1), 1, d.Entries[0].Line, "changed"},
+		{"marker time edited", strings.Replace(string(good), "at="+markerTime(d.Entries[0].Marker.At, format), "at="+markerTime(t0, format), 1), 1, d.Entries[0].Line, "changed"},
 		{"front matter edited", strings.Replace(string(good), "max_rounds: 6", "max_rounds: 9", 1), 1, d.Entries[0].Line, "front matter or briefing"},
 		{"unapproved briefing edited", strings.Replace(string(good), "Pick a name", "Pick two names", 1), 1, d.Entries[0].Line, "front matter or briefing"},
 		{"entries swapped", hdr + raw(0) + raw(2) + raw(1) + raw(3), 2, d.Entries[1].Line, "seq=3 where 2 was expected"},
@@ -98,11 +105,25 @@ func TestVerifyFindsTampering(t *testing.T) {
 	}
 }
 
+// markerTime is t as a marker of the format writes it.
+func markerTime(t time.Time, format int) string {
+	if format >= FormatCompact {
+		return t.UTC().Format(compactTimeFormat)
+	}
+	return t.UTC().Format(TimeFormat)
+}
+
 // TestVerifyTruncation: a cut through the last entry leaves a torn tail;
 // whole entries cut from the end leave a valid chain, which only the state
 // record's last_seq and last_hash expose.
 func TestVerifyTruncation(t *testing.T) {
-	file, good := threeTurns(t)
+	for _, format := range []int{FormatVersion, FormatCompact} {
+		t.Run("format "+itoa(format), func(t *testing.T) { verifyTruncation(t, format) })
+	}
+}
+
+func verifyTruncation(t *testing.T, format int) {
+	file, good := threeTurns(t, format)
 	d, err := Parse(file, good)
 	must(t, err)
 	st, err := LoadState(StateDir(file, "d"))
@@ -141,7 +162,7 @@ func TestVerifyTruncation(t *testing.T) {
 	must(t, err)
 	content := []byte("\n## Turn 3 · claude\n\nSomething else.\n")
 	mk := Marker{Seq: 4, Turn: 3, Agent: "claude", At: t0, Prev: dd.LastHash()}
-	replaced := append(append(append([]byte(nil), good[:d.Entries[3].Offset]...), content...), stamp(content, &mk)...)
+	replaced := append(append(append([]byte(nil), good[:d.Entries[3].Offset]...), content...), stamp(content, &mk, dd.Meta.Walkie)...)
 	dr, err := Parse(file, replaced)
 	must(t, err)
 	if err := dr.Verify(); err != nil {
@@ -241,7 +262,7 @@ func TestVerifyBriefingPinned(t *testing.T) {
 // TestVerifyOnDiskUnchanged: verify, status and the controller's checks
 // read only; a bad record stays exactly as it was.
 func TestVerifyOnDiskUnchanged(t *testing.T) {
-	file, good := threeTurns(t)
+	file, good := threeTurns(t, FormatCompact)
 	bad := strings.Replace(string(good), "Second thoughts.", "Second thought.", 1)
 	must(t, os.WriteFile(file, []byte(bad), 0o644))
 	before := snapshotTree(t, filepath.Dir(file))

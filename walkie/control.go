@@ -30,12 +30,16 @@ type InitOptions struct {
 	// off; by default a new debate has it on (State.CopySupervisor), since
 	// supervision is cheap to remove and expensive to retrofit.
 	NoCopy bool
-	// Typed makes the file format 3 (entry types and refs); so does any
-	// of the review-thread keys below.
+	// Typed asks for entry types and refs, which every file of format 4,
+	// the one Init writes, has; it is kept for walkie init --typed.
 	Typed bool
 	Repo  string // the git repository refs name, relative to the file
 	Git   string // "commit": every entry a commit of the record
 	Base  string // where worktrees start before the record cites a commit
+	// Test is the thread's test command and TestPassed the pattern of a
+	// passing test's line of its output (test:, test_passed:).
+	Test       Command
+	TestPassed string
 	// Approve pins the briefing at once (the person creating the file
 	// wrote it, or took walkie's).
 	Approve bool
@@ -51,15 +55,11 @@ func Init(file string, o InitOptions) error {
 	if o.MaxRounds == 0 {
 		o.MaxRounds = 6
 	}
-	m := Meta{Walkie: FormatVersion, ID: o.ID, Mode: o.Mode, Participants: o.Participants, MaxRounds: o.MaxRounds,
+	// Every new file gets the compact markers of format 4, which also
+	// holds everything of formats 2 and 3 (phases, typed entries).
+	m := Meta{Walkie: FormatCompact, ID: o.ID, Mode: o.Mode, Participants: o.Participants, MaxRounds: o.MaxRounds,
 		Implementer: o.Implementer, Reviewers: o.Reviewers, Quorum: o.Quorum, Grader: o.Grader, Workspace: o.Workspace, Phases: o.Phases}
-	if len(m.Phases) > 0 {
-		m.Walkie = FormatPhases
-	}
-	m.Repo, m.Git, m.Base = o.Repo, o.Git, o.Base
-	if o.Typed || o.Repo != "" || o.Git != "" || o.Base != "" || (o.Mode != ModeRoundtable && o.Workspace != "") {
-		m.Walkie = FormatTyped
-	}
+	m.Repo, m.Git, m.Base, m.Test, m.TestPassed = o.Repo, o.Git, o.Base, o.Test, o.TestPassed
 	if o.Approve {
 		brief := BriefingText(o.Briefing)
 		if len(brief) > 0 {
@@ -257,14 +257,53 @@ func (e *Entry) Brief() *EntryBrief {
 	return b
 }
 
+// Controls are what a person's controls (walkie halt, resume and extend,
+// the fleet page's buttons) can do to a debate as it stands: each is true
+// when the command would change its course. What Halt, Resume and Extend
+// refuse is false here, from the same rules; a halt of a debate that runs
+// no turn anyway (halted, failed, at its cap) is taken, and only changes
+// the reason, so it is not offered.
+type Controls struct {
+	Halt   bool `json:"halt"`   // it may run another turn
+	Resume bool `json:"resume"` // halted, failed, over budget or deadlocked
+	Extend bool `json:"extend"` // not converged, not closed
+}
+
+// ControlsOf is what the controls can do to a debate: m, p and s are its
+// front matter, progress and state.
+func ControlsOf(m *Meta, p Progress, s *State) Controls {
+	return Controls{
+		Halt:   stopRefusal(p) == "" && DebateStatus(m, p, s) == StatusOpen,
+		Resume: resumeRefusal(s) == "",
+		Extend: stopRefusal(p) == "",
+	}
+}
+
+// stopRefusal is why a debate takes no halt and no extension ("" when it
+// does): it has ended for good.
+func stopRefusal(p Progress) string {
+	switch {
+	case p.Converged:
+		return "the debate has already converged"
+	case p.Closed:
+		return "the thread is closed"
+	}
+	return ""
+}
+
+// resumeRefusal is why Resume refuses ("" when it does not).
+func resumeRefusal(s *State) string {
+	if s.Status == "" {
+		return "the debate is not halted, failed, over budget or deadlocked"
+	}
+	return ""
+}
+
 // Halt stops a debate: no further turns until Resume.
 func Halt(file, reason string) error {
 	_, _, err := UpdateState(file, OpHalt, func(m *Meta, p Progress, s *State) error {
-		if p.Converged {
-			return &RefusedError{Op: "halt", Reason: "the debate has already converged"}
-		}
-		if p.Closed {
-			return &RefusedError{Op: "halt", Reason: "the thread is closed"}
+		if why := stopRefusal(p); why != "" {
+			return &RefusedError{Op: "halt", Reason: why}
 		}
 		now := time.Now().UTC()
 		s.Status, s.Reason, s.HaltedAt = StatusHalted, reason, &now
@@ -277,8 +316,8 @@ func Halt(file, reason string) error {
 // deadlocked, clearing its retry counters.
 func Resume(file string) error {
 	_, _, err := UpdateState(file, OpResume, func(m *Meta, p Progress, s *State) error {
-		if s.Status == "" {
-			return &RefusedError{Op: "resume", Reason: "the debate is not halted, failed, over budget or deadlocked"}
+		if why := resumeRefusal(s); why != "" {
+			return &RefusedError{Op: "resume", Reason: why}
 		}
 		s.Status, s.Reason, s.HaltedAt, s.Attempts = "", "", nil, nil
 		return nil
@@ -295,11 +334,8 @@ func Extend(file string, rounds int) (int, error) {
 	}
 	var newCap int
 	_, _, err := UpdateState(file, OpExtend, func(m *Meta, p Progress, s *State) error {
-		if p.Converged {
-			return &RefusedError{Op: "extend", Reason: "the debate has already converged"}
-		}
-		if p.Closed {
-			return &RefusedError{Op: "extend", Reason: "the thread is closed"}
+		if why := stopRefusal(p); why != "" {
+			return &RefusedError{Op: "extend", Reason: why}
 		}
 		if p.NextRound > RoundCap(m, s) {
 			s.ExtraRounds = p.NextRound - 1 - m.MaxRounds

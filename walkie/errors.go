@@ -13,6 +13,9 @@ type InputError struct {
 	Line int // 1-based; 0 when the problem is not tied to a line
 	Msg  string
 	Fix  string // what the user should do; may be empty
+	// marker: the line is a marker line walkie cannot read, which in a
+	// turn an agent appended means a marker it wrote itself.
+	marker bool
 }
 
 func (e *InputError) Error() string {

@@ -20,6 +20,8 @@ func FuzzParse(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte(goodHeader))
+	// A compact record (format 4), whose markers Parse links into the chain.
+	f.Add(genRecordAt(f, FormatCompact, 6, "claude", "codex"))
 	f.Add([]byte(rtHeader(2, "phases:\n  - research: gemini\n  - {plan: claude}\n")))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		d, err := Parse("f.walkie.md", data)

@@ -1,6 +1,7 @@
 package walkie
 
 import (
+	"bytes"
 	"errors"
 	"io/fs"
 	"os"
@@ -24,6 +25,20 @@ func newDebate(t testing.TB, maxRounds int, agents ...string) string {
 	if err := Init(file, InitOptions{Participants: agents, MaxRounds: maxRounds, Briefing: []byte(testBriefing)}); err != nil {
 		t.Fatal(err)
 	}
+	return file
+}
+
+// atFormat rewrites the front matter of file, which has no entry yet, to
+// say walkie: format: a record of an older format (1 to 3), as walkie
+// wrote them before format 4, whose markers must still verify as they are.
+func atFormat(t testing.TB, file string, format int) string {
+	t.Helper()
+	b := readFile(t, file)
+	from := "walkie: " + itoa(FormatCompact) + "\n"
+	if !bytes.HasPrefix(b, []byte("---\n"+from)) {
+		t.Fatalf("%s does not start with %q", file, from)
+	}
+	must(t, os.WriteFile(file, append([]byte("---\nwalkie: "+itoa(format)+"\n"), b[len("---\n"+from):]...), 0o644))
 	return file
 }
 
@@ -190,7 +205,13 @@ func lineOf(t testing.TB, data []byte, s string) int {
 // the disk: big fixtures are cheap this way. Every fifth turn is signed.
 func genRecord(tb testing.TB, n int, participants ...string) []byte {
 	tb.Helper()
-	m := Meta{Walkie: FormatVersion, ID: "gen", Participants: participants, MaxRounds: n/len(participants) + 100}
+	return genRecordAt(tb, FormatVersion, n, participants...)
+}
+
+// genRecordAt is genRecord in the given format.
+func genRecordAt(tb testing.TB, format, n int, participants ...string) []byte {
+	tb.Helper()
+	m := Meta{Walkie: format, ID: "gen", Participants: participants, MaxRounds: n/len(participants) + 100}
 	m.BriefingSHA256 = BriefingHash(BriefingText([]byte(testBriefing)))
 	var b []byte
 	b = append(b, renderMeta(m)...)
@@ -205,7 +226,7 @@ func genRecord(tb testing.TB, n int, participants ...string) []byte {
 		}
 		mk := Marker{Seq: i, Turn: i, Agent: agent, At: t0.Add(time.Duration(i) * time.Second), Prev: prev}
 		b = append(b, content...)
-		b = append(b, stamp(content, &mk)...)
+		b = append(b, stamp(content, &mk, m.Walkie)...)
 		prev = mk.Hash
 	}
 	return b

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -41,6 +42,15 @@ type Expect struct {
 	// Before, when set, is the parse of exactly the snapshot's bytes, as
 	// the caller already holds it: Settle does not parse them again.
 	Before *Doc
+	// Tampered, when set, is what the session changed outside the record
+	// that it may not (the repository's refs, config or hooks, which the
+	// caller found and put back): Settle rejects the turn as tampered,
+	// whatever it wrote, with this as the detail.
+	Tampered string
+	// Refuse, when set, is why a turn that is otherwise valid does not
+	// hold (its evidence, checked by the caller): Settle rejects it as
+	// malformed with this as the detail.
+	Refuse string
 }
 
 // Judge decides, without touching anything, whether after holds exactly
@@ -66,6 +76,11 @@ func judgeParsed(file string, bd *Doc, before, after []byte, want Expect) (Verdi
 	ad, err := Parse(file, after)
 	if err != nil {
 		var ie *InputError
+		if errors.As(err, &ie) && ie.marker && ie.Line > bytes.Count(prefix, []byte("\n")) {
+			// A marker line in the turn that is not one walkie writes
+			// (a format-3 marker in a compact record, say).
+			return Verdict{Outcome: VerdictMalformed, Line: ie.Line, Detail: forgedDetail(ie.Line, strings.TrimPrefix(ie.Msg, "bad marker line: "))}, nil
+		}
 		if errors.As(err, &ie) {
 			return Verdict{Outcome: VerdictMalformed, Line: ie.Line, Detail: ie.Msg}, nil
 		}

@@ -264,8 +264,10 @@ func TestJudgeFirstTurnWithoutHeading(t *testing.T) {
 }
 
 // forgeTurn appends to before a turn closed by a marker the agent wrote
-// itself: as walkie would have stamped it (broken ""), or with a made-up
-// "hash" or "prev".
+// itself: as walkie would have stamped it (broken ""), with a made-up
+// hash ("hash"), or chained from a hash that is not the one before it
+// ("prev"), in the shape of the file's format, or a good marker of the
+// other shape ("shape").
 func forgeTurn(t *testing.T, before []byte, body, broken string) []byte {
 	t.Helper()
 	d, err := Parse("f", before)
@@ -273,12 +275,21 @@ func forgeTurn(t *testing.T, before []byte, body, broken string) []byte {
 	p := d.Progress()
 	content := []byte("\n## Turn " + itoa(p.NextTurn) + " · " + p.NextAgent + "\n\n" + body)
 	mk := Marker{Seq: p.Seq + 1, Turn: p.NextTurn, Agent: p.NextAgent, At: t0, Prev: p.Hash}
-	line := stamp(content, &mk)
-	switch broken {
-	case "hash":
-		line = []byte(strings.Replace(string(line), "hash=sha256:", "hash=sha256:0", 1))
-	case "prev":
-		line = []byte(strings.Replace(string(line), "prev=sha256:", "prev=sha256:0", 1))
+	if broken == "prev" {
+		mk.Prev = GenesisHash([]byte("another record"))
+	}
+	format := d.Meta.Walkie
+	if broken == "shape" { // the marker of the other shape, right for its own
+		format = map[bool]int{true: FormatVersion, false: FormatCompact}[format >= FormatCompact]
+	}
+	line := stamp(content, &mk, format)
+	if broken == "hash" {
+		field := " hash=sha256:"
+		if d.Meta.Walkie >= FormatCompact {
+			field = " h="
+		}
+		i := bytes.Index(line, []byte(field)) + len(field)
+		line[i] = map[bool]byte{true: 'B', false: 'A'}[line[i] == 'A']
 	}
 	return append(append(append([]byte(nil), before...), content...), line...)
 }
@@ -298,7 +309,7 @@ func TestJudgeForgedMarker(t *testing.T) {
 		{"first turn", first, firstBefore, Expect{Turn: 1, Agent: "claude"}},
 		{"second turn", second, secondBefore, want2},
 	} {
-		for _, broken := range []string{"hash", "prev"} {
+		for _, broken := range []string{"hash", "prev", "shape"} {
 			t.Run(tc.name+"/"+broken, func(t *testing.T) {
 				after := forgeTurn(t, tc.before, "A.\n", broken)
 				v, _ := Judge(tc.file, tc.before, after, tc.want)

@@ -90,6 +90,12 @@ type Meta struct {
 	FreshVerdicts *bool     `yaml:"fresh_verdicts,omitempty"`
 	Git           string    `yaml:"git,omitempty"`
 	Base          string    `yaml:"base,omitempty"`
+	// Test is the thread's test command: a verdict that says how many
+	// tests pass is held to what it prints at the cited commit, each line
+	// matching TestPassed one passing test (review_meta.go).
+	Test        Command       `yaml:"test,omitempty"`
+	TestPassed  string        `yaml:"test_passed,omitempty"`
+	TestTimeout time.Duration `yaml:"test_timeout,omitempty"`
 }
 
 // Command is a command given in the front matter: a YAML list is an argv
@@ -196,7 +202,7 @@ func parseMeta(file string, src []byte, firstLine int) (Meta, error) {
 	known := map[string]bool{}
 	for _, f := range []string{"walkie", "id", "title", "mode", "participants", "max_rounds", "max_turn_bytes", "budget_usd", "briefing_sha256",
 		"implementer", "reviewers", "quorum", "grader", "grader_timeout", "workspace", "phases",
-		"repo", "require_refs", "fresh_verdicts", "git", "base"} {
+		"repo", "require_refs", "fresh_verdicts", "git", "base", "test", "test_passed", "test_timeout"} {
 		known[f] = true
 	}
 	lines := map[string]int{}
@@ -271,6 +277,12 @@ func fieldPtr(m *Meta, key string) any {
 		return &m.Git
 	case "base":
 		return &m.Base
+	case "test":
+		return &m.Test
+	case "test_passed":
+		return &m.TestPassed
+	case "test_timeout":
+		return &m.TestTimeout
 	}
 	panic("fieldPtr: unhandled key " + key)
 }
@@ -285,9 +297,9 @@ func (m *Meta) validate(file string, firstLine int, lines map[string]int) error 
 	bad := func(key, msg, fix string) error {
 		return &InputError{File: file, Line: at(key), Msg: msg, Fix: fix}
 	}
-	if m.Walkie != FormatVersion && m.Walkie != FormatPhases && m.Walkie != FormatTyped {
+	if m.Walkie < FormatVersion || m.Walkie > FormatCompact {
 		return bad("walkie", fmt.Sprintf("walkie: %d is not a format this version reads", m.Walkie),
-			"set `walkie: 1` (or `walkie: 2` for a round table with phases, `walkie: 3` for typed entries and review threads)")
+			"set `walkie: 4` before the first entry (compact markers; `walkie init` writes it), or keep the format the file was created with: 1, 2 for a round table with phases, 3 for typed entries and review threads")
 	}
 	if !idPattern.MatchString(m.ID) {
 		return bad("id", fmt.Sprintf("id %q is missing or not a simple name", m.ID), "use letters, digits, '.', '_' or '-', e.g. `id: api-shape`")

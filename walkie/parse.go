@@ -28,6 +28,10 @@ type Marker struct {
 	At    time.Time
 	Prev  string // chain hash before this entry, "sha256:HEX"
 	Hash  string // chain hash after this entry, "sha256:HEX"
+	// Short is a compact marker's h= (format 4): the first 128 bits of
+	// Hash as the line records them. A format-4 line holds only seq, at
+	// and h; Parse fills in the other fields from the entry and the chain.
+	Short string `json:",omitempty"`
 	// Tags are the entry's type, verdict and refs (format 3): fields of
 	// the marker, so the chain covers them.
 	Tags Tags `json:",omitzero"`
@@ -166,6 +170,9 @@ func Parse(file string, data []byte) (*Doc, error) {
 			return nil, err
 		}
 	}
+	if d.Meta.Walkie >= FormatCompact {
+		d.linkCompact()
+	}
 	d.Tail = whole[stampedEnd:]
 	d.TailOffset = int64(stampedEnd)
 	d.TailLine = bytes.Count(data[:stampedEnd], []byte("\n")) + 1
@@ -291,9 +298,9 @@ func (d *Doc) parseEntries(data []byte, lines []line, hdrEnd, lastMarker int) er
 					Fix: "the record was edited by hand: restore it from git"}
 			}
 		}
-		mk, err := parseMarker(lines[j].text)
+		mk, err := parseMarker(lines[j].text, d.Meta.Walkie)
 		if err != nil {
-			return &InputError{File: d.File, Line: lines[j].num, Msg: "bad marker line: " + err.Error(), Fix: "markers are written by walkie only; restore the line from git"}
+			return &InputError{File: d.File, Line: lines[j].num, Msg: "bad marker line: " + err.Error(), Fix: "markers are written by walkie only; restore the line from git", marker: true}
 		}
 		if !mk.Tags.IsZero() && d.Meta.Walkie < FormatTyped {
 			return &InputError{File: d.File, Line: lines[j].num, Msg: fmt.Sprintf("the marker records a type or refs, which need format %d, and this file says walkie: %d", FormatTyped, d.Meta.Walkie),
@@ -311,14 +318,26 @@ func (d *Doc) parseEntries(data []byte, lines []line, hdrEnd, lastMarker int) er
 	return nil
 }
 
-func parseMarker(text []byte) (Marker, error) {
+// parseMarker reads a marker line of a file of the given format: the
+// compact line of format 4, or the whole one of formats 1 to 3. A line of
+// the other shape is named as such.
+func parseMarker(text []byte, format int) (Marker, error) {
 	if !isMarker(text) {
 		return Marker{}, fmt.Errorf("not a marker")
 	}
-	fields := text[len("<!-- walkie ") : len(text)-len(" -->")]
+	fields := strings.Fields(string(text[len("<!-- walkie ") : len(text)-len(" -->")]))
+	compact := len(fields) > 0 && strings.HasPrefix(fields[len(fields)-1], "h=")
+	switch {
+	case format >= FormatCompact && !compact:
+		return Marker{}, fmt.Errorf("the whole marker of formats 1 to 3 in a file that says walkie: %d, whose markers are compact (seq=, at=, h=)", format)
+	case format < FormatCompact && compact:
+		return Marker{}, fmt.Errorf("a compact marker (format %d) in a file that says walkie: %d", FormatCompact, format)
+	case compact:
+		return parseCompactMarker(text, fields)
+	}
 	var mk Marker
 	seen := map[string]bool{}
-	for _, f := range strings.Fields(string(fields)) {
+	for _, f := range fields {
 		k, v, ok := strings.Cut(f, "=")
 		if !ok || seen[k] {
 			return mk, fmt.Errorf("field %q", f)

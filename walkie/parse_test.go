@@ -183,7 +183,7 @@ func TestParseBadInput(t *testing.T) {
 		{"yaml not a mapping", "---\n- a\n- b\n---\n# Briefing\n", 2, "not a YAML mapping"},
 		{"unknown key", "---\nwalkie: 1\nid: t\nparticipants: [a, b]\nmax_rounds: 3\ncolour: blue\n---\n# Briefing\n", 6, `unknown front matter key "colour"`},
 		{"duplicate key", "---\nwalkie: 1\nid: t\nid: u\nparticipants: [a, b]\nmax_rounds: 3\n---\n# Briefing\n", 4, "appears twice"},
-		{"wrong version", "---\nwalkie: 4\nid: t\nparticipants: [a, b]\nmax_rounds: 3\n---\n# Briefing\n", 2, "not a format"},
+		{"wrong version", "---\nwalkie: 5\nid: t\nparticipants: [a, b]\nmax_rounds: 3\n---\n# Briefing\n", 2, "not a format"},
 		{"phases in format 1", rtHeader(1, "phases:\n  - research: gemini\n"), 10, "phases need format 2, and this file says walkie: 1"},
 		{"phases in a debate", "---\nwalkie: 2\nid: t\nparticipants: [a, b]\nmax_rounds: 3\nphases: [{plan: a}]\n---\n# Briefing\n", 6, "phases is a round-table key"},
 		{"phases not a list", rtHeader(2, "phases: {research: gemini}\n"), 10, "phases is not a list"},
@@ -261,7 +261,7 @@ func TestPhasesRoundTrip(t *testing.T) {
 func entryText(t *testing.T, turnNo int, agent string) string {
 	content := "\n## Turn " + itoa(turnNo) + " · " + agent + "\n\nx\n"
 	mk := Marker{Seq: turnNo, Turn: turnNo, Agent: agent, At: t0, Prev: GenesisHash([]byte(goodHeader))}
-	return content + string(stamp([]byte(content), &mk))
+	return content + string(stamp([]byte(content), &mk, FormatVersion))
 }
 
 // TestParseLineNumbers checks that parse reports each entry's heading and

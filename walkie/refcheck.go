@@ -1,7 +1,9 @@
 package walkie
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -22,7 +24,8 @@ import (
 // names nothing is an answer, not an error.
 type RefResolver interface {
 	// Commit is the full sha of the commit sha (abbreviated or whole)
-	// names, or "" when it names none.
+	// names, or "" when it names none. An abbreviated sha that is the
+	// start of more than one commit is an error wrapping ErrAmbiguous.
 	Commit(sha string) (string, error)
 	// Head is the full sha branch points to now, or "" when there is no
 	// such branch.
@@ -39,6 +42,10 @@ type RefResolver interface {
 	// review, each entry moves the branch without changing its code.
 	Unchanged(from, to string) (bool, error)
 }
+
+// ErrAmbiguous is a RefResolver's answer for an abbreviated sha that
+// more than one commit starts with: it names none of them.
+var ErrAmbiguous = errors.New("ambiguous")
 
 // postTags reads the trailer lines at the end of a post's text (lines,
 // without the sign-off), lays the post's own tags over them, checks the
@@ -64,6 +71,9 @@ func postTags(meta *Meta, p *Post, lines []string) ([]byte, error) {
 	}
 	if len(text) == 0 {
 		return nil, fmt.Errorf("the body is empty (trailer lines alone are not an entry: say what the %s is)", orWord(tags.Type, "entry"))
+	}
+	if p.resolved != nil {
+		tags = *p.resolved // the same, with the full ids checkPostRefs found
 	}
 	p.Tags = tags
 	out := []byte(strings.Join(text, "\n") + "\n")
@@ -106,70 +116,49 @@ func orWord(s, dflt string) string {
 // checkPostRefs checks a post's refs against the repository, when the
 // post carries a resolver and the record is bound: before the record
 // lock, since asking git takes a while and the lock guards only the
-// record.
-func checkPostRefs(meta *Meta, p Post) error {
+// record. The full ids it finds are what the post records (p.resolved).
+func checkPostRefs(meta *Meta, p *Post) error {
 	if p.Resolver == nil || !meta.Bound() {
 		return nil
 	}
-	probe := p
+	probe := *p
 	if _, err := checkBody(meta, &probe, ""); err != nil {
 		return nil // refused for its text: appendLocked says why, with whose turn it is
 	}
-	reason, err := CheckRefs(meta, probe.Tags, p.Resolver)
+	full, reason, err := ResolveRefs(meta, probe.Tags, p.Resolver)
 	if err != nil {
 		return err
 	}
 	if reason != "" {
 		return &RefusedError{Reason: reason}
 	}
+	p.resolved = &full
 	return nil
 }
 
-// CheckRefs checks tags against the repository the record is bound to:
-// every ref resolves, and a verdict's branch refs are their branches'
-// heads. It returns why they do not, or "" when they do; the error is for
-// a repository that cannot be asked.
-func CheckRefs(meta *Meta, t Tags, r RefResolver) (string, error) {
+// ResolveRefs checks tags against the repository the record is bound
+// to: every ref resolves (an abbreviated sha to exactly one commit), and
+// a verdict's branch refs are their branches' heads. It returns the tags
+// with every commit named by its full id, as the record keeps it, and
+// why they do not hold, or "" when they do; the error is for a
+// repository that cannot be asked.
+func ResolveRefs(meta *Meta, t Tags, r RefResolver) (Tags, string, error) {
 	if r == nil || !meta.Bound() {
-		return "", nil
+		return t, "", nil
 	}
+	out := t
+	out.Refs = slices.Clone(t.Refs)
 	var commits []string
-	for _, ref := range t.Commits() {
-		full, err := r.Commit(ref.SHA)
-		if err != nil {
-			return "", err
-		}
-		if full == "" {
-			return fmt.Sprintf("ref %s: %s names no commit in the repository the record is bound to (repo: %s)", ref, ref.SHA, meta.Repo), nil
-		}
-		commits = append(commits, full)
-		if ref.Branch == "" {
+	for i, ref := range t.Refs {
+		if !ref.IsCommit() {
 			continue
 		}
-		head, err := r.Head(ref.Branch)
-		if err != nil {
-			return "", err
+		full, reason, err := resolveCommitRef(meta, t, ref, r)
+		if err != nil || reason != "" {
+			return t, reason, err
 		}
-		if head == "" {
-			return fmt.Sprintf("ref %s: there is no branch %s in the repository (repo: %s)", ref, ref.Branch, meta.Repo), nil
-		}
-		if t.Type == TypeVerdict && meta.FreshVerdictsRequired() && head != full {
-			same, err := r.Unchanged(full, head)
-			if err != nil {
-				return "", err
-			}
-			if !same {
-				return fmt.Sprintf("the verdict's ref %s is stale: %s is at %s now, not %s; review %s and cite %s@%s",
-					ref, ref.Branch, short(head), ref.SHA, short(head), ref.Branch, short(head)), nil
-			}
-		}
-		on, err := r.Contains(ref.Branch, full)
-		if err != nil {
-			return "", err
-		}
-		if !on {
-			return fmt.Sprintf("ref %s: commit %s is not on %s (its head is %s)", ref, ref.SHA, ref.Branch, short(head)), nil
-		}
+		commits = append(commits, full)
+		out.Refs[i].SHA = full
 	}
 	for _, ref := range t.Refs {
 		if ref.Path == "" {
@@ -177,13 +166,70 @@ func CheckRefs(meta *Meta, t Tags, r RefResolver) (string, error) {
 		}
 		ok, err := r.HasPath(ref.Path, commits)
 		if err != nil {
-			return "", err
+			return t, "", err
 		}
 		if !ok {
-			return fmt.Sprintf("ref %s: no such path in the repository's work tree or in the commits the entry cites (repo: %s)", ref, meta.Repo), nil
+			return t, fmt.Sprintf("ref %s: no such path in the repository's work tree or in the commits the entry cites (repo: %s)", ref, meta.Repo), nil
 		}
 	}
-	return "", nil
+	if hasDuplicate(out.Refs) {
+		return t, fmt.Sprintf("refs %s name one commit twice", strings.Join(t.RefStrings(), ", ")), nil
+	}
+	return out, "", nil
+}
+
+// resolveCommitRef is the full id of the commit ref names, or why it
+// names none (or not the one the rules allow).
+func resolveCommitRef(meta *Meta, t Tags, ref Ref, r RefResolver) (string, string, error) {
+	full, err := r.Commit(ref.SHA)
+	if errors.Is(err, ErrAmbiguous) {
+		return "", fmt.Sprintf("ref %s: %v in the repository the record is bound to (repo: %s); cite the commit by its full id", ref, err, meta.Repo), nil
+	}
+	if err != nil {
+		return "", "", err
+	}
+	if full == "" {
+		return "", fmt.Sprintf("ref %s: %s names no commit in the repository the record is bound to (repo: %s)", ref, ref.SHA, meta.Repo), nil
+	}
+	if ref.Branch == "" {
+		return full, "", nil
+	}
+	head, err := r.Head(ref.Branch)
+	if err != nil {
+		return "", "", err
+	}
+	if head == "" {
+		return "", fmt.Sprintf("ref %s: there is no branch %s in the repository (repo: %s)", ref, ref.Branch, meta.Repo), nil
+	}
+	if t.Type == TypeVerdict && meta.FreshVerdictsRequired() && head != full {
+		same, err := r.Unchanged(full, head)
+		if err != nil {
+			return "", "", err
+		}
+		if !same {
+			return "", fmt.Sprintf("the verdict's ref %s is stale: %s is at %s now, not %s; review %s and cite %s@%s",
+				ref, ref.Branch, short(head), ref.SHA, short(head), ref.Branch, short(head)), nil
+		}
+	}
+	on, err := r.Contains(ref.Branch, full)
+	if err != nil {
+		return "", "", err
+	}
+	if !on {
+		return "", fmt.Sprintf("ref %s: commit %s is not on %s (its head is %s)", ref, ref.SHA, ref.Branch, short(head)), nil
+	}
+	return full, "", nil
+}
+
+// hasDuplicate reports whether refs name one thing twice (two
+// abbreviations of one commit, once resolved).
+func hasDuplicate(refs []Ref) bool {
+	for i := range refs {
+		if slices.Contains(refs[i+1:], refs[i]) {
+			return true
+		}
+	}
+	return false
 }
 
 // short is a commit's sha as people write it.

@@ -67,74 +67,18 @@ func (d *Doc) LastCommitRef() *Ref {
 	return nil
 }
 
-// Gate is the merge gate's finding for a commit.
-type Gate struct {
-	Open    bool
-	Why     string
-	Verdict *Entry // the last verdict, when there is one
-	Ack     *Entry // the supervisor's ack of it, when there is one
-}
+// IsFullID reports whether sha is a whole object id (SHA-1 or SHA-256),
+// not an abbreviation another commit can come to share.
+func IsFullID(sha string) bool { return shaRe.MatchString(sha) && (len(sha) == 40 || len(sha) == 64) }
 
-// SameCommit tells whether a ref's sha and the gate's sha name one commit.
-type SameCommit func(refSHA, sha string) (bool, error)
-
-// SamePrefix compares two shas as written: one is the start of the
-// other (both at least 7 hex digits). Without a repository to ask, an
-// abbreviated sha is all there is to go on.
-func SamePrefix(a, b string) (bool, error) {
-	if !shaRe.MatchString(a) || !shaRe.MatchString(b) {
-		return false, nil
-	}
-	return strings.HasPrefix(a, b) || strings.HasPrefix(b, a), nil
-}
-
-// MergeGate decides whether sha may be merged: the record's last verdict
-// approves exactly that commit (every commit it cites is sha), and after
-// it a supervisor entry of type ack cites sha too: a person read the
-// verdict. same compares commits (through the bound repository, else
-// SamePrefix).
-func (d *Doc) MergeGate(sha string, same SameCommit) (Gate, error) {
-	var g Gate
-	at := -1
-	for i := len(d.Entries) - 1; i >= 0; i-- {
-		if e := &d.Entries[i]; e.Kind == KindTurn && e.Marker.Tags.Type == TypeVerdict {
-			g.Verdict, at = e, i
-			break
+// abbreviated is the first commit t cites by an abbreviated id, or nil.
+func abbreviated(t Tags) *Ref {
+	for _, r := range t.Commits() {
+		if !IsFullID(r.SHA) {
+			return &r
 		}
 	}
-	if g.Verdict == nil {
-		g.Why = "no verdict is recorded"
-		return g, nil
-	}
-	v := g.Verdict
-	who := fmt.Sprintf("the last verdict (turn %d by %s, seq %d)", v.Turn, v.Agent, v.Marker.Seq)
-	if v.Marker.Tags.Verdict != VerdictApprove {
-		g.Why = fmt.Sprintf("%s requests changes", who)
-		return g, nil
-	}
-	ok, err := citesOnly(v.Marker.Tags, sha, same)
-	if err != nil || !ok {
-		g.Why = fmt.Sprintf("%s approves %s, not %s", who, orWord(strings.Join(refList(v.Marker.Tags.Commits()), ", "), "no commit"), sha)
-		return g, err
-	}
-	for i := at + 1; i < len(d.Entries); i++ {
-		e := &d.Entries[i]
-		if e.Kind != KindSupervisor || e.Marker.Tags.Type != TypeAck {
-			continue
-		}
-		if ok, err := citesOnly(e.Marker.Tags, sha, same); err != nil {
-			return g, err
-		} else if ok {
-			g.Ack = e
-		}
-	}
-	if g.Ack == nil {
-		g.Why = fmt.Sprintf("%s approves %s, but no person has acknowledged it: a supervisor entry of type ack citing %s must follow it (walkie post FILE --supervisor --type ack --refs %s)", who, sha, sha, sha)
-		return g, nil
-	}
-	g.Open = true
-	g.Why = fmt.Sprintf("%s approves %s, acknowledged by the supervisor (seq %d)", who, sha, g.Ack.Marker.Seq)
-	return g, nil
+	return nil
 }
 
 // citesOnly reports whether t cites commits and every one of them is sha.

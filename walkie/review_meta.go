@@ -1,10 +1,13 @@
 package walkie
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
+	"time"
 )
 
 // The front matter of a review thread (format 3): which git repository
@@ -74,7 +77,7 @@ func (m *Meta) validateReview(bad func(key, msg, fix string) error) error {
 		key string
 		set bool
 	}{{"repo", m.Repo != ""}, {"require_refs", m.RequireRefs != nil}, {"fresh_verdicts", m.FreshVerdicts != nil}, {"git", m.Git != ""},
-		{"base", m.Base != ""}, {"workspace", m.Worktrees()}} {
+		{"base", m.Base != ""}, {"workspace", m.Worktrees()}, {"test", !m.Test.IsZero()}, {"test_passed", m.TestPassed != ""}, {"test_timeout", m.TestTimeout != 0}} {
 		if k.set && !m.IsTyped() {
 			return bad(k.key, fmt.Sprintf("%s needs format %d, and this file says walkie: %d", k.key, FormatTyped, m.Walkie),
 				fmt.Sprintf("set `walkie: %d` before the first entry (an older walkie then refuses the file instead of ignoring the key)", FormatTyped))
@@ -96,10 +99,56 @@ func (m *Meta) validateReview(bad func(key, msg, fix string) error) error {
 	if m.Git != "" && m.Git != GitCommit {
 		return bad("git", fmt.Sprintf("git: %q is not a mode walkie knows", m.Git), "use `git: commit` (every entry a commit of the record), or remove it")
 	}
+	if err := m.validateTest(bad); err != nil {
+		return err
+	}
 	if m.Base != "" {
 		if _, err := ParseRef(m.Base); err != nil || (!shaRe.MatchString(m.Base) && checkBranchName(m.Base) != nil) {
 			return bad("base", fmt.Sprintf("base %q is neither a branch nor a commit", m.Base), "name where worktrees start, e.g. `base: main`")
 		}
+	}
+	return nil
+}
+
+// DefaultTestPassed is what a line of the test command's output that
+// reports one passing test looks like, unless test_passed says: go test
+// -v's, subtests included.
+const DefaultTestPassed = `^\s*--- PASS: `
+
+// DefaultTestTimeout bounds one run of the test command unless
+// test_timeout says otherwise.
+const DefaultTestTimeout = 10 * time.Minute
+
+// TestPassedRe is the pattern a passing test's line of output matches.
+func (m *Meta) TestPassedRe() *regexp.Regexp {
+	return regexp.MustCompile(cmp.Or(m.TestPassed, DefaultTestPassed)) // checked by validateTest
+}
+
+// TestTimeoutOrDefault bounds one run of the test command.
+func (m *Meta) TestTimeoutOrDefault() time.Duration { return cmp.Or(m.TestTimeout, DefaultTestTimeout) }
+
+// validateTest checks the test keys: a command walkie can run at a
+// commit of the bound repository, a pattern that compiles.
+func (m *Meta) validateTest(bad func(key, msg, fix string) error) error {
+	if m.Test.IsZero() {
+		for _, k := range []struct {
+			key string
+			set bool
+		}{{"test_passed", m.TestPassed != ""}, {"test_timeout", m.TestTimeout != 0}} {
+			if k.set {
+				return bad(k.key, k.key+" needs test: the command it is about", "add `test: go test -v ./...` (the thread's test command), or remove "+k.key)
+			}
+		}
+		return nil
+	}
+	if !m.Bound() {
+		return bad("test", "test needs a repository to run it in, at the commit a verdict cites", "add `repo: .` (the repository, relative to this file), or remove test")
+	}
+	if _, err := regexp.Compile(cmp.Or(m.TestPassed, DefaultTestPassed)); err != nil {
+		return bad("test_passed", fmt.Sprintf("test_passed %q is not a regular expression: %v", m.TestPassed, err), "give the pattern of an output line that reports one passing test, e.g. `test_passed: '^ok '`")
+	}
+	if m.TestTimeout < 0 {
+		return bad("test_timeout", fmt.Sprintf("test_timeout %s is negative", m.TestTimeout), "give how long one run may take, e.g. `test_timeout: 10m`")
 	}
 	return nil
 }

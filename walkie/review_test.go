@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // newTyped creates a format-3 debate between a and b; repo binds it.
@@ -173,19 +174,36 @@ func TestTrailers(t *testing.T) {
 // and as marker fields the chain covers; the record verifies, and the
 // doorbell names the tags.
 func TestTypedPost(t *testing.T) {
+	for _, format := range []int{FormatTyped, FormatCompact} {
+		t.Run("format "+itoa(format), func(t *testing.T) { typedPost(t, format) })
+	}
+}
+
+func typedPost(t *testing.T, format int) {
 	file := newTyped(t, "")
+	if format < FormatCompact {
+		atFormat(t, file, format)
+	}
 	rc := mustAppend(t, file, typed("builder", "Please review the login fix.\n", Tags{Type: TypeReviewRequest, Refs: refs(t, "main@abc1234")}))
 	if rc.Entry.Type != TypeReviewRequest || strings.Join(rc.Entry.Refs, ",") != "main@abc1234" {
 		t.Fatalf("receipt %+v", rc.Entry)
 	}
 	mustAppend(t, file, Post{From: "reviewer", Body: []byte("Changes requested: the token leaks.\n\nType: verdict\nVerdict: changes-requested\nRefs: main@abc1234\n")})
 	got := string(readFile(t, file))
-	for _, want := range []string{
+	wants := []string{
 		"## Turn 1 · builder\n\nPlease review the login fix.\n\nType: review-request\nRefs: main@abc1234\n<!-- walkie seq=1 turn=1 agent=builder at=",
 		" type=review-request refs=main@abc1234 prev=sha256:",
 		"the token leaks.\n\nType: verdict\nVerdict: changes-requested\nRefs: main@abc1234\n<!-- walkie seq=2 turn=2 agent=reviewer at=",
 		" type=verdict verdict=changes-requested refs=main@abc1234 prev=",
-	} {
+	}
+	if format >= FormatCompact {
+		// The tags are the trailer lines only, which the hash covers.
+		wants = []string{
+			"## Turn 1 · builder\n\nPlease review the login fix.\n\nType: review-request\nRefs: main@abc1234\n<!-- walkie seq=1 at=",
+			"the token leaks.\n\nType: verdict\nVerdict: changes-requested\nRefs: main@abc1234\n<!-- walkie seq=2 at=",
+		}
+	}
+	for _, want := range wants {
 		if !strings.Contains(got, want) {
 			t.Fatalf("record lacks %q:\n%s", want, got)
 		}
@@ -223,7 +241,7 @@ func wantRefused(t testing.TB, err error, msg string) {
 // A file of format 1 or 2 has no vocabulary: tags are refused, and
 // trailer-like lines are text.
 func TestTagsNeedFormat3(t *testing.T) {
-	file := newDebate(t, 3, "builder", "reviewer")
+	file := atFormat(t, newDebate(t, 3, "builder", "reviewer"), FormatVersion)
 	_, err := Append(file, typed("builder", "Please review.\n", Tags{Type: TypeReviewRequest, Refs: refs(t, "abc1234")}))
 	wantRefused(t, err, "a type or refs need format 3, and this file says walkie: 1")
 	mustAppend(t, file, turn("builder", "Text.\n\nType: whatever\nRefs: not a ref\n"))
@@ -334,7 +352,7 @@ func TestClose(t *testing.T) {
 	last := d.Progress()
 	tail := "\n## Turn 4 · reviewer\n\nStill here.\n"
 	mk := Marker{Seq: last.Seq + 1, Turn: 4, Agent: "reviewer", At: t0, Prev: last.Hash}
-	fd, err := Parse(file, []byte(raw+tail+string(stamp([]byte(tail), &mk))))
+	fd, err := Parse(file, []byte(raw+tail+string(stamp([]byte(tail), &mk, d.Meta.Walkie))))
 	must(t, err)
 	if err := fd.Verify(); err == nil || !strings.Contains(err.Error(), "turn 4 follows the close in turn 3") {
 		t.Fatalf("verify: %v", err)
@@ -344,7 +362,7 @@ func TestClose(t *testing.T) {
 // What an entry's text says and what its marker records must agree: the
 // hash covers both, so a difference is a record rebuilt by hand.
 func TestVerifyTagsAgree(t *testing.T) {
-	file := newTyped(t, "")
+	file := atFormat(t, newTyped(t, ""), FormatTyped)
 	mustAppend(t, file, typed("builder", "Please review.\n", Tags{Type: TypeReviewRequest, Refs: refs(t, "main@abc1234")}))
 	d := mustVerify(t, file)
 	e := d.Entries[0]
@@ -362,7 +380,7 @@ func TestVerifyTagsAgree(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			mk := e.Marker
 			mk.Tags = c.tags
-			line := stamp([]byte(c.body), &mk)
+			line := stamp([]byte(c.body), &mk, d.Meta.Walkie)
 			rebuilt := append(append(append([]byte(nil), d.Header...), c.body...), line...)
 			rd, err := Parse(file, rebuilt)
 			must(t, err)
@@ -401,7 +419,8 @@ func TestJudgeTypedTurn(t *testing.T) {
 	if s.Outcome != VerdictMalformed || !strings.Contains(s.Detail, "names no commit") {
 		t.Fatalf("settled %+v", s.Verdict)
 	}
-	// A good one is stamped with its tags.
+	// A good one is stamped with its tags, its commit by the full id the
+	// abbreviation stood for, in the marker and the text alike.
 	write("\n## Turn 1 · builder\n\nPlease review.\n\ntype: Review-Request\nRefs: main@bbbbbbb\n")
 	s, err = Settle(file, snap, want, "")
 	must(t, err)
@@ -409,8 +428,11 @@ func TestJudgeTypedTurn(t *testing.T) {
 		t.Fatalf("settled %+v %+v", s.Verdict, s.Entry)
 	}
 	d := mustVerify(t, file)
-	if mk := d.Entries[0].Marker; mk.Tags.Kind() != TypeReviewRequest || mk.Tags.Refs[0].String() != "main@bbbbbbb" {
+	if mk := d.Entries[0].Marker; mk.Tags.Kind() != TypeReviewRequest || mk.Tags.Refs[0].String() != "main@"+shaB {
 		t.Fatalf("marker %+v", mk)
+	}
+	if !strings.Contains(string(d.Entries[0].Body), "Refs: main@"+shaB+"\n") {
+		t.Fatalf("text:\n%s", d.Entries[0].Body)
 	}
 	// The reviewer's stale verdict is refused by the judge as by the writer.
 	snap = readFile(t, file)
@@ -428,12 +450,30 @@ func TestJudgeTypedTurn(t *testing.T) {
 	}
 }
 
+// fakeTrust says who signed which entry (by seq), and who approved on
+// the platform after when.
+type fakeTrust struct {
+	signed   map[int][]string
+	approver string
+	at       time.Time
+}
+
+func (f *fakeTrust) Signers(e *Entry) ([]string, error) { return f.signed[e.Marker.Seq], nil }
+
+func (f *fakeTrust) Approval(sha string, after time.Time, exclude []string, same SameCommit) (string, error) {
+	if f.approver == "" || !f.at.After(after) || slices.Contains(exclude, f.approver) {
+		return "", nil
+	}
+	return f.approver, nil
+}
+
 func TestMergeGate(t *testing.T) {
 	file := newTyped(t, "")
+	trust := &fakeTrust{signed: map[int][]string{}}
 	gate := func(sha string) Gate {
 		t.Helper()
 		d := mustVerify(t, file)
-		g, err := d.MergeGate(sha, SamePrefix)
+		g, err := d.MergeGate(sha, SamePrefix, trust)
 		must(t, err)
 		return g
 	}
@@ -443,28 +483,54 @@ func TestMergeGate(t *testing.T) {
 			t.Fatalf("gate %s: %+v, want shut saying %q", sha, g, why)
 		}
 	}
-	wantShut("abc1234", "no verdict is recorded")
-	mustAppend(t, file, typed("builder", "Review.\n", Tags{Type: TypeReviewRequest, Refs: refs(t, "main@abc1234")}),
-		typed("reviewer", "No.\n", Tags{Type: TypeVerdict, Verdict: VerdictChangesRequested, Refs: refs(t, "main@abc1234")}))
-	wantShut("abc1234", "requests changes")
-	mustAppend(t, file, typed("builder", "Fixed.\n", Tags{Type: TypeFixReport, Refs: refs(t, "main@def5678")}),
-		typed("reviewer", "Yes.\n", Tags{Type: TypeVerdict, Verdict: VerdictApprove, Refs: refs(t, "main@def5678")}))
-	wantShut("abc1234", "approves main@def5678, not abc1234")
-	wantShut("def5678", "no person has acknowledged it")
-	mustAppend(t, file, Post{Supervisor: true, Body: []byte("Read it; merge abc.\n"), Tags: Tags{Type: TypeAck, Refs: refs(t, "abc1234")}})
-	wantShut("def5678", "no person has acknowledged it")
-	mustAppend(t, file, Post{Supervisor: true, Body: []byte("Read it.\n"), Tags: Tags{Type: TypeAck, Refs: refs(t, "def5678")}})
-	if g := gate("def5678"); !g.Open || g.Ack == nil || g.Verdict.Turn != 4 {
+	abc, def, other := "abc1234"+strings.Repeat("1", 33), "def5678"+strings.Repeat("2", 33), "0123456"+strings.Repeat("3", 33)
+	wantShut(abc, "no verdict is recorded")
+	mustAppend(t, file, typed("builder", "Review.\n", Tags{Type: TypeReviewRequest, Refs: refs(t, "main@"+abc)}),
+		typed("reviewer", "No.\n", Tags{Type: TypeVerdict, Verdict: VerdictChangesRequested, Refs: refs(t, "main@"+abc)}))
+	wantShut(abc, "requests changes")
+	mustAppend(t, file, typed("builder", "Fixed.\n", Tags{Type: TypeFixReport, Refs: refs(t, "main@"+def)}),
+		typed("reviewer", "Yes.\n", Tags{Type: TypeVerdict, Verdict: VerdictApprove, Refs: refs(t, "main@"+def)}))
+	wantShut(abc, "approves main@"+def+", not "+abc)
+	// Nobody signed the verdict: anyone can append one.
+	wantShut(def, "no allowed signer signed it")
+	trust.signed[4] = []string{"ci-host"}
+	wantShut(def, "no person has acknowledged it")
+	mustAppend(t, file, Post{Supervisor: true, Body: []byte("Read it; merge abc.\n"), Tags: Tags{Type: TypeAck, Refs: refs(t, abc)}})
+	wantShut(def, "no person has acknowledged it")
+	// An ack by an abbreviated id does not count, and the gate says why.
+	mustAppend(t, file, Post{Supervisor: true, Body: []byte("Read it.\n"), Tags: Tags{Type: TypeAck, Refs: refs(t, def[:7])}})
+	wantShut(def, "the supervisor's ack (seq 6) names "+def[:7]+" by an abbreviated id")
+	// Unsigned, or signed by the verdict's own signer: no ack.
+	mustAppend(t, file, Post{Supervisor: true, Body: []byte("Read it.\n"), Tags: Tags{Type: TypeAck, Refs: refs(t, def)}})
+	wantShut(def, "the supervisor's ack (seq 7) is signed by no allowed signer")
+	trust.signed[7] = []string{"ci-host"}
+	wantShut(def, "the supervisor's ack (seq 7) is signed by ci-host, who signed the verdict")
+	trust.signed[7] = []string{"alice@example.com"}
+	if g := gate(def); !g.Open || g.Ack == nil || g.Ack.Marker.Seq != 7 || g.Verdict.Turn != 4 || !slices.Equal(g.AckBy, []string{"alice@example.com"}) {
 		t.Fatalf("gate: %+v", g)
 	}
-	if g := gate("def56789abc"); !g.Open {
-		t.Fatalf("a longer form of the same sha: %+v", g)
+	wantShut("def5679"+def[7:], "not def5679")
+	// Or the platform's approval, given after the verdict, by another.
+	trust.signed[7] = nil
+	trust.approver, trust.at = "github:bob", time.Now().Add(time.Hour)
+	if g := gate(def); !g.Open || g.Ack != nil || !slices.Equal(g.AckBy, []string{"github:bob"}) || !strings.Contains(g.Why, "approved on the platform by github:bob") {
+		t.Fatalf("gate: %+v", g)
 	}
-	wantShut("def5679", "not def5679")
+	trust.signed[4] = []string{"ci-host", "github:bob"}
+	wantShut(def, "no person has acknowledged it")
+	trust.signed[4] = []string{"ci-host"}
+	// A verdict by an abbreviated id never opens it: another commit can
+	// come to share the abbreviation.
+	mustAppend(t, file, typed("builder", "Shorter.\n", Tags{Type: TypeFixReport, Refs: refs(t, "main@"+def)}),
+		typed("reviewer", "Yes.\n", Tags{Type: TypeVerdict, Verdict: VerdictApprove, Refs: refs(t, "main@"+def[:7])}))
+	wantShut(def, "names main@"+def[:7]+" by an abbreviated id")
+	// Nor does the builder's approval of its own work, signed or not.
+	mustAppend(t, file, typed("builder", "Approving my own.\n", Tags{Type: TypeVerdict, Verdict: VerdictApprove, Refs: refs(t, "main@"+def)}))
+	trust.signed[10] = []string{"ci-host"}
+	wantShut(def, "is by builder, the thread's builder")
 	// A newer verdict shuts it again, whatever was acknowledged before.
-	mustAppend(t, file, typed("builder", "One more change.\n", Tags{Type: TypeFixReport, Refs: refs(t, "main@0123456")}),
-		typed("reviewer", "That broke it.\n", Tags{Type: TypeVerdict, Verdict: VerdictChangesRequested, Refs: refs(t, "main@0123456")}))
-	wantShut("def5678", "requests changes")
+	mustAppend(t, file, typed("reviewer", "That broke it.\n", Tags{Type: TypeVerdict, Verdict: VerdictChangesRequested, Refs: refs(t, "main@"+other)}))
+	wantShut(def, "requests changes")
 }
 
 // A channel holds one open thread: a second is refused while the first
@@ -513,7 +579,7 @@ func TestChannel(t *testing.T) {
 	if c, _ = LoadChannel(dir); c.Open.File != "logout.walkie.md" || ActsOn(first) || !ActsOn(second) {
 		t.Fatalf("channel %+v", c.Open)
 	}
-	if m, err := ReadMeta(second); err != nil || m.Walkie != FormatTyped || m.ID != "logout" {
+	if m, err := ReadMeta(second); err != nil || !m.IsTyped() || m.ID != "logout" {
 		t.Fatalf("meta %+v %v", m, err)
 	}
 }
@@ -563,11 +629,14 @@ func TestSettleAddsTheWorktreeRef(t *testing.T) {
 	extra := Ref{Branch: "walkie/r/turn-1", SHA: "abc1234"}
 	for _, c := range []struct{ name, turn, want string }{
 		{"no trailers", "\n## Turn 1 · builder\n\nDone.\nSigned-off-by: builder\n\n",
-			"\n## Turn 1 · builder\n\nDone.\n\nRefs: walkie/r/turn-1@abc1234\nSigned-off-by: builder\n<!-- walkie seq=1 turn=1 agent=builder "},
+			"\n## Turn 1 · builder\n\nDone.\n\nRefs: walkie/r/turn-1@abc1234\nSigned-off-by: builder\n<!-- walkie seq=1 at="},
 		{"trailers of its own", "\n## Turn 1 · builder\n\nFixed.\n\ntype: fix-report\nRefs: docs/api.md\n",
-			"\n## Turn 1 · builder\n\nFixed.\n\nType: fix-report\nRefs: docs/api.md, walkie/r/turn-1@abc1234\n<!-- walkie seq=1 turn=1 agent=builder "},
+			"\n## Turn 1 · builder\n\nFixed.\n\nType: fix-report\nRefs: docs/api.md, walkie/r/turn-1@abc1234\n<!-- walkie seq=1 at="},
 		{"cited already", "\n## Turn 1 · builder\n\nFixed.\n\nType: fix-report\nRefs: walkie/r/turn-1@abc1234\n",
-			"\n## Turn 1 · builder\n\nFixed.\n\nType: fix-report\nRefs: walkie/r/turn-1@abc1234\n<!-- walkie seq=1 turn=1 agent=builder "},
+			"\n## Turn 1 · builder\n\nFixed.\n\nType: fix-report\nRefs: walkie/r/turn-1@abc1234\n<!-- walkie seq=1 at="},
+		// Issue 32 item 23: the commit once, in its longer form.
+		{"cited in full already", "\n## Turn 1 · builder\n\nFixed.\n\nType: fix-report\nRefs: walkie/r/turn-1@abc1234def5678\n",
+			"\n## Turn 1 · builder\n\nFixed.\n\nType: fix-report\nRefs: walkie/r/turn-1@abc1234def5678\n<!-- walkie seq=1 at="},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			must(t, os.WriteFile(file, append(append([]byte(nil), snap...), c.turn...), 0o644))
@@ -580,11 +649,31 @@ func TestSettleAddsTheWorktreeRef(t *testing.T) {
 				t.Fatalf("recorded\n%q\nwant\n%q", got, c.want)
 			}
 			d := mustVerify(t, file)
-			if !slices.Contains(d.Entries[0].Marker.Tags.Refs, extra) {
+			if refs := d.Entries[0].Marker.Tags.Refs; !slices.ContainsFunc(refs, func(r Ref) bool { return r.Branch == extra.Branch && strings.HasPrefix(r.SHA, extra.SHA) }) {
 				t.Fatalf("marker %+v", d.Entries[0].Marker)
 			}
 			must(t, os.WriteFile(file, snap, 0o644))
 			must(t, os.RemoveAll(StateDir(file, "r")))
 		})
+	}
+	// The agent abbreviates the commit walkie names in twelve digits: the
+	// record names it once, in twelve, and a reviewer who copies the
+	// Refs: line into a post of its own is not refused.
+	long := Ref{Branch: "walkie/r/turn-1", SHA: "abc1234def56"}
+	must(t, os.WriteFile(file, append(append([]byte(nil), snap...), "\n## Turn 1 · builder\n\nFixed.\n\nType: fix-report\nRefs: walkie/r/turn-1@abc1234, docs/api.md\n"...), 0o644))
+	s, err := Settle(file, snap, Expect{Turn: 1, Agent: "builder", Extra: &long}, "")
+	must(t, err)
+	if s.Outcome != VerdictAccepted {
+		t.Fatalf("settled %+v", s.Verdict)
+	}
+	d := mustVerify(t, file)
+	if refs := d.Entries[0].Marker.Tags.Refs; !slices.Equal(refs, []Ref{long, {Path: "docs/api.md"}}) {
+		t.Fatalf("refs %v, want the commit once, in full, where the agent put it", refs)
+	}
+	if !strings.Contains(string(d.Entries[0].Body), "Refs: walkie/r/turn-1@abc1234def56, docs/api.md\n") {
+		t.Fatalf("entry %q", d.Entries[0].Body)
+	}
+	if _, err := Append(file, Post{From: "reviewer", Body: []byte("Checked.\n\nType: verdict\nVerdict: approve\nRefs: walkie/r/turn-1@abc1234def56, docs/api.md\n")}); err != nil {
+		t.Fatalf("a post copying the Refs line: %v", err)
 	}
 }

@@ -85,11 +85,20 @@ func Settle(file string, snapshot []byte, want Expect, keep string) (Settled, er
 			v = Verdict{Outcome: VerdictMalformed, Line: e.MarkLine, Detail: forgedDetail(e.MarkLine, "walkie post never recorded it")}
 		}
 	}
-	if v.Outcome == VerdictAccepted && !v.Stamped && want.Extra != nil && meta.IsTyped() && !slices.Contains(v.Tags.Refs, *want.Extra) && len(v.Tags.Refs) < maxRefs {
-		v.Tags.Refs = append(v.Tags.Refs, *want.Extra)
-	}
 	if v.Outcome == VerdictAccepted {
 		v = checkTurnRefs(&meta, v, want.Refs)
+	}
+	// After the refs are resolved (a bound record names commits in full):
+	// an agent's abbreviation of the branch's head left unresolved (an
+	// unbound record) is still the same ref.
+	if v.Outcome == VerdictAccepted && !v.Stamped && want.Extra != nil && meta.IsTyped() {
+		v.Tags.Refs = withCommitRef(v.Tags.Refs, *want.Extra)
+	}
+	if want.Tampered != "" && v.Outcome != VerdictTampered {
+		v = Verdict{Outcome: VerdictTampered, Detail: want.Tampered}
+	}
+	if want.Refuse != "" && v.Outcome == VerdictAccepted {
+		v = Verdict{Outcome: VerdictMalformed, Detail: want.Refuse}
 	}
 	if v.Outcome != VerdictAccepted {
 		return restore(file, l, snapshot, av, keep, v, st)
@@ -122,12 +131,15 @@ func Settle(file string, snapshot []byte, want Expect, keep string) (Settled, er
 // so does a repository that cannot be asked (the turn cannot be shown to
 // obey the rules; the detail says why, and a retry may find git working).
 func checkTurnRefs(meta *Meta, v Verdict, r RefResolver) Verdict {
-	reason, err := CheckRefs(meta, v.Tags, r)
+	full, reason, err := ResolveRefs(meta, v.Tags, r)
 	switch {
 	case err != nil:
 		return Verdict{Outcome: VerdictMalformed, Detail: "the turn's refs could not be checked: " + err.Error()}
 	case reason != "":
 		return Verdict{Outcome: VerdictMalformed, Detail: reason}
+	}
+	if !v.Stamped {
+		v.Tags = full // stamped with the full ids, in its text too
 	}
 	return v
 }
@@ -143,7 +155,7 @@ func stampTail(file string, d *Doc, tags Tags) error {
 	}
 	last := d.Progress()
 	mk := Marker{Seq: last.Seq + 1, Turn: last.NextTurn, Agent: last.NextAgent, At: time.Now(), Prev: last.Hash, Tags: tags}
-	line := stamp(content, &mk)
+	line := stamp(content, &mk, d.Meta.Walkie)
 	f, err := openRecord(file, os.O_WRONLY)
 	if err != nil {
 		return err
@@ -384,4 +396,30 @@ func TurnIsIn(file string, snapshot []byte, want Expect) bool {
 	}
 	v, _ := judgeVersion(file, d, snapshot, av, want)
 	return v.Outcome == VerdictAccepted
+}
+
+// withCommitRef is refs with the commit ref r added, unless a ref there
+// names the same commit on the same branch, abbreviated or in full: then
+// the longer of the two stands in its place, so the record names the
+// commit once (issue 32 item 23: the agent's branch@abc1234 and walkie's
+// branch@abc1234def56 were both kept, and a reviewer copying that Refs
+// line was refused). Past maxRefs nothing is added.
+func withCommitRef(refs []Ref, r Ref) []Ref {
+	for i, have := range refs {
+		if have.Branch != r.Branch || !have.IsCommit() {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(r.SHA, have.SHA):
+			out := slices.Clone(refs)
+			out[i] = r
+			return out
+		case strings.HasPrefix(have.SHA, r.SHA):
+			return refs
+		}
+	}
+	if len(refs) >= maxRefs {
+		return refs
+	}
+	return append(slices.Clone(refs), r)
 }

@@ -93,10 +93,14 @@ type Attempt struct {
 	WorktreeRepo string `json:"worktree_repo,omitempty"`
 }
 
-// WatchMemory is what `walkie watch --once` remembers between ticks.
+// WatchMemory is what `walkie watch --once` remembers between ticks:
+// InvokedAt is the last invocation for InvokedSeq (the retry's, once
+// retried), FirstAt the first (zero in a state written before it was
+// kept).
 type WatchMemory struct {
 	InvokedSeq int       `json:"invoked_seq"`
 	InvokedAt  time.Time `json:"invoked_at"`
+	FirstAt    time.Time `json:"first_at,omitzero"`
 	Tries      int       `json:"tries"`
 	Escalated  bool      `json:"escalated,omitempty"`
 }

@@ -52,10 +52,10 @@ func FuzzEntryHeadings(f *testing.F) {
 func stampOn(rec []byte, d *Doc, content []byte) []byte {
 	p := d.Progress()
 	mk := Marker{Seq: p.Seq + 1, Turn: p.NextTurn, Agent: p.NextAgent, At: t0, Prev: p.Hash}
-	out := append(append(append([]byte(nil), rec...), content...), stamp(content, &mk)...)
+	out := append(append(append([]byte(nil), rec...), content...), stamp(content, &mk, d.Meta.Walkie)...)
 	note := []byte("\n## Supervisor\n\nA note after it.\n")
 	nk := Marker{Seq: mk.Seq + 1, Agent: SupervisorName, At: t0, Prev: mk.Hash}
-	return append(append(out, note...), stamp(note, &nk)...)
+	return append(append(out, note...), stamp(note, &nk, d.Meta.Walkie)...)
 }
 
 var (

@@ -16,14 +16,14 @@ import (
 // each still parses, verifies, and rebuilds every marker line byte for
 // byte, so the vocabulary changed no hash of an untyped entry.
 var recordsBefore3 = map[string]string{
-	"testdata/golden/no-entries.walkie.md":             "729e471f16b24e4b",
-	"testdata/golden/no-final-newline.walkie.md":       "707d78b0ca2152fe",
-	"testdata/golden/signed.walkie.md":                 "65e80fe644b847bc",
-	"testdata/golden/supervisor.walkie.md":             "27d039a1b94a5bbc",
-	"testdata/golden/turns.walkie.md":                  "75bf57c41b703c8f",
-	"testdata/golden/unstamped-tail.walkie.md":         "cbb2c32a8ecac930",
-	"../cmd/walkie/testdata/show/converged.walkie.md":  "bdf86312fdb8d638",
-	"../cmd/walkie/testdata/show/max-rounds.walkie.md": "43612c4040be7232",
+	"testdata/golden/no-entries.walkie.md":                  "729e471f16b24e4b",
+	"testdata/golden/no-final-newline.walkie.md":            "707d78b0ca2152fe",
+	"testdata/golden/signed.walkie.md":                      "65e80fe644b847bc",
+	"testdata/golden/supervisor.walkie.md":                  "27d039a1b94a5bbc",
+	"testdata/golden/turns.walkie.md":                       "75bf57c41b703c8f",
+	"testdata/golden/unstamped-tail.walkie.md":              "cbb2c32a8ecac930",
+	"../cmd/walkie/term/testdata/show/converged.walkie.md":  "bdf86312fdb8d638",
+	"../cmd/walkie/term/testdata/show/max-rounds.walkie.md": "43612c4040be7232",
 }
 
 func TestRecordsBeforeFormat3VerifyUnchanged(t *testing.T) {
@@ -126,12 +126,12 @@ func FuzzTypedMarker(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, line string) {
-		mk, err := parseMarker([]byte(line))
+		mk, err := parseMarker([]byte(line), FormatTyped)
 		if err != nil {
 			return
 		}
 		rebuilt := markerPrefix(mk) + " hash=" + mk.Hash + " -->"
-		mk2, err := parseMarker([]byte(rebuilt))
+		mk2, err := parseMarker([]byte(rebuilt), FormatTyped)
 		if err != nil {
 			t.Fatalf("%q rebuilds as %q, which does not parse: %v", line, rebuilt, err)
 		}

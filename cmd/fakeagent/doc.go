@@ -33,7 +33,9 @@
 //     replaced; a failing snippet ends the agent with exit code 2; then
 //     body_cmd (body_cmds per round), whose output becomes the body, as
 //     a turn that cites the commit the shell just made would
-//     (`Refs: main@$(git rev-parse --short HEAD)`)
+//     (`Refs: main@$(git rev-parse --short HEAD)`); then the tries of a
+//     hostile agent: try_read and try_write paths, each reported as
+//     refused or ALLOWED on a line of its own (hostile.go)
 //  7. behavior (below)
 //  8. usage: print a claude "--output-format json" result line
 //  9. hang_after: hang forever (some CLIs do after answering)

@@ -23,8 +23,8 @@ const usageText = `usage: fakeagent --file F --agent NAME [--turn N] [--round R]
 Behaves like an agent CLI: reads the walkie file F and appends one turn
 ("\n## Turn N · NAME\nbody\n[Signed-off-by: NAME\n]") or misbehaves.
 
-Order: chatter, flood, read stdin, ask, delay, shell, behavior, usage line,
-hang-after, exit.
+Order: chatter, flood, read stdin, ask, delay, shell, tries, behavior,
+usage line, hang-after, exit.
 
 Behaviors: append (default), none, hang, two-turns, edit-briefing,
 edit-turn, wrong-heading, wrong-author, not-logged-in, grandchild,
@@ -42,6 +42,9 @@ with --state the k-th run uses steps[k-1], the last repeats):
   input_tokens, output_tokens, grandchild_setsid, pid_file, shell,
   shells: [per round], verdict, verdicts: [per round], verdict_file,
   body_cmd, body_cmds: [per round] (a snippet whose output is the body),
+  try_read, try_write: [paths a hostile agent tries to read, or to append
+  a forged line to; each prints "fakeagent: read P: refused: ERR" or
+  "fakeagent: read P: ALLOWED (N bytes)"; {ppid} is the parent's pid],
   steps: [...],
   when: [{file, contains, lacks, last_blocker, id, ...settings}] (the
   first entry whose conditions hold overrides the step)
@@ -100,6 +103,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.StringVar(&st.Shell, "shell", "", "run this under /bin/sh -c before the behavior")
 	fs.StringVar(&st.Verdict, "verdict", "", "verdict JSON for the verdict behavior")
 	fs.StringVar(&st.VerdictFile, "verdict-file", "", "where the verdict behavior writes (default $WALKIE_VERDICT)")
+	fs.Var((*multiFlag)(&st.TryRead), "try-read", "a path to try to read before the behavior (repeat)")
+	fs.Var((*multiFlag)(&st.TryWrite), "try-write", "a path to try to append a forged line to before the behavior (repeat)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -229,6 +234,7 @@ func (a *agent) run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writ
 		fmt.Fprintf(stderr, "fakeagent: %v\n", err)
 		return 2
 	}
+	a.tryAll(out)
 	code := 0
 	if err := a.act(out); err != nil {
 		fmt.Fprintf(stderr, "fakeagent: %v\n", err)

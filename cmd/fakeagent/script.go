@@ -47,6 +47,9 @@ type step struct {
 	// that cites the commit it just made, the branch's head it tested).
 	BodyCmd  string   `yaml:"body_cmd"`
 	BodyCmds []string `yaml:"body_cmds"`
+	// A hostile agent's attempts (hostile.go).
+	TryRead  []string `yaml:"try_read"`
+	TryWrite []string `yaml:"try_write"`
 }
 
 // when is one entry of a script's when: list: conditions on what the agent

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,16 +12,17 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
+	"go.uber.org/zap"
 
 	"github.com/walkie-sh/walkie/briefing"
+	"github.com/walkie-sh/walkie/cmd/walkie/term"
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/controller/distill"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
-func briefCommand() *cli.Command {
+func briefCommand(f *Factory) *cli.Command {
 	return &cli.Command{
 		Name:  "brief",
 		Usage: "write, distill, edit, approve and show a debate's briefing",
@@ -41,20 +40,24 @@ EXAMPLES:
    walkie brief edit api.walkie.md
    walkie brief approve api.walkie.md
    walkie brief show api.walkie.md`,
-		Subcommands: []*cli.Command{briefDraftCommand(), briefDistillCommand(), briefEditCommand(), briefApproveCommand(), briefShowCommand()},
+		Subcommands: []*cli.Command{briefDraftCommand(f, nil), briefDistillCommand(f, nil), briefEditCommand(f, nil), briefApproveCommand(f, nil), briefShowCommand(f, nil)},
 	}
 }
 
-// notStarted refuses a change of the briefing once the debate has an entry,
-// before anything is asked of the person or an agent.
-func notStarted(d *walkie.Doc) error {
+// unstarted loads the record whose briefing is to change, refusing one
+// that has an entry before anything is asked of the person or an agent.
+func unstarted(file string) (*walkie.Doc, error) {
+	d, err := walkie.Load(file)
+	if err != nil {
+		return nil, err
+	}
 	if len(d.Entries) > 0 {
-		return withCode(exitRefused, fmt.Errorf("%s has %s: the briefing is fixed once the first entry is written (start a new debate to change it)", d.File, walkie.Count(len(d.Entries), "entry", "entries")))
+		return nil, withCode(exitRefused, fmt.Errorf("%s has %s: the briefing is fixed once the first entry is written (start a new debate to change it)", d.File, walkie.Count(len(d.Entries), "entry", "entries")))
 	}
-	return nil
+	return d, nil
 }
 
-func briefDraftCommand() *cli.Command {
+func briefDraftCommand(f *Factory, runF func(context.Context, *briefDraftOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "draft",
 		Usage:     "write the briefing template into a new or unapproved walkie file",
@@ -78,58 +81,78 @@ EXAMPLES:
 			&cli.BoolFlag{Name: "stdout", Usage: "print the template instead of writing FILE"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.Bool("stdout") {
-				fmt.Fprint(c.App.Writer, briefing.Template())
-				return nil
-			}
-			file, err := fileArg(c)
-			if err != nil {
-				return err
-			}
-			w := c.App.Writer
-			if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) {
-				if len(c.StringSlice("agents")) == 0 {
-					return withCode(exitBadInput, fmt.Errorf("%s does not exist: give --agents to create it (e.g. --agents claude,codex)", file))
-				}
-				var agents []string
-				for _, a := range c.StringSlice("agents") {
-					agents = append(agents, strings.TrimSpace(a))
-				}
-				err := walkie.Init(file, walkie.InitOptions{ID: c.String("id"), Participants: agents, MaxRounds: c.Int("max-rounds"), Briefing: []byte(briefing.Template())})
-				if err != nil {
+			opts := &briefDraftOptions{IO: f.IO, Stdout: c.Bool("stdout")}
+			if !opts.Stdout {
+				var err error
+				if opts.File, err = fileArg(c); err != nil {
 					return err
 				}
-				fmt.Fprintf(w, "created %s (participants: %s) with the briefing template\n", file, strings.Join(agents, ", "))
-				fmt.Fprintf(w, "next: fill it in (walkie brief edit %s), then walkie brief approve %s\n", file, file)
-				return nil
 			}
-			if c.IsSet("agents") || c.IsSet("id") || c.IsSet("max-rounds") {
-				return withCode(exitBadInput, fmt.Errorf("%s exists: --agents, --id and --max-rounds only apply to a new file", file))
-			}
-			d, err := walkie.Load(file)
-			if err != nil {
-				return err
-			}
-			if err := notStarted(d); err != nil {
-				return err
-			}
-			if d.Meta.BriefingSHA256 != "" {
-				return withCode(exitRefused, fmt.Errorf("the briefing of %s is approved: change it with walkie brief edit (which asks for approval again)", file))
-			}
-			if !briefing.IsPlaceholder(d.Briefing) && !c.Bool("force") {
-				return withCode(exitRefused, fmt.Errorf("the briefing of %s already has text (%d words): edit it with walkie brief edit, or pass --force to replace it with the template", file, briefing.WordCount(d.Briefing)))
-			}
-			if _, err := walkie.SetBriefing(file, []byte(briefing.Template())); err != nil {
-				return err
-			}
-			fmt.Fprintf(w, "wrote the briefing template into %s\n", file)
-			fmt.Fprintf(w, "next: fill it in (walkie brief edit %s), then walkie brief approve %s\n", file, file)
-			return nil
+			opts.Agents, opts.ID, opts.MaxRounds, opts.Force = c.StringSlice("agents"), c.String("id"), c.Int("max-rounds"), c.Bool("force")
+			opts.NewFileFlags = c.IsSet("agents") || c.IsSet("id") || c.IsSet("max-rounds")
+			return runWith(c.Context, runF, briefDraftRun, opts)
 		},
 	}
 }
 
-func briefDistillCommand() *cli.Command {
+// briefDraftOptions are walkie brief draft's.
+type briefDraftOptions struct {
+	IO     *IOStreams
+	Stdout bool // print the template, nothing else
+	File   string
+	// For a new File: its participants, id and round cap, and whether
+	// any of them was given.
+	Agents       []string
+	ID           string
+	MaxRounds    int
+	NewFileFlags bool
+	Force        bool
+}
+
+func briefDraftRun(_ context.Context, o *briefDraftOptions) error {
+	w, file := o.IO.Out, o.File
+	if o.Stdout {
+		fmt.Fprint(w, briefing.Template())
+		return nil
+	}
+	if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) {
+		if len(o.Agents) == 0 {
+			return withCode(exitBadInput, fmt.Errorf("%s does not exist: give --agents to create it (e.g. --agents claude,codex)", file))
+		}
+		var agents []string
+		for _, a := range o.Agents {
+			agents = append(agents, strings.TrimSpace(a))
+		}
+		err := walkie.Init(file, walkie.InitOptions{ID: o.ID, Participants: agents, MaxRounds: o.MaxRounds, Briefing: []byte(briefing.Template())})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "created %s (participants: %s) with the briefing template\n", file, strings.Join(agents, ", "))
+		fmt.Fprintf(w, "next: fill it in (walkie brief edit %s), then walkie brief approve %s\n", file, file)
+		return nil
+	}
+	if o.NewFileFlags {
+		return withCode(exitBadInput, fmt.Errorf("%s exists: --agents, --id and --max-rounds only apply to a new file", file))
+	}
+	d, err := unstarted(file)
+	if err != nil {
+		return err
+	}
+	if d.Meta.BriefingSHA256 != "" {
+		return withCode(exitRefused, fmt.Errorf("the briefing of %s is approved: change it with walkie brief edit (which asks for approval again)", file))
+	}
+	if !briefing.IsPlaceholder(d.Briefing) && !o.Force {
+		return withCode(exitRefused, fmt.Errorf("the briefing of %s already has text (%d words): edit it with walkie brief edit, or pass --force to replace it with the template", file, briefing.WordCount(d.Briefing)))
+	}
+	if _, err := walkie.SetBriefing(file, []byte(briefing.Template())); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "wrote the briefing template into %s\n", file)
+	fmt.Fprintf(w, "next: fill it in (walkie brief edit %s), then walkie brief approve %s\n", file, file)
+	return nil
+}
+
+func briefDistillCommand(f *Factory, runF func(context.Context, *briefDistillOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "distill",
 		Usage:     "have an agent distill a conversation into the briefing",
@@ -175,47 +198,68 @@ EXAMPLES:
 			if c.String("from") == "" {
 				return withCode(exitBadInput, errors.New("brief distill needs --from CHAT: the conversation to distill"))
 			}
-			cfg, err := config.Load(c.String("config"))
-			if err != nil {
-				return withCode(exitBadInput, err)
-			}
-			stderr := c.App.ErrWriter
-			log, err := commandLogger(c)
-			if err != nil {
-				return err
-			}
-			defer func() { _ = log.Sync() }()
-			ctx, stop := interruptible(c.Context, stderr)
-			defer stop()
-			res, err := runDistill(ctx, distill.Options{File: file, Chat: c.String("from"), Agent: c.String("agent"), Config: cfg, Log: log})
-			if err != nil {
-				return err
-			}
-			w := c.App.Writer
-			fmt.Fprint(w, string(res.Briefing))
-			from := "plain text"
-			if res.ChatFormat != briefing.FormatText {
-				from = fmt.Sprintf("a %s session log (%d messages)", res.ChatFormat, res.Messages)
-			}
-			tries := "1 attempt"
-			if n := len(res.Attempts); n > 1 {
-				tries = fmt.Sprintf("%d attempts", n)
-			}
-			fmt.Fprintf(w, "\n— %d words (aim %d-%d), distilled by %s from %s in %s\n", res.Report.Words, briefing.MinWords, briefing.MaxWords, res.Agent, from, tries)
-			if res.Warning != "" {
-				fmt.Fprintf(stderr, "walkie: warning: the briefing still has problems after a retry: %s; fix them with walkie brief edit %s\n", res.Warning, file)
-			}
-			if res.Unpinned {
-				fmt.Fprintln(w, "the earlier approval was removed: this text is new")
-			}
-			fmt.Fprintf(w, "written into %s, not approved: read it, then walkie brief approve %s\n", file, file)
-			fmt.Fprintf(w, "the chat and the transcripts: %s (removed at approval)\n", res.Dir)
-			return nil
+			return runWith(c.Context, runF, briefDistillRun, &briefDistillOptions{IO: f.IO, Config: f.Config, Logger: f.Logger,
+				File: file, From: c.String("from"), Agent: c.String("agent"), ConfigPath: c.String("config"),
+				LogFormat: c.String("log-format"), Verbose: c.Bool("verbose")})
 		},
 	}
 }
 
-func briefEditCommand() *cli.Command {
+// briefDistillOptions are walkie brief distill's.
+type briefDistillOptions struct {
+	IO     *IOStreams
+	Config func(path string) (*config.Config, error)
+	Logger func(format string, verbose bool) (*zap.Logger, error)
+
+	File       string
+	From       string // the chat
+	Agent      string // "": the first participant's
+	ConfigPath string
+	LogFormat  string
+	Verbose    bool
+}
+
+func briefDistillRun(ctx context.Context, o *briefDistillOptions) error {
+	file := o.File
+	cfg, err := o.Config(o.ConfigPath)
+	if err != nil {
+		return err
+	}
+	stderr := o.IO.ErrOut
+	log, err := o.Logger(o.LogFormat, o.Verbose)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = log.Sync() }()
+	ctx, stop := interruptible(ctx, stderr)
+	defer stop()
+	res, err := runDistill(ctx, distill.Options{File: file, Chat: o.From, Agent: o.Agent, Config: cfg, Log: log})
+	if err != nil {
+		return err
+	}
+	w := o.IO.Out
+	fmt.Fprint(w, string(res.Briefing))
+	from := "plain text"
+	if res.ChatFormat != briefing.FormatText {
+		from = fmt.Sprintf("a %s session log (%d messages)", res.ChatFormat, res.Messages)
+	}
+	tries := "1 attempt"
+	if n := len(res.Attempts); n > 1 {
+		tries = fmt.Sprintf("%d attempts", n)
+	}
+	fmt.Fprintf(w, "\n— %d words (aim %d-%d), distilled by %s from %s in %s\n", res.Report.Words, briefing.MinWords, briefing.MaxWords, res.Agent, from, tries)
+	if res.Warning != "" {
+		fmt.Fprintf(stderr, "walkie: warning: the briefing still has problems after a retry: %s; fix them with walkie brief edit %s\n", res.Warning, file)
+	}
+	if res.Unpinned {
+		fmt.Fprintln(w, "the earlier approval was removed: this text is new")
+	}
+	fmt.Fprintf(w, "written into %s, not approved: read it, then walkie brief approve %s\n", file, file)
+	fmt.Fprintf(w, "the chat and the transcripts: %s (removed at approval)\n", res.Dir)
+	return nil
+}
+
+func briefEditCommand(f *Factory, runF func(context.Context, *fileOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "edit",
 		Usage:     "edit the briefing alone in $EDITOR",
@@ -234,44 +278,45 @@ EXAMPLES:
 			if err != nil {
 				return err
 			}
-			d, err := walkie.Load(file)
-			if err != nil {
-				return err
-			}
-			if err := notStarted(d); err != nil {
-				return err
-			}
-			if walkie.ControllerRunning(walkie.StateDir(file, d.Meta.ID)) {
-				return withCode(exitRefused, errors.New("a controller is running this debate: the briefing cannot change under it"))
-			}
-			text, err := editText(d.Briefing)
-			if err != nil {
-				return err
-			}
-			w := c.App.Writer
-			if bytes.Equal(walkie.BriefingText(text), d.Briefing) {
-				fmt.Fprintf(w, "%s: no change\n", file)
-				return nil
-			}
-			unpinned, err := walkie.SetBriefing(file, text)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(w, "%s: briefing updated, %d words\n", file, briefing.WordCount(text))
-			if unpinned {
-				fmt.Fprintf(w, "it was approved: the approval is removed; read it again, then walkie brief approve %s\n", file)
-			} else {
-				fmt.Fprintf(w, "not approved yet: walkie brief approve %s\n", file)
-			}
-			if p := briefing.Check(text).Reason(); p != "" {
-				fmt.Fprintf(c.App.ErrWriter, "walkie: note: %s\n", p)
-			}
-			return nil
+			return runWith(c.Context, runF, briefEditRun, &fileOptions{IO: f.IO, File: file})
 		},
 	}
 }
 
-// distill runs controller.Distill, its errors given their exit codes.
+func briefEditRun(_ context.Context, o *fileOptions) error {
+	file := o.File
+	d, err := unstarted(file)
+	if err != nil {
+		return err
+	}
+	if walkie.ControllerRunning(walkie.StateDir(file, d.Meta.ID)) {
+		return withCode(exitRefused, errors.New("a controller is running this debate: the briefing cannot change under it"))
+	}
+	text, err := editText(d.Briefing)
+	if err != nil {
+		return err
+	}
+	w := o.IO.Out
+	if bytes.Equal(walkie.BriefingText(text), d.Briefing) {
+		fmt.Fprintf(w, "%s: no change\n", file)
+		return nil
+	}
+	unpinned, err := walkie.SetBriefing(file, text)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%s: briefing updated, %d words\n", file, briefing.WordCount(text))
+	if unpinned {
+		fmt.Fprintf(w, "it was approved: the approval is removed; read it again, then walkie brief approve %s\n", file)
+	} else {
+		fmt.Fprintf(w, "not approved yet: walkie brief approve %s\n", file)
+	}
+	if p := briefing.Check(text).Reason(); p != "" {
+		fmt.Fprintf(o.IO.ErrOut, "walkie: note: %s\n", p)
+	}
+	return nil
+}
+
 // runDistill distills and maps its refusals to the exit codes.
 func runDistill(ctx context.Context, o distill.Options) (distill.Result, error) {
 	res, err := distill.Run(ctx, o)
@@ -284,9 +329,6 @@ func runDistill(ctx context.Context, o distill.Options) (distill.Result, error) 
 	return res, err
 }
 
-// runEditor runs $EDITOR (vi if unset) on path, on the user's terminal.
-// $EDITOR may hold arguments ("code --wait"), so it goes through the shell,
-// with the path as a separate argument that needs no quoting.
 // editText opens text in $EDITOR, in a temporary file of its own, and
 // returns what was saved; an editor that fails leaves the briefing as it
 // was.
@@ -309,6 +351,9 @@ func editText(text []byte) ([]byte, error) {
 	return os.ReadFile(tmp.Name())
 }
 
+// runEditor runs $EDITOR (vi if unset) on path, on the user's terminal.
+// $EDITOR may hold arguments ("code --wait"), so it goes through the shell,
+// with the path as a separate argument that needs no quoting.
 func runEditor(path string) error {
 	editor := strings.TrimSpace(os.Getenv("EDITOR"))
 	if editor == "" {
@@ -322,7 +367,7 @@ func runEditor(path string) error {
 	return nil
 }
 
-func briefApproveCommand() *cli.Command {
+func briefApproveCommand(f *Factory, runF func(context.Context, *briefApproveOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "approve",
 		Usage:     "show the briefing and pin its sha256 in the front matter",
@@ -344,87 +389,108 @@ EXAMPLES:
 			if err != nil {
 				return err
 			}
-			d, err := walkie.Load(file)
-			if err != nil {
-				return err
-			}
-			if err := notStarted(d); err != nil {
-				return err
-			}
-			w, stderr := c.App.Writer, c.App.ErrWriter
-			dir := walkie.StateDir(file, d.Meta.ID)
-			hash := walkie.BriefingHash(d.Briefing)
-			if d.Meta.BriefingSHA256 != hash && walkie.ControllerRunning(dir) {
-				return withCode(exitRefused, errors.New("a controller is running this debate: the briefing cannot change under it"))
-			}
-			if d.Meta.BriefingSHA256 == hash {
-				// Keep the copy a later re-approval is compared with, even
-				// when the pin was set another way (walkie auto --approve).
-				if prev, err := briefing.ReadApproved(dir); err == nil && !bytes.Equal(prev, d.Briefing) {
-					if err := briefing.WriteApproved(dir, d.Briefing); err != nil {
-						return err
-					}
-				}
-				fmt.Fprintf(w, "%s: the briefing is already approved (sha256 %s)\n", file, hash[:12])
-				return nil
-			}
-			if briefing.IsPlaceholder(d.Briefing) {
-				return withCode(exitBadInput, fmt.Errorf("%s: the briefing is still empty or the bare template: write it first (walkie brief edit %s, or walkie brief distill %s --from CHAT)", file, file, file))
-			}
-			fmt.Fprintf(w, "# Briefing of %s\n\n%s\n", file, d.Briefing)
-			rep := briefing.Check(d.Briefing)
-			fmt.Fprintf(w, "— %d words (aim %d-%d)\n", rep.Words, briefing.MinWords, briefing.MaxWords)
-			for _, p := range rep.Problems() {
-				fmt.Fprintf(w, "note: %s\n", p)
-			}
-			prev, err := briefing.ReadApproved(dir)
-			if err != nil {
-				return err
-			}
-			if d.Meta.BriefingSHA256 != "" {
-				fmt.Fprintln(w, "\nThe briefing changed after it was approved.")
-			}
-			if prev != nil {
-				if diff := briefing.Diff("approved", "now", prev, d.Briefing); diff != "" {
-					fmt.Fprintf(w, "\nChanges since the last approval:\n%s", diff)
-				}
-			}
-			if !c.Bool("yes") {
-				in, ok := c.App.Reader.(*os.File)
-				if !ok || !term.IsTerminal(int(in.Fd())) {
-					return withCode(exitBadInput, errors.New("not approved: standard input is not a terminal, so nobody can confirm; pass --yes to approve without the question"))
-				}
-				if !confirm(in, w, "\nApprove this briefing? [y/N] ") {
-					return withCode(exitError, errors.New("not approved; nothing changed"))
-				}
-			}
-			// Pin what was shown, not what the file may hold by now.
-			now, err := walkie.Load(file)
-			if err != nil {
-				return err
-			}
-			if !bytes.Equal(now.Briefing, d.Briefing) {
-				return withCode(exitRefused, errors.New("the briefing changed while it was shown: run walkie brief approve again"))
-			}
-			pinned, err := walkie.Approve(file)
-			if err != nil {
-				return err
-			}
-			if err := briefing.WriteApproved(dir, d.Briefing); err != nil {
-				fmt.Fprintf(stderr, "walkie: warning: approved, but the copy for later diffs was not kept: %v\n", err)
-			}
-			fmt.Fprintf(w, "%s: briefing approved, briefing_sha256 %s\n", file, pinned)
-			return nil
+			return runWith(c.Context, runF, briefApproveRun, &briefApproveOptions{IO: f.IO, File: file, Yes: c.Bool("yes")})
 		},
 	}
 }
 
-// confirm asks a yes/no question and reads one line.
-func confirm(in io.Reader, w io.Writer, question string) bool {
-	fmt.Fprint(w, question)
-	line, _ := bufio.NewReader(in).ReadString('\n')
-	a := strings.ToLower(strings.TrimSpace(line))
-	return a == "y" || a == "yes"
+// briefApproveOptions are walkie brief approve's.
+type briefApproveOptions struct {
+	IO   *IOStreams
+	File string
+	Yes  bool // approve without asking
+}
+
+func briefApproveRun(_ context.Context, o *briefApproveOptions) error {
+	file := o.File
+	d, err := unstarted(file)
+	if err != nil {
+		return err
+	}
+	w := o.IO.Out
+	dir := walkie.StateDir(file, d.Meta.ID)
+	hash := walkie.BriefingHash(d.Briefing)
+	if d.Meta.BriefingSHA256 != hash && walkie.ControllerRunning(dir) {
+		return withCode(exitRefused, errors.New("a controller is running this debate: the briefing cannot change under it"))
+	}
+	if d.Meta.BriefingSHA256 == hash {
+		// Keep the copy a later re-approval is compared with, even
+		// when the pin was set another way (walkie auto --approve).
+		if prev, err := briefing.ReadApproved(dir); err == nil && !bytes.Equal(prev, d.Briefing) {
+			if err := briefing.WriteApproved(dir, d.Briefing); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(w, "%s: the briefing is already approved (sha256 %s)\n", file, hash[:12])
+		return nil
+	}
+	notWritten := withCode(exitBadInput, fmt.Errorf("%s: the briefing is still empty or the bare template: write it first (walkie brief edit %s, or walkie brief distill %s --from CHAT)", file, file, file))
+	if briefing.IsPlaceholder(d.Briefing) { // refused before anyone is asked
+		return notWritten
+	}
+	if err := showForApproval(w, d, dir); err != nil {
+		return err
+	}
+	if !o.Yes {
+		if !o.IO.CanPrompt() {
+			return withCode(exitBadInput, errors.New("not approved: standard input is not a terminal, so nobody can confirm; pass --yes to approve without the question"))
+		}
+		if !o.IO.Confirm("\nApprove this briefing? [y/N] ") {
+			return withCode(exitError, errors.New("not approved; nothing changed"))
+		}
+	}
+	// Pin what was shown, not what the file may hold by now.
+	a, err := approveBriefing(o.IO, file, d.Briefing, notWritten)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%s: briefing approved, briefing_sha256 %s\n", file, a.Hash)
+	return nil
+}
+
+// showForApproval shows what a person approves: the briefing, its length
+// and what it lacks, and what changed since an earlier approval (the copy
+// kept in the state directory dir).
+func showForApproval(w io.Writer, d *walkie.Doc, dir string) error {
+	fmt.Fprintf(w, "# Briefing of %s\n\n%s\n", d.File, term.Clean(string(d.Briefing)))
+	rep := briefing.Check(d.Briefing)
+	fmt.Fprintf(w, "— %d words (aim %d-%d)\n", rep.Words, briefing.MinWords, briefing.MaxWords)
+	for _, p := range rep.Problems() {
+		fmt.Fprintf(w, "note: %s\n", p)
+	}
+	prev, err := briefing.ReadApproved(dir)
+	if err != nil {
+		return err
+	}
+	if d.Meta.BriefingSHA256 != "" {
+		fmt.Fprintln(w, "\nThe briefing changed after it was approved.")
+	}
+	if prev != nil {
+		if diff := briefing.Diff("approved", "now", prev, d.Briefing); diff != "" {
+			fmt.Fprintf(w, "\nChanges since the last approval:\n%s", term.Clean(diff))
+		}
+	}
+	return nil
+}
+
+// approveBriefing is briefing.Approve for a person at the command line
+// (walkie brief approve, walkie new): a briefing nobody wrote is refused
+// with unwritten, one that changed is a refusal, and a copy not kept for
+// later diffs is a warning.
+func approveBriefing(streams *IOStreams, file string, shown []byte, unwritten error) (briefing.Approval, error) {
+	a, err := briefing.Approve(file, shown)
+	switch {
+	case errors.Is(err, briefing.ErrPlaceholder):
+		return a, unwritten
+	case errors.Is(err, briefing.ErrChanged):
+		return a, withCode(exitRefused, errors.New("the briefing changed while it was shown: run walkie brief approve again"))
+	case err != nil:
+		return a, err
+	}
+	if a.NotKept != nil {
+		fmt.Fprintf(streams.ErrOut, "walkie: warning: approved, but the copy for later diffs was not kept: %v\n", a.NotKept)
+	}
+	return a, nil
 }
 
 // briefView is `walkie brief show --json`.
@@ -440,7 +506,7 @@ type briefView struct {
 	Problems []string `json:"problems"`
 }
 
-func briefShowCommand() *cli.Command {
+func briefShowCommand(f *Factory, runF func(context.Context, *briefShowOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "show",
 		Usage:     "print the briefing and whether it is approved",
@@ -460,42 +526,56 @@ EXAMPLES:
 			if err != nil {
 				return err
 			}
-			d, err := walkie.Load(file)
-			if err != nil {
-				return err
-			}
-			rep := briefing.Check(d.Briefing)
-			hash := walkie.BriefingHash(d.Briefing)
-			v := briefView{File: file, Text: string(d.Briefing), Words: rep.Words, SHA256: hash, Pinned: d.Meta.BriefingSHA256,
-				Approved: d.Meta.BriefingSHA256 == hash, Changed: d.Meta.BriefingSHA256 != "" && d.Meta.BriefingSHA256 != hash,
-				Entries: len(d.Entries), Problems: rep.Problems()}
-			if v.Problems == nil {
-				v.Problems = []string{}
-			}
-			if c.Bool("json") {
-				enc := json.NewEncoder(c.App.Writer)
-				enc.SetIndent("", "  ")
-				return enc.Encode(v)
-			}
-			fmt.Fprint(c.App.Writer, v.Text)
-			e := c.App.ErrWriter
-			fmt.Fprintf(e, "— %s: %d words (aim %d-%d)", filepath.Base(file), v.Words, briefing.MinWords, briefing.MaxWords)
-			switch {
-			case v.Approved:
-				fmt.Fprintf(e, ", approved (sha256 %s)\n", hash[:12])
-			case v.Changed:
-				fmt.Fprintf(e, ", CHANGED after approval: walkie verify fails until it is restored")
-				if v.Entries == 0 {
-					fmt.Fprintf(e, " or re-approved (walkie brief approve %s)", file)
-				}
-				fmt.Fprintln(e)
-			default:
-				fmt.Fprintf(e, ", not approved (walkie brief approve %s)\n", file)
-			}
-			for _, p := range v.Problems {
-				fmt.Fprintf(e, "note: %s\n", p)
-			}
-			return nil
+			return runWith(c.Context, runF, briefShowRun, &briefShowOptions{IO: f.IO, File: file, JSON: c.Bool("json")})
 		},
 	}
+}
+
+// briefShowOptions are walkie brief show's.
+type briefShowOptions struct {
+	IO   *IOStreams
+	File string
+	JSON bool
+}
+
+func briefShowRun(_ context.Context, o *briefShowOptions) error {
+	file := o.File
+	d, err := walkie.Load(file)
+	if err != nil {
+		return err
+	}
+	rep := briefing.Check(d.Briefing)
+	hash := walkie.BriefingHash(d.Briefing)
+	v := briefView{File: file, Text: string(d.Briefing), Words: rep.Words, SHA256: hash, Pinned: d.Meta.BriefingSHA256,
+		Approved: d.Meta.BriefingSHA256 == hash, Changed: d.Meta.BriefingSHA256 != "" && d.Meta.BriefingSHA256 != hash,
+		Entries: len(d.Entries), Problems: rep.Problems()}
+	if v.Problems == nil {
+		v.Problems = []string{}
+	}
+	if o.JSON {
+		return writeJSON(o.IO.Out, v)
+	}
+	text := v.Text
+	if o.IO.IsStdoutTTY() { // into a pipe or a file it goes as it is
+		text = term.Clean(text)
+	}
+	fmt.Fprint(o.IO.Out, text)
+	e := o.IO.ErrOut
+	fmt.Fprintf(e, "— %s: %d words (aim %d-%d)", filepath.Base(file), v.Words, briefing.MinWords, briefing.MaxWords)
+	switch {
+	case v.Approved:
+		fmt.Fprintf(e, ", approved (sha256 %s)\n", hash[:12])
+	case v.Changed:
+		fmt.Fprintf(e, ", CHANGED after approval: walkie verify fails until it is restored")
+		if v.Entries == 0 {
+			fmt.Fprintf(e, " or re-approved (walkie brief approve %s)", file)
+		}
+		fmt.Fprintln(e)
+	default:
+		fmt.Fprintf(e, ", not approved (walkie brief approve %s)\n", file)
+	}
+	for _, p := range v.Problems {
+		fmt.Fprintf(e, "note: %s\n", p)
+	}
+	return nil
 }

@@ -1,9 +1,10 @@
 package main
 
 import (
-	"encoding/json"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -15,7 +16,7 @@ import (
 	"github.com/walkie-sh/walkie/walkie"
 )
 
-func doctorCommand() *cli.Command {
+func doctorCommand(f *Factory, runF func(context.Context, *doctorOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "doctor",
 		Usage:     "check that each agent can run: binary, version, login, config",
@@ -26,7 +27,10 @@ no tokens spent), and any configuration problem. With FILE, the agents that
 play its participants are the ones in use; without, the agents your config
 defines and the built-in presets. A preset whose CLI is not installed says
 how to install it. Exits 1 when an agent in use cannot run, or, without
-FILE, when no agent at all can.
+FILE, when no agent at all can. Then the sandbox: which mechanism this
+system has (Landlock and its ABI, or Seatbelt), what of walkie's boundary
+it lacks, what each role's sessions reach, and the agents whose level in
+a role is not auto.
 
 EXAMPLES:
    walkie doctor
@@ -38,51 +42,69 @@ EXAMPLES:
 			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 		},
 		Action: func(c *cli.Context) error {
-			cfg, err := config.Load(c.String("config"))
-			if err != nil {
-				return withCode(exitBadInput, err)
-			}
-			names, inUse, err := doctorAgents(c, cfg)
-			if err != nil {
-				return err
-			}
-			checks := doctor.Check(c.Context, cfg, names, inUse)
-			if c.Bool("json") {
-				enc := json.NewEncoder(c.App.Writer)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(checks); err != nil {
-					return err
-				}
-			} else {
-				printChecks(c, checks)
-			}
-			usable := 0
-			for _, ck := range checks {
-				if ck.InUse && !ck.CanRun() {
-					return withCode(exitError, fmt.Errorf("agent %s cannot run: %s", ck.Name, strings.Join(ck.Problems, "; ")))
-				}
-				if ck.CanRun() {
-					usable++
-				}
-			}
-			if usable == 0 {
-				return withCode(exitError, errors.New("no agent can run: install one of the CLIs above (npm install -g @anthropic-ai/claude-code, @openai/codex or @google/gemini-cli), or configure a command of your own in walkie.yaml"))
-			}
-			return nil
+			return runWith(c.Context, runF, doctorRun, &doctorOptions{IO: f.IO, Config: f.Config, ConfigPath: c.String("config"),
+				Files: c.Args().Slice(), Agents: c.StringSlice("agents"), JSON: c.Bool("json")})
 		},
 	}
 }
 
+// doctorOptions are walkie doctor's.
+type doctorOptions struct {
+	IO     *IOStreams
+	Config func(path string) (*config.Config, error)
+
+	ConfigPath string
+	Files      []string // the FILE whose participants are the agents in use, if any
+	Agents     []string
+	JSON       bool
+}
+
+func doctorRun(ctx context.Context, o *doctorOptions) error {
+	cfg, err := o.Config(o.ConfigPath)
+	if err != nil {
+		return err
+	}
+	names, inUse, err := doctorAgents(o, cfg)
+	if err != nil {
+		return err
+	}
+	checks := doctor.Check(ctx, cfg, names, inUse)
+	if o.JSON {
+		if err := writeJSON(o.IO.Out, checks); err != nil {
+			return err
+		}
+	} else {
+		_ = writeClean(o.IO.Out, func(w io.Writer) error {
+			printChecks(w, checks)
+			printSandbox(w, checks)
+			return nil
+		})
+	}
+	usable := 0
+	for _, ck := range checks {
+		if ck.InUse && !ck.CanRun() {
+			return withCode(exitError, fmt.Errorf("agent %s cannot run: %s", ck.Name, strings.Join(ck.Problems, "; ")))
+		}
+		if ck.CanRun() {
+			usable++
+		}
+	}
+	if usable == 0 {
+		return withCode(exitError, errors.New("no agent can run: install one of the CLIs above (npm install -g @anthropic-ai/claude-code, @openai/codex or @google/gemini-cli), or configure a command of your own in walkie.yaml"))
+	}
+	return nil
+}
+
 // doctorAgents decides which agents to check and which are in use.
-func doctorAgents(c *cli.Context, cfg *config.Config) ([]string, map[string]bool, error) {
+func doctorAgents(o *doctorOptions, cfg *config.Config) ([]string, map[string]bool, error) {
 	inUse := map[string]bool{}
-	if c.NArg() == 1 {
-		file := c.Args().First()
+	if len(o.Files) == 1 {
+		file := o.Files[0]
 		meta, err := walkie.ReadMeta(file)
 		if err != nil {
 			return nil, nil, err
 		}
-		cast, err := castFlag(file, c.StringSlice("agents"))
+		cast, err := castFlag(file, &meta, o.Agents)
 		if err != nil {
 			return nil, nil, withCode(exitBadInput, err)
 		}
@@ -93,7 +115,7 @@ func doctorAgents(c *cli.Context, cfg *config.Config) ([]string, map[string]bool
 			}
 			inUse[name] = true
 		}
-	} else if c.NArg() > 1 {
+	} else if len(o.Files) > 1 {
 		return nil, nil, withCode(exitBadInput, fmt.Errorf("doctor takes at most one FILE"))
 	} else {
 		for _, n := range cfg.AgentNames() {
@@ -120,8 +142,8 @@ var installHints = map[string]string{
 	"gemini": "npm install -g @google/gemini-cli",
 }
 
-func printChecks(c *cli.Context, checks []doctor.AgentCheck) {
-	tw := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
+func printChecks(w io.Writer, checks []doctor.AgentCheck) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "AGENT\tIN USE\tBINARY\tVERSION\tLOGGED IN\tSTATUS")
 	for _, ck := range checks {
 		status := "ok"
@@ -139,4 +161,51 @@ func printChecks(c *cli.Context, checks []doctor.AgentCheck) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", ck.Name, use, orDash(ck.Binary), orDash(ck.Version), ck.LoggedIn, status)
 	}
 	tw.Flush()
+}
+
+// printSandbox says what boundary the agents' sessions get here.
+func printSandbox(w io.Writer, checks []doctor.AgentCheck) {
+	var sup *doctor.AgentSandbox
+	for _, ck := range checks {
+		if ck.Sandbox != nil {
+			sup = ck.Sandbox
+			break
+		}
+	}
+	if sup == nil {
+		return
+	}
+	switch {
+	case sup.Kind == "landlock" && len(sup.Missing) == 0:
+		fmt.Fprintf(w, "\nsandbox: Landlock ABI %d, all of walkie's boundary\n", sup.ABI)
+	case sup.Kind == "landlock":
+		fmt.Fprintf(w, "\nsandbox: Landlock ABI %d, without:\n", sup.ABI)
+	case sup.Kind == "seatbelt":
+		fmt.Fprintln(w, "\nsandbox: Seatbelt (sandbox-exec)")
+	default:
+		fmt.Fprintln(w, "\nsandbox: none on this system")
+	}
+	for _, m := range sup.Missing {
+		fmt.Fprintf(w, "  - %s\n", m)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, r := range doctor.Reaches {
+		fmt.Fprintf(tw, "  %s\t%s\n", r.Role, r.Reaches)
+	}
+	fmt.Fprintf(tw, "  every role\t%s\n", doctor.EveryRole())
+	tw.Flush()
+	for _, ck := range checks {
+		var odd []string
+		for _, r := range doctor.Reaches {
+			if ck.Sandbox == nil {
+				break
+			}
+			if lv := ck.Sandbox.Levels[r.Role]; lv != config.SandboxAuto {
+				odd = append(odd, r.Role+" "+lv)
+			}
+		}
+		if len(odd) > 0 {
+			fmt.Fprintf(w, "  %s: %s\n", ck.Name, strings.Join(odd, ", "))
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,11 +11,12 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/urfave/cli/v2"
 
+	"github.com/walkie-sh/walkie/cmd/walkie/term"
 	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
-func followCommand() *cli.Command {
+func followCommand(f *Factory, runF func(context.Context, *followOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "follow",
 		Usage:     "follow a debate from another terminal: each entry as it lands, what the agent is doing, the end",
@@ -37,35 +39,48 @@ EXAMPLES:
    walkie follow api.walkie.md --last 2      # the last two entries, then new ones`,
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "last", Value: -1, Usage: "show only the last N entries already recorded (default: all, with the briefing)"},
+			standingConfigFlag(),
 		},
-		Action: runFollow,
+		Action: func(c *cli.Context) error {
+			file, err := recordArg(c)
+			if err != nil {
+				return err
+			}
+			return runWith(c.Context, runF, followRun, &followOptions{IO: f.IO, File: file, Last: c.Int("last"), Stand: f.Standing(c.String("config"))})
+		},
 	}
+}
+
+// followOptions are walkie follow's.
+type followOptions struct {
+	IO    *IOStreams
+	File  string
+	Last  int // show only the last N entries already recorded; negative: all
+	Stand standingReader
 }
 
 // follower is one `walkie follow`: what it has shown so far.
 type follower struct {
+	stand   standingReader
 	file    string
 	dir     string
 	out     io.Writer
-	r       *renderer
-	disp    *display // nil off a terminal
-	shown   int      // the last sequence number printed
+	r       *term.Renderer
+	disp    *term.Display // nil off a terminal
+	shown   int           // the last sequence number printed
 	started map[string]bool
 }
 
-func runFollow(c *cli.Context) error {
-	file, err := recordArg(c)
-	if err != nil {
-		return err
-	}
+func followRun(ctx context.Context, o *followOptions) error {
+	file := o.File
 	d, err := walkie.Load(file)
 	if err != nil {
 		return err
 	}
-	w := c.App.Writer
-	pal := colorFor(c, w)
-	r := newRenderer(pal, termWidth(w, 80), time.Local)
-	f := &follower{file: file, dir: walkie.StateDir(file, d.Meta.ID), out: w, r: r, started: map[string]bool{}}
+	w := o.IO.Out
+	pal := o.IO.OutPalette()
+	r := term.NewRenderer(pal, o.IO.OutWidth(), time.Local)
+	f := &follower{stand: o.Stand, file: file, dir: walkie.StateDir(file, d.Meta.ID), out: w, r: r, started: map[string]bool{}}
 	// Watch before the first look, so that nothing recorded between the
 	// two goes unseen.
 	watcher, err := watchDebate(f.dir)
@@ -73,34 +88,34 @@ func runFollow(c *cli.Context) error {
 		return err
 	}
 	defer watcher.Close()
-	if isTerminal(w) {
-		f.disp = newDisplay(w, pal)
-		defer f.disp.stop()
+	if o.IO.IsStdoutTTY() {
+		f.disp = term.NewDisplay(w, pal)
+		defer f.disp.Stop()
 	}
-	v, err := viewOf(d)
+	at, err := f.stand.of(d)
 	if err != nil {
 		return err
 	}
-	f.print(r.header(v, d))
-	if n := c.Int("last"); n >= 0 && n < len(d.Entries) {
+	f.print(r.Header(&at, d))
+	if n := o.Last; n >= 0 && n < len(d.Entries) {
 		f.shown = d.Entries[len(d.Entries)-n-1].Marker.Seq
-		f.print(r.pal.dim(fmt.Sprintf("(%s before these: walkie show %s)", walkie.Count(len(d.Entries)-n, "entry", "entries"), file)))
+		f.print(r.Palette().Dim(fmt.Sprintf("(%s before these: walkie show %s)", walkie.Count(len(d.Entries)-n, "entry", "entries"), file)))
 	} else {
-		f.print("\n" + r.briefing(d))
+		f.print("\n" + r.Briefing(d))
 	}
-	ctx, stop := interruptible(c.Context, c.App.ErrWriter)
+	ctx, stop := interruptible(ctx, o.IO.ErrOut)
 	defer stop()
 	for {
-		sum, ended, err := f.look()
+		d, sum, ended, err := f.look()
 		if err != nil {
 			return err
 		}
 		if ended {
 			if f.disp != nil {
-				f.disp.stop()
+				f.disp.Stop()
 			}
 			fmt.Fprintln(w)
-			writeEnd(w, r, file, where(file), f.doc(), sum)
+			term.End(w, r, file, term.Where(file), d, sum)
 			return runResult(sum, false)
 		}
 		select {
@@ -132,14 +147,9 @@ func watchDebate(dir string) (*fsnotify.Watcher, error) {
 	return w, nil
 }
 
-func (f *follower) doc() *walkie.Doc {
-	d, _ := walkie.Load(f.file)
-	return d
-}
-
 func (f *follower) print(text string) {
 	if f.disp != nil {
-		f.disp.print(text)
+		f.disp.Print(text)
 		return
 	}
 	fmt.Fprint(f.out, text)
@@ -149,58 +159,63 @@ func (f *follower) print(text string) {
 }
 
 // look prints what is new: entries recorded since the last look, the
-// sessions running now, and whether the debate has ended.
-func (f *follower) look() (controller.Summary, bool, error) {
-	d, err := walkie.Load(f.file)
+// sessions running now, and whether the debate has ended; d is the
+// record as it read it, which the end's summary shows.
+func (f *follower) look() (d *walkie.Doc, sum controller.Summary, ended bool, err error) {
+	d, err = walkie.Load(f.file)
 	if err != nil {
-		return controller.Summary{}, false, err
+		return nil, sum, false, err
 	}
 	for i := range d.Entries {
 		if e := &d.Entries[i]; e.Marker.Seq > f.shown {
-			f.print("\n" + f.r.entry(d, e))
+			f.print("\n" + f.r.Entry(d, e))
 			f.shown = e.Marker.Seq
 		}
 	}
-	v, err := viewOf(d)
+	at, err := f.stand.of(d)
 	if err != nil {
-		return controller.Summary{}, false, err
+		return nil, sum, false, err
 	}
-	running := f.running(d, v)
-	sum := controller.Summary{Standing: controller.Standing{Status: v.Status, Reason: v.Reason, Turns: v.Turns, CostUSD: v.CostUSD}}
-	if v.Status != walkie.StatusOpen && len(running) == 0 {
-		return sum, true, nil
+	running := f.running(d, &at)
+	sum = controller.Summary{Standing: at}
+	if at.Status != walkie.StatusOpen && len(running) == 0 {
+		return d, sum, true, nil
 	}
 	idle := ""
-	if v.Whose != "" {
-		idle = fmt.Sprintf("waiting for turn %d · %s", v.NextTurn, v.Whose)
+	switch {
+	case at.Running != nil && at.Running.Interrupted:
+		idle = at.Waiting // nothing runs it: say so, and what goes on
+	case at.Whose != "":
+		idle = fmt.Sprintf("waiting for turn %d · %s", at.NextTurn, at.Whose)
 	}
 	if f.disp != nil {
-		f.disp.follow(running, idle)
-		return sum, false, nil
+		f.disp.Follow(running, idle)
+		return d, sum, false, nil
 	}
 	for _, s := range running {
 		key := fmt.Sprintf("%d/%s/%d", s.Turn, s.Agent, s.Attempt)
 		if !f.started[key] {
 			f.started[key] = true
-			fmt.Fprintln(f.out, startedLine(controller.Event{Turn: s.Turn, Round: s.Round, Agent: s.Agent, Attempt: s.Attempt}, f.r.pal)+" started")
+			fmt.Fprintln(f.out, term.StartedLine(controller.Event{Turn: s.Turn, Round: s.Round, Agent: s.Agent, Attempt: s.Attempt}, f.r.Palette())+" started")
 		}
 	}
-	return sum, false, nil
+	return d, sum, false, nil
 }
 
 // running is what runs now: the activity.json of the controller that runs
 // the debate (any form: auto, turn, serve, watch), or else the attempt
-// state.json names, without its activity.
-func (f *follower) running(d *walkie.Doc, v *debateView) []walkie.SessionActivity {
+// its standing names as running, without its activity. An interrupted
+// attempt runs nowhere.
+func (f *follower) running(d *walkie.Doc, at *controller.Standing) []walkie.SessionActivity {
 	if a, err := walkie.ReadActivity(f.dir); err == nil && a != nil {
 		return a.Sessions
 	}
-	if a := v.Running; a != nil && walkie.ProcessAlive(a.ControllerPID) {
+	if a := at.Running; a != nil && !a.Interrupted {
 		round := 0
 		if len(d.Meta.Participants) > 0 {
 			round = d.Meta.RoundOf(a.Turn)
 		}
-		return []walkie.SessionActivity{{Turn: a.Turn, Round: round, Agent: a.Agent, Attempt: a.Number, Started: a.Started}}
+		return []walkie.SessionActivity{{Turn: a.Turn, Round: round, Agent: a.Agent, Attempt: a.Attempt, Started: a.Started}}
 	}
 	return nil
 }

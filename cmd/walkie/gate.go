@@ -1,37 +1,48 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"regexp"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/walkie-sh/walkie/gitrepo"
-	"github.com/walkie-sh/walkie/walkie"
+	"github.com/walkie-sh/walkie/cmd/walkie/term"
+	mergegate "github.com/walkie-sh/walkie/controller/gate"
 )
 
 var gateSHARe = regexp.MustCompile(`^[0-9a-f]{7,64}$`)
 
-func gateCommand() *cli.Command {
+func gateCommand(f *Factory, runF func(context.Context, *gateOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "gate",
-		Usage:     "the merge gate: exit 0 only if the last verdict approves this commit and a person acknowledged it",
+		Usage:     "the merge gate: exit 0 only if a signed verdict approves this commit and a person acknowledged it",
 		ArgsUsage: "FILE",
-		Description: `Exits 0 only when the record verifies, its last verdict approves exactly
---ref SHA (every commit that verdict cites is SHA), and after that verdict a
-supervisor entry of type ack cites SHA too: a person read the verdict before
-the merge. Otherwise it exits 3 and says which of these is missing (4 when
-the record does not verify). In a record bound to a repository (repo:) the
-shas are compared as commits there, so an abbreviated sha in the record
-matches the full one CI gives; otherwise one must be the start of the other.
-Make it a required check of the merge (docs/ci.md, "The merge gate").
+		Description: `Exits 0 only when the record verifies, its last verdict (by a reviewer, not
+the builder) approves exactly --ref SHA, signed by an allowed signer (the
+controller that stamped it, with its WALKIE_SIGNING_KEY), and after it
+someone else acknowledged it for SHA: a supervisor entry of type ack signed
+by another allowed signer (walkie post --signing-key), or, with
+--github-pr, an approving GitHub review by a login the allowed signers list
+as github:LOGIN. The allowed signers are read from --base (the branch merged
+into), never from the pull request: an ssh-keygen allowed_signers file at
+--signers in the repository. Verdict and ack name the commit by its full id.
+Otherwise it exits 3 and says what is missing (4 when the record does not
+verify, 2 for bad flags). Make it a required check of the merge (docs/ci.md,
+"The merge gate"; who may say what: docs/review-threads.md).
 
 EXAMPLES:
-   walkie gate reviews/login.walkie.md --ref "$GITHUB_SHA"
-   walkie post reviews/login.walkie.md --supervisor --type ack --refs 3f2a9c1 --body-file - <<< "Read it."`,
+   walkie gate reviews/login.walkie.md --ref "$HEAD_SHA" --base "$BASE_SHA" --github-pr 42
+   walkie post reviews/login.walkie.md --supervisor --type ack --refs "$SHA" --signing-key ~/.ssh/id_ed25519 --body-file - <<< "Read it."`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "ref", Usage: "the commit to be merged (required)"},
+			&cli.StringFlag{Name: "base", Usage: "the revision merged into, whose allowed signers count (required)"},
+			&cli.StringFlag{Name: "signers", Value: mergegate.DefaultSigners, Usage: "the allowed-signers file at --base, from the repository's top"},
+			&cli.IntFlag{Name: "github-pr", Usage: "count an approving review of this pull request by a listed login as the ack (GITHUB_TOKEN, GITHUB_API_URL)"},
+			&cli.StringFlag{Name: "github-repo", EnvVars: []string{"GITHUB_REPOSITORY"}, Usage: "OWNER/NAME of the pull request's repository"},
 			&cli.BoolFlag{Name: "json", Usage: "print the finding as JSON"},
 		},
 		Action: func(c *cli.Context) error {
@@ -46,76 +57,65 @@ EXAMPLES:
 			if !gateSHARe.MatchString(sha) {
 				return withCode(exitBadInput, fmt.Errorf("--ref %q is not a commit's sha (7 to 64 lower-case hex digits)", sha))
 			}
-			d, err := loadVerified(file)
-			if err != nil {
-				return err
-			}
-			same, err := gateCompare(c, file, &d.Meta, sha)
-			if err != nil {
-				return err
-			}
-			g, err := d.MergeGate(sha, same)
-			if err != nil {
-				return err
-			}
-			if c.Bool("json") {
-				out := struct {
-					Open    bool   `json:"open"`
-					Ref     string `json:"ref"`
-					Why     string `json:"why"`
-					Verdict int    `json:"verdict_seq,omitempty"`
-					Ack     int    `json:"ack_seq,omitempty"`
-				}{Open: g.Open, Ref: sha, Why: g.Why}
-				if g.Verdict != nil {
-					out.Verdict = g.Verdict.Marker.Seq
+			o := &gateOptions{IO: f.IO, JSON: c.Bool("json"),
+				Gate: mergegate.Options{File: file, Ref: sha, Base: c.String("base"), Signers: c.String("signers")}}
+			if n := c.Int("github-pr"); n > 0 {
+				if c.String("github-repo") == "" {
+					return withCode(exitBadInput, errors.New("--github-pr needs --github-repo OWNER/NAME (or GITHUB_REPOSITORY)"))
 				}
-				if g.Ack != nil {
-					out.Ack = g.Ack.Marker.Seq
-				}
-				if err := json.NewEncoder(c.App.Writer).Encode(out); err != nil {
-					return err
-				}
+				o.Gate.GitHub = &mergegate.GitHub{API: os.Getenv("GITHUB_API_URL"), Repo: c.String("github-repo"), PR: n, Token: os.Getenv("GITHUB_TOKEN")}
 			}
-			if !g.Open {
-				return withCode(exitRefused, fmt.Errorf("gate shut for %s: %s", sha, g.Why))
-			}
-			if !c.Bool("json") {
-				fmt.Fprintf(c.App.Writer, "gate open for %s: %s\n", sha, g.Why)
-			}
-			return nil
+			return runWith(c.Context, runF, gateRun, o)
 		},
 	}
 }
 
-// gateCompare is how the gate tells two shas name one commit: through
-// the bound repository, else by their text.
-func gateCompare(c *cli.Context, file string, m *walkie.Meta, sha string) (walkie.SameCommit, error) {
-	if !m.Bound() {
-		return walkie.SamePrefix, nil
-	}
-	repo, err := gitrepo.Open(c.Context, m.RepoDir(file))
+// gateOptions are walkie gate's: the record, the commit to be merged, and
+// whose word counts.
+type gateOptions struct {
+	IO   *IOStreams
+	Gate mergegate.Options
+	JSON bool
+}
+
+func gateRun(ctx context.Context, o *gateOptions) error {
+	sha := o.Gate.Ref
+	d, err := loadVerified(o.Gate.File)
 	if err != nil {
-		return nil, withCode(exitBadInput, fmt.Errorf("%s is bound to repo: %s, which walkie cannot read: %w", file, m.Repo, err))
+		return err
 	}
-	full, err := repo.Commit(c.Context, sha)
+	g, err := mergegate.Check(ctx, d, o.Gate)
+	if errors.Is(err, mergegate.ErrBadInput) {
+		return withCode(exitBadInput, err)
+	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if full == "" {
-		return nil, withCode(exitRefused, fmt.Errorf("gate shut for %s: it names no commit in the repository the record is bound to (repo: %s)", sha, m.Repo))
+	if o.JSON {
+		out := struct {
+			Open      bool     `json:"open"`
+			Ref       string   `json:"ref"`
+			Why       string   `json:"why"`
+			Verdict   int      `json:"verdict_seq,omitempty"`
+			Ack       int      `json:"ack_seq,omitempty"`
+			VerdictBy []string `json:"verdict_by,omitempty"`
+			AckBy     []string `json:"ack_by,omitempty"`
+		}{Open: g.Open, Ref: sha, Why: g.Why, VerdictBy: g.VerdictBy, AckBy: g.AckBy}
+		if g.Verdict != nil {
+			out.Verdict = g.Verdict.Marker.Seq
+		}
+		if g.Ack != nil {
+			out.Ack = g.Ack.Marker.Seq
+		}
+		if err := json.NewEncoder(o.IO.Out).Encode(out); err != nil {
+			return err
+		}
 	}
-	// A commit of the record itself (git: commit) changes no code: the
-	// approved commit and one that only adds entries on top (or the other
-	// way round: a verdict citing the branch's head, which was such a
-	// commit) are the same to the gate, as to a verdict's freshness.
-	return func(refSHA, _ string) (bool, error) {
-		got, err := repo.Commit(c.Context, refSHA)
-		if err != nil || got == "" {
-			return false, err
-		}
-		if same, err := repo.Unchanged(c.Context, got, full); same || err != nil {
-			return same, err
-		}
-		return repo.Unchanged(c.Context, full, got)
-	}, nil
+	if !g.Open {
+		return withCode(exitRefused, fmt.Errorf("gate shut for %s: %s", sha, g.Why))
+	}
+	if !o.JSON {
+		fmt.Fprintf(o.IO.Out, "gate open for %s: %s\n", sha, term.Clean(g.Why))
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,11 +13,12 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/walkie-sh/walkie/cmd/walkie/term"
 	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
-func logCommand() *cli.Command {
+func logCommand(f *Factory, runF func(context.Context, *logOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "log",
 		Usage:     "show every turn attempt: agent, timing, outcome, exit, output, cost, model, CLI version",
@@ -39,32 +41,46 @@ EXAMPLES:
 			if err != nil {
 				return err
 			}
-			meta, err := walkie.ReadMeta(file)
-			if err != nil {
-				return err
-			}
-			recs, err := controller.ReadTurnLog(walkie.StateDir(file, meta.ID))
-			if err != nil {
-				return err
-			}
-			if c.Bool("json") {
-				enc := json.NewEncoder(c.App.Writer)
-				for _, r := range recs {
-					if err := enc.Encode(r); err != nil {
-						return err
-					}
-				}
-				return nil
-			}
-			if len(recs) == 0 {
-				fmt.Fprintf(c.App.Writer, "%s: no turn attempts yet\n", file)
-				return nil
-			}
-			writeLogTable(c.App.Writer, recs)
-			writeTranscripts(c.App.Writer, walkie.StateDir(file, meta.ID), recs)
-			return nil
+			return runWith(c.Context, runF, logRun, &logOptions{IO: f.IO, File: file, JSON: c.Bool("json")})
 		},
 	}
+}
+
+// logOptions are walkie log's.
+type logOptions struct {
+	IO   *IOStreams
+	File string
+	JSON bool
+}
+
+func logRun(_ context.Context, o *logOptions) error {
+	file, w := o.File, o.IO.Out
+	meta, err := walkie.ReadMeta(file)
+	if err != nil {
+		return err
+	}
+	recs, err := controller.ReadTurnLog(walkie.StateDir(file, meta.ID))
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		enc := json.NewEncoder(w)
+		for _, r := range recs {
+			if err := enc.Encode(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if len(recs) == 0 {
+		fmt.Fprintf(w, "%s: no turn attempts yet\n", file)
+		return nil
+	}
+	return writeClean(w, func(w io.Writer) error {
+		writeLogTable(w, recs)
+		writeTranscripts(w, walkie.StateDir(file, meta.ID), recs)
+		return nil
+	})
 }
 
 // writeTranscripts says where the attempts' transcripts are: the folder,
@@ -110,56 +126,11 @@ func writeLogTable(w io.Writer, recs []controller.TurnRecord) {
 			model += " (" + r.Effort + ")"
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", r.Turn, r.Agent, r.Attempt, r.Started.Local().Format("15:04:05"),
-			formatDuration(time.Duration(r.DurationMS)*time.Millisecond), outcome, exit, r.Bytes, costCell(r.Usage), model,
+			term.Duration(time.Duration(r.DurationMS)*time.Millisecond), outcome, exit, r.Bytes, term.CostCell(r.Usage), model,
 			orDash(walkie.Clip(r.CLIVersion, 24)), walkie.Clip(r.Detail, 60))
 	}
 	tw.Flush()
-	if t := totalCost(recs); t != "" {
+	if t := term.TotalCost(recs); t != "" {
 		fmt.Fprintln(w, t)
 	}
-}
-
-// costCell is an attempt's cost: "$0.0042" as the CLI reported it,
-// "~$0.0042" estimated from the pricing table, "~$0.0042+?" a figure the
-// CLI did not complete (ended before its final event), "?" unknown.
-func costCell(u *controller.Usage) string {
-	switch {
-	case !costKnown(u):
-		return "?"
-	case u.Partial:
-		return money(u.CostUSD, true) + "+?"
-	}
-	return money(u.CostUSD, u.CostSource != "reported")
-}
-
-func costKnown(u *controller.Usage) bool {
-	return u.Known()
-}
-
-// totalCost sums what the attempts cost and says how many of them could
-// not tell (their agent reports no usage, or ended before it did): a
-// total that leaves some out must not read as the whole.
-func totalCost(recs []controller.TurnRecord) string {
-	total, estimated, known, unknown := 0.0, false, 0, 0
-	for _, r := range recs {
-		usd, complete := r.Usage.Cost()
-		if !complete {
-			unknown++
-		}
-		if !costKnown(r.Usage) {
-			continue
-		}
-		total += usd
-		estimated = estimated || r.Usage.CostSource != "reported"
-		known++
-	}
-	switch {
-	case known == 0 && unknown == 0:
-		return ""
-	case known == 0:
-		return fmt.Sprintf("total cost unknown: none of the %s told its cost", walkie.Count(unknown, "attempt", "attempts"))
-	case unknown > 0:
-		return fmt.Sprintf("total cost %s, not counting %s whose cost is unknown", money(total, estimated), walkie.Count(unknown, "attempt", "attempts"))
-	}
-	return "total cost " + money(total, estimated)
 }

@@ -1,5 +1,11 @@
 // Command walkie runs structured debates and reviews between AI coding
 // agents through a shared, tamper-evident markdown file.
+//
+// Each command is built as gh builds its own: an options struct, a
+// constructor that declares the flags and fills the options from them,
+// and a run function that takes the options and no *cli.Context, so a
+// test can parse real arguments into the options, or call run with a fake
+// Factory (factory.go). Exit codes are decided here, in one place.
 package main
 
 import (
@@ -10,11 +16,13 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/walkie-sh/walkie/cmd/walkie/term"
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
-// Exit codes, documented in `walkie --help` and docs/cli.md.
+// Exit codes, documented in `walkie --help` and docs/controller.md ("Exit
+// codes").
 const (
 	exitOK         = 0
 	exitError      = 1  // anything unexpected (I/O, a bug)
@@ -57,7 +65,7 @@ const exitCodesHelp = `EXIT CODES:
    22  review: an agent cannot run here (CLI missing, not logged in, blocked)
    130 interrupted (SIGINT)`
 
-// exitError carries an exit code up to main, the one place that exits.
+// codedError carries an exit code up to main, the one place that exits.
 type codedError struct {
 	code int
 	err  error
@@ -110,15 +118,17 @@ func main() {
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	app := newApp(stdin, stdout, stderr)
+	app := newApp(newFactory(stdin, stdout, stderr))
 	err := app.Run(interspersed(app, args))
 	if err != nil {
-		fmt.Fprintln(stderr, "walkie:", err)
+		// An error may quote a reason, a note or an agent's detail.
+		fmt.Fprintln(stderr, "walkie:", term.Clean(err.Error()))
 	}
 	return exitCode(err)
 }
 
-func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
+// newApp is walkie's command line, every command built with f.
+func newApp(f *Factory) *cli.App {
 	app := &cli.App{
 		Name:  "walkie",
 		Usage: "make AI coding agents debate and review each other's work, one turn at a time",
@@ -128,9 +138,9 @@ pseudo-terminal; the agent reads the file, appends exactly one turn and is
 ended; walkie checks the turn, stamps it into a tamper-evident chain, and
 starts the next agent, until every participant signs off, a cap is hit or
 a person halts it. See docs/ for the file format and configuration.`,
-		Reader:                 stdin,
-		Writer:                 stdout,
-		ErrWriter:              stderr,
+		Reader:                 f.IO.In,
+		Writer:                 f.IO.Out,
+		ErrWriter:              f.IO.ErrOut,
 		CustomAppHelpTemplate:  cli.AppHelpTemplate + "\n" + exitCodesHelp + "\n",
 		UseShortOptionHandling: true,
 		// Exit codes are decided in one place (run); urfave must not exit.
@@ -142,14 +152,18 @@ a person halts it. See docs/ for the file format and configuration.`,
 			colorFlag(),
 			&cli.BoolFlag{Name: "version", Aliases: []string{"v"}, Usage: "print the version, commit and Go version, and exit"},
 		},
-		Before: checkColor,
+		Before: func(c *cli.Context) error {
+			f.IO.Color = c.String("color")
+			return checkColor(f.IO.Color)
+		},
 		Action: rootAction,
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
 			return withCode(exitBadInput, fmt.Errorf("%w; see `walkie --help`", err))
 		},
-		Commands: commands(),
+		Commands: commands(f),
 	}
 	usageErrorsAreBadInput(app.Commands)
+	guardPersonOnly(app.Commands, "")
 	return app
 }
 
@@ -166,13 +180,13 @@ func rootAction(c *cli.Context) error {
 }
 
 // commands lists every command, in the order --help shows them.
-func commands() []*cli.Command {
+func commands(f *Factory) []*cli.Command {
 	return []*cli.Command{
-		newCommand(), initCommand(), briefCommand(), phaseCommand(), postCommand(), readCommand(), statusCommand(), showCommand(), followCommand(), verifyCommand(),
-		threadCommand(), gateCommand(),
-		haltCommand(), resumeCommand(), extendCommand(), repairCommand(),
-		autoCommand(), turnCommand(), trialsCommand(), logCommand(), reportCommand(), doctorCommand(),
-		serveCommand(), workerCommand(), watchCommand(), notifyCommand(), reviewCommand(), skillCommand(), versionCommand(),
+		newCommand(f, nil), initCommand(f, nil), briefCommand(f), phaseCommand(f), postCommand(f, nil), readCommand(f, nil), statusCommand(f, nil), showCommand(f, nil), followCommand(f, nil), verifyCommand(f, nil),
+		threadCommand(f, nil), gateCommand(f, nil),
+		haltCommand(f, nil), resumeCommand(f, nil), extendCommand(f, nil), repairCommand(f, nil),
+		autoCommand(f, nil), turnCommand(f, nil), trialsCommand(f, nil), logCommand(f, nil), reportCommand(f, nil), doctorCommand(f, nil),
+		serveCommand(f, nil), workerCommand(f, nil), watchCommand(f, nil), notifyCommand(f, nil), reviewCommand(f, nil), skillCommand(f), versionCommand(f, nil),
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -13,16 +14,17 @@ import (
 	"unicode"
 
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
+	"go.uber.org/zap"
 
 	"github.com/walkie-sh/walkie/briefing"
+	"github.com/walkie-sh/walkie/cmd/walkie/term"
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller/distill"
 	"github.com/walkie-sh/walkie/session/activity"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
-func newCommand() *cli.Command {
+func newCommand(f *Factory, runF func(context.Context, *newOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "new",
 		Usage:     "start a debate in one go: create the file, draft the briefing, approve it, run the debate",
@@ -66,44 +68,72 @@ EXAMPLES:
 			&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "auto (live lines on a terminal, one progress line per event elsewhere), console or json (log lines)"},
 			verboseFlag(),
 		),
-		Action: runNew,
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 || strings.TrimSpace(c.Args().First()) == "" {
+				return withCode(exitBadInput, fmt.Errorf(`new needs the question, quoted, as its one argument (got %d arguments); see `+"`walkie new --help`", c.NArg()))
+			}
+			opts := &newOptions{IO: f.IO, Config: f.Config, Logger: f.Logger, Registry: f.Registry,
+				Question: strings.TrimSpace(c.Args().First()), File: c.String("file"),
+				From: c.String("from"), FromSet: c.IsSet("from"), Briefing: c.String("briefing"), BriefingSet: c.IsSet("briefing"),
+				Distiller: c.String("distiller"), Yes: c.Bool("yes"), ConfigPath: c.String("config"), JSON: c.Bool("json"),
+				LogFormat: c.String("log-format"), Verbose: c.Bool("verbose")}
+			var err error
+			if opts.Init, err = debateInit(c); err != nil {
+				return err
+			}
+			return runWith(c.Context, runF, newRun, opts)
+		},
 	}
 }
 
-func runNew(c *cli.Context) error {
-	if c.NArg() != 1 || strings.TrimSpace(c.Args().First()) == "" {
-		return withCode(exitBadInput, fmt.Errorf(`new needs the question, quoted, as its one argument (got %d arguments); see `+"`walkie new --help`", c.NArg()))
+// newOptions are walkie new's: the question, the debate to create, and
+// where its briefing comes from.
+type newOptions struct {
+	IO       *IOStreams
+	Config   func(path string) (*config.Config, error)
+	Logger   func(format string, verbose bool) (*zap.Logger, error)
+	Registry func(log *zap.Logger) string
+
+	Question    string
+	Init        walkie.InitOptions
+	File        string // "": named after the question
+	From        string // the conversation to distill
+	FromSet     bool
+	Briefing    string // the briefing itself: a file, or - for standard input
+	BriefingSet bool
+	Distiller   string // "": the first participant's agent
+	Yes         bool
+	ConfigPath  string
+	JSON        bool
+	LogFormat   string
+	Verbose     bool
+}
+
+func newRun(ctx context.Context, opts *newOptions) error {
+	question, o := opts.Question, opts.Init
+	// Settle everything that can refuse before anything is created or an
+	// agent is paid to draft.
+	if !opts.IO.CanPrompt() && !opts.Yes {
+		return withCode(exitBadInput, errors.New("standard input is not a terminal, so nobody can approve the briefing: pass --yes to approve it as drafted, or run walkie init, walkie brief distill, walkie brief approve and walkie auto one by one"))
 	}
-	question := strings.TrimSpace(c.Args().First())
-	o, err := initOptions(c)
+	if opts.FromSet && opts.BriefingSet {
+		return withCode(exitBadInput, errors.New("give --from (a conversation to distill) or --briefing (the text itself), not both"))
+	}
+	cfg, err := opts.Config(opts.ConfigPath)
 	if err != nil {
 		return err
 	}
-	// Settle everything that can refuse before anything is created or an
-	// agent is paid to draft.
-	in, interactive := c.App.Reader.(*os.File)
-	interactive = interactive && term.IsTerminal(int(in.Fd()))
-	if !interactive && !c.Bool("yes") {
-		return withCode(exitBadInput, errors.New("standard input is not a terminal, so nobody can approve the briefing: pass --yes to approve it as drafted, or run walkie init, walkie brief distill, walkie brief approve and walkie auto one by one"))
-	}
-	if c.IsSet("from") && c.IsSet("briefing") {
-		return withCode(exitBadInput, errors.New("give --from (a conversation to distill) or --briefing (the text itself), not both"))
-	}
-	cfg, err := config.Load(c.String("config"))
-	if err != nil {
-		return withCode(exitBadInput, err)
-	}
 	var given []byte
-	if p := c.String("briefing"); p != "" {
-		if given, err = readBriefing(c.App.Reader, p); err != nil {
+	if p := opts.Briefing; p != "" {
+		if given, err = readBriefing(opts.IO.In, p); err != nil {
 			return err
 		}
 	}
-	chat, err := newChat(question, c.String("from"))
+	chat, err := newChat(question, opts.From)
 	if err != nil {
 		return withCode(exitBadInput, err)
 	}
-	file := c.String("file")
+	file := opts.File
 	if file == "" {
 		file = freeName(".", slug(question))
 	}
@@ -114,23 +144,33 @@ func runNew(c *cli.Context) error {
 	if err := walkie.Init(file, o); err != nil {
 		return err
 	}
-	w := c.App.Writer
+	w := opts.IO.Out
 	fmt.Fprintln(w, created(file, o))
 	if given == nil {
-		if err := newDistill(c, cfg, file, chat); err != nil {
+		if err := newDistill(ctx, opts, cfg, file, chat); err != nil {
 			return fmt.Errorf("%w\nthe file stays: walkie brief distill %s --from CHAT tries again, walkie brief edit %s writes it yourself", err, file, file)
 		}
 	}
-	if !c.Bool("yes") {
-		ok, err := askApproval(bufio.NewReader(in), w, file)
+	if !opts.Yes {
+		ok, err := askApproval(bufio.NewReader(opts.IO.In), w, file)
 		if err != nil || !ok {
 			return err
 		}
 	}
-	if err := approveShown(c, file); err != nil {
+	if err := approveShown(opts.IO, file); err != nil {
 		return err
 	}
-	return runDebate(c, file, cfg, nil, false)
+	return runDebate(ctx, opts.debate(file), nil, cfg, nil)
+}
+
+// debate is how walkie new runs the debate in file once its briefing is
+// approved: as walkie auto would, with no --max-rounds (new's made the
+// file) and nothing left to --approve. new has no notify flags: its
+// queued notifications get auto's default time to go out.
+func (opts *newOptions) debate(file string) *runOptions {
+	return &runOptions{IO: opts.IO, Config: opts.Config, Logger: opts.Logger, Registry: opts.Registry,
+		File: file, ConfigPath: opts.ConfigPath, By: "walkie new", JSON: opts.JSON, LogFormat: opts.LogFormat, Verbose: opts.Verbose,
+		Notify: notifyOptions{Timeout: defaultNotifyTimeout}}
 }
 
 // newChat is what the distilling agent reads: the question, then the
@@ -152,7 +192,7 @@ func newChat(question, from string) (string, error) {
 }
 
 // newDistill drafts the briefing with controller.Distill and shows it.
-func newDistill(c *cli.Context, cfg *config.Config, file, chat string) error {
+func newDistill(ctx context.Context, o *newOptions, cfg *config.Config, file, chat string) error {
 	tmp, err := os.CreateTemp("", "walkie-new-chat-*.txt")
 	if err != nil {
 		return err
@@ -165,7 +205,7 @@ func newDistill(c *cli.Context, cfg *config.Config, file, chat string) error {
 	if err != nil {
 		return err
 	}
-	out, err := newRunOutput(c)
+	out, err := newRunOutput(o.IO, o.Logger, o.LogFormat, o.Verbose)
 	if err != nil {
 		return err
 	}
@@ -174,13 +214,13 @@ func newDistill(c *cli.Context, cfg *config.Config, file, chat string) error {
 	if err != nil {
 		return err
 	}
-	name := cmp.Or(c.String("distiller"), meta.Participants[0])
+	name := cmp.Or(o.Distiller, meta.Participants[0])
 	opts := distill.Options{File: file, Chat: tmp.Name(), Agent: name, Config: cfg, Log: out.log}
-	stderr := c.App.ErrWriter
+	stderr := o.IO.ErrOut
 	if out.disp != nil {
 		// The live line says what the distilling agent does, read from
 		// its output as a turn's is.
-		show, done := out.disp.task("drafting the briefing · " + out.disp.pal.bold(name))
+		show, done := out.disp.Task("drafting the briefing · " + out.disp.Palette().Bold(term.Clean(name)))
 		defer done()
 		kind := ""
 		if a, err := cfg.Agent(name); err == nil {
@@ -195,7 +235,7 @@ func newDistill(c *cli.Context, cfg *config.Config, file, chat string) error {
 	} else {
 		fmt.Fprintf(stderr, "drafting the briefing with %s\n", name)
 	}
-	ctx, stop := interruptible(c.Context, stderr)
+	ctx, stop := interruptible(ctx, stderr)
 	defer stop()
 	res, err := runDistill(ctx, opts)
 	out.stop()
@@ -244,7 +284,7 @@ func askApproval(in *bufio.Reader, w io.Writer, file string) (bool, error) {
 
 // showBriefing prints a briefing with its length and what it lacks.
 func showBriefing(w io.Writer, file string, text []byte) {
-	fmt.Fprintf(w, "\n# Briefing of %s\n\n%s\n", file, bytes.TrimSpace(text))
+	fmt.Fprintf(w, "\n# Briefing of %s\n\n%s\n", file, term.Clean(string(bytes.TrimSpace(text))))
 	rep := briefing.Check(text)
 	fmt.Fprintf(w, "\n— %d words (aim %d-%d)\n", rep.Words, briefing.MinWords, briefing.MaxWords)
 	for _, p := range rep.Problems() {
@@ -268,22 +308,17 @@ func editBriefing(w io.Writer, file string, text []byte) error {
 }
 
 // approveShown pins the briefing now in file, as brief approve --yes.
-func approveShown(c *cli.Context, file string) error {
+func approveShown(streams *IOStreams, file string) error {
 	d, err := walkie.Load(file)
 	if err != nil {
 		return err
 	}
-	if briefing.IsPlaceholder(d.Briefing) {
-		return withCode(exitBadInput, fmt.Errorf("%s: the briefing is still the bare template: write it (walkie brief edit %s), then walkie brief approve %s", file, file, file))
-	}
-	pinned, err := walkie.Approve(file)
+	a, err := approveBriefing(streams, file, d.Briefing,
+		withCode(exitBadInput, fmt.Errorf("%s: the briefing is still the bare template: write it (walkie brief edit %s), then walkie brief approve %s", file, file, file)))
 	if err != nil {
 		return err
 	}
-	if err := briefing.WriteApproved(walkie.StateDir(file, d.Meta.ID), d.Briefing); err != nil {
-		fmt.Fprintf(c.App.ErrWriter, "walkie: warning: approved, but the copy for later diffs was not kept: %v\n", err)
-	}
-	fmt.Fprintf(c.App.Writer, "%s: briefing approved, briefing_sha256 %s\n", file, pinned[:12])
+	fmt.Fprintf(streams.Out, "%s: briefing approved, briefing_sha256 %s\n", file, a.Hash[:12])
 	return nil
 }
 

@@ -16,28 +16,43 @@ import (
 	"github.com/walkie-sh/walkie/walkie"
 )
 
+// defaultNotifyTimeout is how long, at exit, queued notifications may
+// take to go out, unless --notify-timeout says otherwise.
+const defaultNotifyTimeout = 30 * time.Second
+
 // notifyFlags are the flags of every one-shot form that notifies (auto,
 // turn, watch).
 func notifyFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.BoolFlag{Name: "no-notify", Usage: "send nothing to the config's notify sinks for this run"},
-		&cli.DurationFlag{Name: "notify-timeout", Value: 30 * time.Second, Usage: "at exit, how long queued notifications may take to go out (what is left is reported)"},
+		&cli.DurationFlag{Name: "notify-timeout", Value: defaultNotifyTimeout, Usage: "at exit, how long queued notifications may take to go out (what is left is reported)"},
 	}
+}
+
+// notifyOptions are what notifyFlags say.
+type notifyOptions struct {
+	Off     bool          // --no-notify
+	Timeout time.Duration // --notify-timeout
+}
+
+// notifyFlagValues reads notifyFlags.
+func notifyFlagValues(c *cli.Context) notifyOptions {
+	return notifyOptions{Off: c.Bool("no-notify"), Timeout: c.Duration("notify-timeout")}
 }
 
 // startNotifier builds the config's sinks for a one-shot run; stop drains
 // the queue before the process exits, bounded by --notify-timeout, and
 // says on stderr what could not be delivered in time. With --no-notify,
 // or no sink configured, it is a notifier that drops everything.
-func startNotifier(c *cli.Context, cfg *config.Config, log *zap.Logger) (n *notify.Notifier, stop func(), err error) {
-	if c.Bool("no-notify") {
+func startNotifier(streams *IOStreams, o notifyOptions, cfg *config.Config, log *zap.Logger) (n *notify.Notifier, stop func(), err error) {
+	if o.Off {
 		return nil, func() {}, nil
 	}
 	n, err = notify.New(cfg.Notify, notify.Options{Log: log.Named("notify")})
 	if err != nil {
 		return nil, nil, withCode(exitBadInput, fmt.Errorf("%w (or run with --no-notify)", err))
 	}
-	return n, func() { drain(n, c.Duration("notify-timeout"), c.App.ErrWriter, log) }, nil
+	return n, func() { drain(n, o.Timeout, streams.ErrOut, log) }, nil
 }
 
 func drain(n *notify.Notifier, timeout time.Duration, stderr io.Writer, log *zap.Logger) {
@@ -50,10 +65,10 @@ func drain(n *notify.Notifier, timeout time.Duration, stderr io.Writer, log *zap
 }
 
 // notifyObserver sends a run's events to n and, when the debate (walkie
-// notify --copy) or the config asks for it, a copy of each new entry to
-// the supervisor: the same notifier, events and copies as walkie serve
-// and walkie watch send.
-func notifyObserver(file string, n *notify.Notifier) func(controller.Event) {
+// notify --copy, in its state directory dir) or the config asks for it, a
+// copy of each new entry to the supervisor: the same notifier, events and
+// copies as walkie serve and walkie watch send.
+func notifyObserver(file, dir string, n *notify.Notifier) func(controller.Event) {
 	send := notify.Observer(n)
 	return func(e controller.Event) {
 		send(e)
@@ -62,14 +77,14 @@ func notifyObserver(file string, n *notify.Notifier) func(controller.Event) {
 			// A look after each step: the agent's turn, or a person's
 			// post that woke a waiting run. CopyEntries sends each entry
 			// once, whoever looks.
-			if n.Enabled() && notify.CopyWanted(file, n.CopySupervisor()) {
+			if n.Enabled() && notify.CopyWantedIn(dir, n.CopySupervisor()) {
 				_, _ = notify.CopyEntries(file, send)
 			}
 		}
 	}
 }
 
-func notifyCommand() *cli.Command {
+func notifyCommand(f *Factory, runF func(context.Context, *notifyCmdOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "notify",
 		Usage:     "switch the supervisor's copy of every entry on or off for one debate",
@@ -94,26 +109,38 @@ EXAMPLES:
 			if err != nil {
 				return err
 			}
-			var set *bool
-			switch v := c.String("copy"); v {
+			opts := &notifyCmdOptions{IO: f.IO, File: file, Copy: c.String("copy")}
+			switch opts.Copy {
 			case "on", "off":
-				b := v == "on"
-				set = &b
+				b := opts.Copy == "on"
+				opts.Set = &b
 			case "default":
 			case "":
 				return withCode(exitBadInput, errors.New("notify needs --copy on, off or default; see `walkie notify --help`"))
 			default:
-				return withCode(exitBadInput, fmt.Errorf("--copy %q: use on, off or default", v))
+				return withCode(exitBadInput, fmt.Errorf("--copy %q: use on, off or default", opts.Copy))
 			}
-			_, _, err = walkie.UpdateState(file, walkie.OpCopy, func(_ *walkie.Meta, _ walkie.Progress, s *walkie.State) error {
-				s.CopySupervisor = set
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(c.App.Writer, "%s: supervisor copies %s\n", file, map[string]string{"on": "on", "off": "off", "default": "follow the config"}[c.String("copy")])
-			return nil
+			return runWith(c.Context, runF, notifyRun, opts)
 		},
 	}
+}
+
+// notifyCmdOptions are walkie notify's: the debate, and its copy switch.
+type notifyCmdOptions struct {
+	IO   *IOStreams
+	File string
+	Copy string // on, off or default, as given
+	Set  *bool  // what it sets: nil follows the config
+}
+
+func notifyRun(_ context.Context, o *notifyCmdOptions) error {
+	_, _, err := walkie.UpdateState(o.File, walkie.OpCopy, func(_ *walkie.Meta, _ walkie.Progress, s *walkie.State) error {
+		s.CopySupervisor = o.Set
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.IO.Out, "%s: supervisor copies %s\n", o.File, map[string]string{"on": "on", "off": "off", "default": "follow the config"}[o.Copy])
+	return nil
 }

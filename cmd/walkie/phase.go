@@ -2,21 +2,22 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
 
+	"github.com/walkie-sh/walkie/cmd/walkie/term"
 	"github.com/walkie-sh/walkie/controller/roundtable"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
-func phaseCommand() *cli.Command {
+func phaseCommand(f *Factory) *cli.Command {
 	return &cli.Command{
 		Name:  "phase",
 		Usage: "show, approve or redo a round table's research and plan phases",
@@ -35,11 +36,21 @@ EXAMPLES:
    walkie phase show eval.walkie.md plan > spec.md
    walkie phase approve eval.walkie.md research
    walkie phase redo eval.walkie.md plan`,
-		Subcommands: []*cli.Command{phaseShowCommand(), phaseApproveCommand(), phaseRedoCommand()},
+		Subcommands: []*cli.Command{phaseShowCommand(f, nil), phaseApproveCommand(f, nil), phaseRedoCommand(f, nil)},
 	}
 }
 
-// phaseArgs reads FILE and, when want is set, KIND.
+// phaseOptions are walkie phase show's, approve's and redo's: the round
+// table and the phase.
+type phaseOptions struct {
+	IO   *IOStreams
+	File string
+	Kind string // "": every phase (phase show)
+	JSON bool   // phase show
+	Yes  bool   // phase approve: without asking
+}
+
+// phaseArgs reads FILE and, when kindRequired, KIND.
 func phaseArgs(c *cli.Context, kindRequired bool) (file, kind string, err error) {
 	n := c.NArg()
 	if n < 1 || n > 2 || kindRequired && n != 2 {
@@ -50,6 +61,16 @@ func phaseArgs(c *cli.Context, kindRequired bool) (file, kind string, err error)
 		return "", "", withCode(exitBadInput, fmt.Errorf("phase %s takes %s (got %d arguments); see `walkie phase %s --help`", c.Command.Name, usage, n, c.Command.Name))
 	}
 	return c.Args().Get(0), c.Args().Get(1), nil
+}
+
+// phaseOf is the phase of kind in the round table in file, or a
+// bad-input error that lists its phases.
+func phaseOf(file, kind string) (roundtable.PhaseBrief, error) {
+	phases, err := roundtable.ListPhases(file)
+	if err != nil {
+		return roundtable.PhaseBrief{}, err
+	}
+	return findPhase(file, phases, kind)
 }
 
 // findPhase returns the phase of kind among phases, or a bad-input error
@@ -68,7 +89,7 @@ func findPhase(file string, phases []roundtable.PhaseBrief, kind string) (roundt
 	return roundtable.PhaseBrief{}, withCode(exitBadInput, fmt.Errorf("%s has no %q phase; its phases: %s", file, kind, strings.Join(kinds, ", ")))
 }
 
-func phaseShowCommand() *cli.Command {
+func phaseShowCommand(f *Factory, runF func(context.Context, *phaseOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "show",
 		Usage:     "list the phases, or print one phase's file",
@@ -82,48 +103,55 @@ prints the phase's file on standard output and its state on standard error.`,
 			if err != nil {
 				return err
 			}
-			phases, err := roundtable.ListPhases(file)
-			if err != nil {
-				return err
-			}
-			w := c.App.Writer
-			if kind == "" {
-				if c.Bool("json") {
-					enc := json.NewEncoder(w)
-					enc.SetIndent("", "  ")
-					return enc.Encode(nonNilPhases(phases))
-				}
-				if len(phases) == 0 {
-					fmt.Fprintf(w, "%s declares no phases\n", file)
-					return nil
-				}
-				fmt.Fprintf(w, "| phase | agent | state | attempts | time | cost | sha256 |\n|---|---|---|---|---|---|---|\n")
-				for _, p := range phases {
-					fmt.Fprintf(w, "| %s | %s | %s | %d | %s | %s | %s |\n", p.Phase, p.Agent, phaseState(p), p.Attempts, ms(p.DurationMS), money(p.CostUSD, false), orDash(shortHash(p.SHA256)))
-				}
-				return nil
-			}
-			p, err := findPhase(file, phases, kind)
-			if err != nil {
-				return err
-			}
-			if c.Bool("json") {
-				enc := json.NewEncoder(w)
-				enc.SetIndent("", "  ")
-				return enc.Encode(p)
-			}
-			if p.Output == "" {
-				return withCode(exitRefused, fmt.Errorf("the %s phase of %s has no file yet (%s)", kind, file, phaseState(p)))
-			}
-			text, err := os.ReadFile(p.Output)
-			if err != nil {
-				return err
-			}
-			fmt.Fprint(w, string(text))
-			fmt.Fprintf(c.App.ErrWriter, "— the %s phase by %s: %s, %d words, %s\n", kind, p.Agent, phaseState(p), len(strings.Fields(string(text))), p.Output)
-			return nil
+			return runWith(c.Context, runF, phaseShowRun, &phaseOptions{IO: f.IO, File: file, Kind: kind, JSON: c.Bool("json")})
 		},
 	}
+}
+
+func phaseShowRun(_ context.Context, o *phaseOptions) error {
+	file, kind, w := o.File, o.Kind, o.IO.Out
+	phases, err := roundtable.ListPhases(file)
+	if err != nil {
+		return err
+	}
+	if kind == "" {
+		if o.JSON {
+			return writeJSON(w, nonNilPhases(phases))
+		}
+		if len(phases) == 0 {
+			fmt.Fprintf(w, "%s declares no phases\n", file)
+			return nil
+		}
+		return writeClean(w, func(w io.Writer) error {
+			fmt.Fprintf(w, "| phase | agent | state | attempts | time | cost | sha256 |\n|---|---|---|---|---|---|---|\n")
+			for _, p := range phases {
+				fmt.Fprintf(w, "| %s | %s | %s | %d | %s | %s | %s |\n", p.Phase, p.Agent, phaseState(p), p.Attempts, ms(p.DurationMS), term.Money(p.CostUSD, false), orDash(shortHash(p.SHA256)))
+			}
+			return nil
+		})
+	}
+	p, err := findPhase(file, phases, kind)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		return writeJSON(w, p)
+	}
+	if p.Output == "" {
+		return withCode(exitRefused, fmt.Errorf("the %s phase of %s has no file yet (%s)", kind, file, phaseState(p)))
+	}
+	text, err := os.ReadFile(p.Output)
+	if err != nil {
+		return err
+	}
+	// An agent wrote the file: on a terminal it is shown cleaned, into a
+	// pipe or a file it goes as it is.
+	if o.IO.IsStdoutTTY() {
+		text = []byte(term.Clean(string(text)))
+	}
+	fmt.Fprint(w, string(text))
+	fmt.Fprintf(o.IO.ErrOut, "— the %s phase by %s: %s, %d words, %s\n", kind, p.Agent, term.Clean(phaseState(p)), len(strings.Fields(string(text))), p.Output)
+	return nil
 }
 
 // phaseState says a phase's state in words, with what to do about it.
@@ -151,7 +179,7 @@ func nonNilPhases(p []roundtable.PhaseBrief) []roundtable.PhaseBrief {
 	return p
 }
 
-func phaseApproveCommand() *cli.Command {
+func phaseApproveCommand(f *Factory, runF func(context.Context, *phaseOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "approve",
 		Usage:     "show a phase's file and pin its sha256 into the record",
@@ -171,53 +199,52 @@ EXAMPLES:
 			if err != nil {
 				return err
 			}
-			phases, err := roundtable.ListPhases(file)
-			if err != nil {
-				return err
-			}
-			p, err := findPhase(file, phases, kind)
-			if err != nil {
-				return err
-			}
-			switch p.State {
-			case roundtable.PhaseApproved:
-				fmt.Fprintf(c.App.Writer, "%s: the %s phase is already approved (sha256 %s)\n", file, kind, shortHash(p.SHA256))
-				return nil
-			case roundtable.PhaseNotRun, roundtable.PhaseFailed:
-				return withCode(exitRefused, fmt.Errorf("the %s phase of %s has no file to approve (%s): run walkie auto %s", kind, file, phaseState(p), file))
-			}
-			shown, err := os.ReadFile(p.Output)
-			if err != nil {
-				return err
-			}
-			w := c.App.Writer
-			fmt.Fprintf(w, "# The %s phase of %s, by %s\n\n%s\n— %d words, %s\n", kind, file, p.Agent, bytes.TrimRight(shown, "\n"), len(strings.Fields(string(shown))), p.Output)
-			if !c.Bool("yes") {
-				in, ok := c.App.Reader.(*os.File)
-				if !ok || !term.IsTerminal(int(in.Fd())) {
-					return withCode(exitBadInput, errors.New("not approved: standard input is not a terminal, so nobody can confirm; pass --yes to approve without the question"))
-				}
-				if !confirm(in, w, fmt.Sprintf("\nApprove the %s phase's file? [y/N] ", kind)) {
-					return withCode(exitError, errors.New("not approved; nothing changed"))
-				}
-			}
-			if now, err := os.ReadFile(p.Output); err != nil || !bytes.Equal(now, shown) {
-				return withCode(exitRefused, fmt.Errorf("%s changed while it was shown: run walkie phase approve again", p.Output))
-			}
-			hash, err := roundtable.ApprovePhase(file, kind, roundtable.ApprovedByPerson)
-			switch {
-			case errors.Is(err, roundtable.ErrPhaseApproved), errors.Is(err, roundtable.ErrPhaseNotWritten):
-				return withCode(exitRefused, err)
-			case err != nil:
-				return err
-			}
-			fmt.Fprintf(w, "%s: the %s phase is approved, sha256 %s; walkie auto %s goes on\n", file, kind, hash, file)
-			return nil
+			return runWith(c.Context, runF, phaseApproveRun, &phaseOptions{IO: f.IO, File: file, Kind: kind, Yes: c.Bool("yes")})
 		},
 	}
 }
 
-func phaseRedoCommand() *cli.Command {
+func phaseApproveRun(_ context.Context, o *phaseOptions) error {
+	file, kind, w := o.File, o.Kind, o.IO.Out
+	p, err := phaseOf(file, kind)
+	if err != nil {
+		return err
+	}
+	switch p.State {
+	case roundtable.PhaseApproved:
+		fmt.Fprintf(w, "%s: the %s phase is already approved (sha256 %s)\n", file, kind, shortHash(p.SHA256))
+		return nil
+	case roundtable.PhaseNotRun, roundtable.PhaseFailed:
+		return withCode(exitRefused, fmt.Errorf("the %s phase of %s has no file to approve (%s): run walkie auto %s", kind, file, phaseState(p), file))
+	}
+	shown, err := os.ReadFile(p.Output)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "# The %s phase of %s, by %s\n\n%s\n— %d words, %s\n", kind, file, p.Agent, bytes.TrimRight(shown, "\n"), len(strings.Fields(string(shown))), p.Output)
+	if !o.Yes {
+		if !o.IO.CanPrompt() {
+			return withCode(exitBadInput, errors.New("not approved: standard input is not a terminal, so nobody can confirm; pass --yes to approve without the question"))
+		}
+		if !o.IO.Confirm(fmt.Sprintf("\nApprove the %s phase's file? [y/N] ", kind)) {
+			return withCode(exitError, errors.New("not approved; nothing changed"))
+		}
+	}
+	if now, err := os.ReadFile(p.Output); err != nil || !bytes.Equal(now, shown) {
+		return withCode(exitRefused, fmt.Errorf("%s changed while it was shown: run walkie phase approve again", p.Output))
+	}
+	hash, err := roundtable.ApprovePhase(file, kind, roundtable.ApprovedByPerson)
+	switch {
+	case errors.Is(err, roundtable.ErrPhaseApproved), errors.Is(err, roundtable.ErrPhaseNotWritten):
+		return withCode(exitRefused, err)
+	case err != nil:
+		return err
+	}
+	fmt.Fprintf(w, "%s: the %s phase is approved, sha256 %s; walkie auto %s goes on\n", file, kind, hash, file)
+	return nil
+}
+
+func phaseRedoCommand(f *Factory, runF func(context.Context, *phaseOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "redo",
 		Usage:     "throw away a phase's unapproved file so the next run writes it again",
@@ -230,28 +257,29 @@ the phase is approved: the record is append-only.`,
 			if err != nil {
 				return err
 			}
-			phases, err := roundtable.ListPhases(file)
-			if err != nil {
-				return err
-			}
-			if _, err := findPhase(file, phases, kind); err != nil {
-				return err
-			}
-			meta, err := walkie.ReadMeta(file)
-			if err != nil {
-				return err
-			}
-			if walkie.ControllerRunning(walkie.StateDir(file, meta.ID)) {
-				return withCode(exitRefused, errors.New("a controller is running this round table: its phases cannot change under it"))
-			}
-			if err := roundtable.RedoPhase(file, kind); err != nil {
-				if errors.Is(err, roundtable.ErrPhaseApproved) {
-					return withCode(exitRefused, err)
-				}
-				return err
-			}
-			fmt.Fprintf(c.App.Writer, "%s: the %s phase will run again at the next walkie auto\n", file, kind)
-			return nil
+			return runWith(c.Context, runF, phaseRedoRun, &phaseOptions{IO: f.IO, File: file, Kind: kind})
 		},
 	}
+}
+
+func phaseRedoRun(_ context.Context, o *phaseOptions) error {
+	file, kind := o.File, o.Kind
+	if _, err := phaseOf(file, kind); err != nil {
+		return err
+	}
+	meta, err := walkie.ReadMeta(file)
+	if err != nil {
+		return err
+	}
+	if walkie.ControllerRunning(walkie.StateDir(file, meta.ID)) {
+		return withCode(exitRefused, errors.New("a controller is running this round table: its phases cannot change under it"))
+	}
+	if err := roundtable.RedoPhase(file, kind); err != nil {
+		if errors.Is(err, roundtable.ErrPhaseApproved) {
+			return withCode(exitRefused, err)
+		}
+		return err
+	}
+	fmt.Fprintf(o.IO.Out, "%s: the %s phase will run again at the next walkie auto\n", file, kind)
+	return nil
 }

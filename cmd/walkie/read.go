@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,7 +15,7 @@ import (
 	"github.com/walkie-sh/walkie/walkie"
 )
 
-func readCommand() *cli.Command {
+func readCommand(f *Factory, runF func(context.Context, *readOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "read",
 		Usage:     "print the entries after a sequence number, for a live session",
@@ -46,35 +47,49 @@ EXAMPLES:
 					return withCode(exitBadInput, fmt.Errorf("--type %s is not an entry type (types: %s)", t, strings.Join(walkie.EntryTypes, ", ")))
 				}
 			}
-			d, err := walkie.Load(file)
-			if err != nil {
-				return err
-			}
-			// An agent writing its turn now leaves a tail: what is recorded
-			// before it still reads.
-			var torn *walkie.TornTailError
-			if err := d.Verify(); err != nil && !errors.As(err, &torn) {
-				return withCode(exitUnverified, err)
-			}
-			var out []*walkie.Entry
-			for i := range d.Entries {
-				e := &d.Entries[i]
-				if e.Marker.Seq > c.Int("since") && (len(types) == 0 || slices.Contains(types, e.Marker.Tags.Type)) {
-					out = append(out, e)
-				}
-			}
-			if c.Bool("json") {
-				return printEntriesJSON(c.App.Writer, out)
-			}
-			for i, e := range out {
-				if i > 0 {
-					fmt.Fprintln(c.App.Writer)
-				}
-				fmt.Fprint(c.App.Writer, strings.TrimLeft(string(e.Raw), "\r\n"))
-			}
-			return nil
+			return runWith(c.Context, runF, readRun, &readOptions{IO: f.IO, File: file, Since: c.Int("since"), Types: types, JSON: c.Bool("json")})
 		},
 	}
+}
+
+// readOptions are walkie read's: which entries to print.
+type readOptions struct {
+	IO    *IOStreams
+	File  string
+	Since int      // only entries with a higher sequence number
+	Types []string // only entries of these types; none: all
+	JSON  bool
+}
+
+func readRun(_ context.Context, o *readOptions) error {
+	d, err := walkie.Load(o.File)
+	if err != nil {
+		return err
+	}
+	// An agent writing its turn now leaves a tail: what is recorded
+	// before it still reads.
+	var torn *walkie.TornTailError
+	if err := d.Verify(); err != nil && !errors.As(err, &torn) {
+		return withCode(exitUnverified, err)
+	}
+	var out []*walkie.Entry
+	for i := range d.Entries {
+		e := &d.Entries[i]
+		if e.Marker.Seq > o.Since && (len(o.Types) == 0 || slices.Contains(o.Types, e.Marker.Tags.Type)) {
+			out = append(out, e)
+		}
+	}
+	w := o.IO.Out
+	if o.JSON {
+		return printEntriesJSON(w, out)
+	}
+	for i, e := range out {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprint(w, strings.TrimLeft(string(e.Raw), "\r\n"))
+	}
+	return nil
 }
 
 // entryJSON is one entry as walkie read --json prints it.

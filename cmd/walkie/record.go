@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/walkie-sh/walkie/cmd/walkie/term"
+	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -81,7 +82,7 @@ func copyFlag(c *cli.Context) (noCopy bool, err error) {
 	}
 }
 
-func initCommand() *cli.Command {
+func initCommand(f *Factory, runF func(context.Context, *initOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "init",
 		Usage:     "create a new walkie file",
@@ -110,29 +111,44 @@ EXAMPLES:
        --phases research=gemini,plan=claude --grader "make test" --workspace src`,
 		Flags: append(append(debateFlags(), &cli.StringFlag{Name: "briefing", Usage: "file whose text becomes the briefing, or - for standard input"}), threadFlags()...),
 		Action: func(c *cli.Context) error {
-			file, err := fileArg(c)
-			if err != nil {
+			opts := &initOptions{IO: f.IO, Briefing: c.String("briefing")}
+			var err error
+			if opts.File, err = fileArg(c); err != nil {
 				return err
 			}
-			o, err := initOptions(c)
-			if err != nil {
+			if opts.Init, err = debateInit(c); err != nil {
 				return err
 			}
-			if err := threadOptions(c, &o); err != nil {
+			if err := threadOptions(c, &opts.Init); err != nil {
 				return err
 			}
-			if p := c.String("briefing"); p != "" {
-				if o.Briefing, err = readBriefing(c.App.Reader, p); err != nil {
-					return err
-				}
-			}
-			if err := walkie.Init(file, o); err != nil {
-				return err
-			}
-			fmt.Fprintln(c.App.Writer, created(file, o))
-			return nil
+			return runWith(c.Context, runF, initRun, opts)
 		},
 	}
+}
+
+// initOptions are walkie init's: the record to create, and the file its
+// briefing comes from.
+type initOptions struct {
+	IO       *IOStreams
+	File     string
+	Init     walkie.InitOptions
+	Briefing string // a file, or - for standard input; "" for none
+}
+
+func initRun(_ context.Context, o *initOptions) error {
+	if o.Briefing != "" {
+		b, err := readBriefing(o.IO.In, o.Briefing)
+		if err != nil {
+			return err
+		}
+		o.Init.Briefing = b
+	}
+	if err := walkie.Init(o.File, o.Init); err != nil {
+		return err
+	}
+	fmt.Fprintln(o.IO.Out, created(o.File, o.Init))
+	return nil
 }
 
 // debateFlags are the flags that describe a new debate or round table,
@@ -152,9 +168,9 @@ func debateFlags() []cli.Flag {
 	}
 }
 
-// initOptions reads debateFlags: a debate of at least two --agents, or a
+// debateInit reads debateFlags: a debate of at least two --agents, or a
 // round table (--implementer with --reviewers, --grader, --workspace).
-func initOptions(c *cli.Context) (walkie.InitOptions, error) {
+func debateInit(c *cli.Context) (walkie.InitOptions, error) {
 	o := walkie.InitOptions{ID: c.String("id"), MaxRounds: c.Int("max-rounds")}
 	var err error
 	if o.NoCopy, err = copyFlag(c); err != nil {
@@ -216,7 +232,7 @@ func firstOr(list []string, dflt string) string {
 	return dflt
 }
 
-func postCommand() *cli.Command {
+func postCommand(f *Factory, runF func(context.Context, *postOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "post",
 		Usage:     "append one entry through the enforced writer",
@@ -251,7 +267,8 @@ EXAMPLES:
    walkie post api.walkie.md --from codex --wait 10m --body-file reply.md
    walkie post reviews/login.walkie.md --from codex --type verdict --verdict approve \
        --refs main@3f2a9c1 --body-file - <<< "Approved: the 27 tests pass at 3f2a9c1."
-   walkie post reviews/login.walkie.md --supervisor --type ack --refs 3f2a9c1 --body-file - <<< "Read it; merge."`,
+   walkie post reviews/login.walkie.md --supervisor --type ack --refs 3f2a9c1 --signing-key ~/.ssh/id_ed25519 \
+       --body-file - <<< "Read it; merge."`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "from", Usage: "participant posting the turn"},
 			&cli.BoolFlag{Name: "supervisor", Usage: "post a supervisor entry instead of a turn"},
@@ -262,6 +279,7 @@ EXAMPLES:
 			&cli.StringFlag{Name: "verdict", Category: "review thread", Usage: "a verdict's direction: " + strings.Join(walkie.Verdicts, " or ")},
 			&cli.StringFlag{Name: "refs", Category: "review thread", Usage: "what the entry cites, comma separated: BRANCH@SHA, SHA or a path"},
 			&cli.BoolFlag{Name: "verify-refs", Category: "review thread", Value: true, Usage: "check the refs in the git repository the record is bound to (repo:)"},
+			&cli.StringFlag{Name: "signing-key", Category: "review thread", Usage: "sign the entry with this SSH key, so the merge gate counts it (a person's ack; never inside an agent's session)"},
 		},
 		Action: func(c *cli.Context) error {
 			file, err := recordArg(c)
@@ -274,36 +292,70 @@ EXAMPLES:
 			if c.Bool("supervisor") && c.Bool("sign") {
 				return withCode(exitBadInput, errors.New("--sign is for a participant's turn; supervisor entries cannot sign"))
 			}
-			meta, err := walkie.ReadMeta(file)
-			if err != nil {
-				return err
-			}
-			body, size, err := readBody(c.App.Reader, c.String("body-file"), meta.TurnLimit())
-			if err != nil {
-				return withCode(exitBadInput, err)
-			}
-			p := walkie.Post{From: c.String("from"), Supervisor: c.Bool("supervisor"), Body: body, Size: size, Sign: c.Bool("sign")}
-			if p.Tags, p.Resolver, err = postTags(c, file, &meta); err != nil {
-				return err
-			}
-			rc, err := appendWaiting(c.Context, file, p, c.Duration("wait"))
-			if err != nil {
-				return err
-			}
-			if !rc.Queued {
-				commitRecord(c.Context, file, &meta, c.App.ErrWriter)
-			}
-			switch {
-			case rc.Queued:
-				fmt.Fprintln(c.App.Writer, "a turn is running: the supervisor entry is queued and will be recorded right after it")
-			case p.Supervisor:
-				fmt.Fprintf(c.App.Writer, "recorded supervisor entry (seq %d)\n", rc.Entry.Seq)
-			default:
-				fmt.Fprintf(c.App.Writer, "recorded turn %d by %s (seq %d); status %s\n", rc.Entry.Turn, p.From, rc.Entry.Seq, rc.Status)
-			}
-			return nil
+			opts := &postOptions{IO: f.IO, File: file, From: c.String("from"), Supervisor: c.Bool("supervisor"), Sign: c.Bool("sign"),
+				BodyFile: c.String("body-file"), Wait: c.Duration("wait"),
+				Type: c.String("type"), Verdict: c.String("verdict"), Refs: c.String("refs"), VerifyRefs: c.Bool("verify-refs"),
+				SigningKey: c.String("signing-key")}
+			return runWith(c.Context, runF, postRun, opts)
 		},
 	}
+}
+
+// postOptions are walkie post's: who posts what into which record.
+type postOptions struct {
+	IO         *IOStreams
+	File       string
+	From       string // the participant whose turn it is, or ""
+	Supervisor bool
+	Sign       bool
+	BodyFile   string        // a file, or - for standard input
+	Wait       time.Duration // how long to wait for From's turn
+	// A typed entry's --type, --verdict and --refs (as given), and
+	// whether the refs are checked in the bound repository.
+	Type, Verdict, Refs string
+	VerifyRefs          bool
+	// SigningKey signs the entry for the merge gate (a person's ack).
+	SigningKey string
+}
+
+func postRun(ctx context.Context, o *postOptions) error {
+	meta, err := walkie.ReadMeta(o.File)
+	if err != nil {
+		return err
+	}
+	body, size, err := readBody(o.IO.In, o.BodyFile, meta.TurnLimit())
+	if err != nil {
+		return withCode(exitBadInput, err)
+	}
+	p := walkie.Post{From: o.From, Supervisor: o.Supervisor, Body: body, Size: size, Sign: o.Sign}
+	if p.Tags, p.Resolver, err = postTags(ctx, o, &meta); err != nil {
+		return err
+	}
+	signer, err := postSigner(o.SigningKey)
+	if err != nil {
+		return err
+	}
+	p.NoQueue = signer != nil
+	rc, err := appendWaiting(ctx, o.File, p, o.Wait)
+	if err != nil {
+		return err
+	}
+	if err := signPosted(ctx, o.File, rc.Entry.Seq, signer); err != nil {
+		return err
+	}
+	if !rc.Queued {
+		commitRecord(ctx, o.File, &meta, o.IO.ErrOut)
+	}
+	w := o.IO.Out
+	switch {
+	case rc.Queued:
+		fmt.Fprintln(w, "a turn is running: the supervisor entry is queued and will be recorded right after it")
+	case p.Supervisor:
+		fmt.Fprintf(w, "recorded supervisor entry (seq %d)\n", rc.Entry.Seq)
+	default:
+		fmt.Fprintf(w, "recorded turn %d by %s (seq %d); status %s\n", rc.Entry.Turn, p.From, rc.Entry.Seq, rc.Status)
+	}
+	return nil
 }
 
 // appendWaiting posts, and with a wait, sleeps on the doorbell while the
@@ -393,69 +445,7 @@ func readBriefing(stdin io.Reader, path string) ([]byte, error) {
 	return b, nil
 }
 
-// debateView is the status of a debate as `walkie status --json` prints it.
-type debateView struct {
-	File         string             `json:"file"`
-	ID           string             `json:"id"`
-	Status       string             `json:"status"`
-	Reason       string             `json:"reason,omitempty"`
-	Participants []string           `json:"participants"`
-	Turns        int                `json:"turns"`
-	Seq          int                `json:"seq"`
-	NextTurn     int                `json:"next_turn,omitempty"`
-	Whose        string             `json:"whose_turn,omitempty"`
-	Round        int                `json:"round"`
-	RoundCap     int                `json:"round_cap"`
-	Signed       []string           `json:"signed"`
-	Approved     bool               `json:"briefing_approved"`
-	CostUSD      float64            `json:"cost_usd"`
-	Running      *walkie.Attempt    `json:"running,omitempty"`
-	LastEntry    *walkie.EntryBrief `json:"last_entry,omitempty"`
-}
-
-func loadView(file string) (*debateView, error) {
-	d, err := walkie.Load(file)
-	if err != nil {
-		return nil, err
-	}
-	return viewOf(d)
-}
-
-// viewOf is the status of a loaded record, with its state.
-func viewOf(d *walkie.Doc) (*debateView, error) {
-	file := d.File
-	st, err := walkie.LoadState(walkie.StateDir(file, d.Meta.ID))
-	if err != nil {
-		return nil, err
-	}
-	p := d.Progress()
-	status := walkie.DebateStatus(&d.Meta, p, st)
-	// The round of a running debate is the next turn's; of one that is
-	// over, the last turn's: one converged in round 1 ended in round 1.
-	held := walkie.CapHeld(&d.Meta, p, st)
-	round := min(p.NextRound, held)
-	if status != walkie.StatusOpen && p.Turns > 0 {
-		round = d.Meta.RoundOf(p.Turns)
-	}
-	v := &debateView{File: file, ID: d.Meta.ID, Status: status, Reason: st.Reason,
-		Participants: d.Meta.Participants, Turns: p.Turns, Seq: p.Seq, Round: round,
-		RoundCap: held, Signed: p.Signed, Approved: d.Meta.BriefingSHA256 != "", CostUSD: st.CostUSD, Running: st.Running}
-	if v.Signed == nil {
-		v.Signed = []string{}
-	}
-	if v.Status == walkie.StatusOpen {
-		v.NextTurn, v.Whose = p.NextTurn, p.NextAgent
-	}
-	if v.Status == walkie.StatusClosed {
-		v.Reason = d.ClosedWhy()
-	}
-	if n := len(d.Entries); n > 0 {
-		v.LastEntry = d.Entries[n-1].Brief()
-	}
-	return v, nil
-}
-
-func statusCommand() *cli.Command {
+func statusCommand(f *Factory, runF func(context.Context, *statusOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "status",
 		Usage:     "show whose turn it is, the round, signatures and status",
@@ -463,10 +453,14 @@ func statusCommand() *cli.Command {
 		Description: `Prints where the debate stands, from the record and .walkie/ID/state.json:
 its status (open, converged, closed, max-rounds, halted, failed, over-budget,
 deadlocked) and why, the turns recorded and the round (of a debate that is
-over, the round it ended in), whose turn is next, whose sign-offs stand,
-whether the briefing is approved, and the attempt a controller is running
-now. It reads; walkie verify checks the chain. To read the debate itself,
-walkie show FILE; to watch it go, walkie follow FILE.
+over, the round it ended in, and the cap it held), whose turn is next, whose
+sign-offs stand, whether the briefing is approved, the attempt a controller
+is running now and who runs it, why nothing runs (an attempt whose
+controller is gone reads as interrupted), and the cost against the budget.
+show, follow, the end of auto, report and serve's page say the same
+(docs/controller.md, "Where a debate stands"). It reads; walkie verify
+checks the chain. To read the debate itself, walkie show FILE; to watch it
+go, walkie follow FILE.
 
 Given a directory (a channel of review threads, walkie thread new), it lists
 the walkie files in it, one line each, and names the open thread.
@@ -475,43 +469,106 @@ EXAMPLES:
    walkie status api.walkie.md
    walkie status api.walkie.md --json | jq .whose_turn
    walkie status reviews/`,
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}, standingConfigFlag()},
 		Action: func(c *cli.Context) error {
+			opts := &statusOptions{IO: f.IO, JSON: c.Bool("json"), Stand: f.Standing(c.String("config"))}
 			if dir, ok := dirArg(c); ok {
-				return statusDir(c, dir)
+				opts.Dir = dir
+				return runWith(c.Context, runF, statusRun, opts)
 			}
-			file, err := recordArg(c)
-			if err != nil {
+			var err error
+			if opts.File, err = recordArg(c); err != nil {
 				return err
 			}
-			v, err := loadView(file)
-			if err != nil {
-				return err
-			}
-			if c.Bool("json") {
-				enc := json.NewEncoder(c.App.Writer)
-				enc.SetIndent("", "  ")
-				return enc.Encode(v)
-			}
-			w := c.App.Writer
-			fmt.Fprintf(w, "debate   %s (%s)\n", v.ID, v.File)
-			fmt.Fprintf(w, "status   %s", v.Status)
-			if v.Reason != "" {
-				fmt.Fprintf(w, " — %s", v.Reason)
-			}
-			fmt.Fprintln(w)
-			fmt.Fprintf(w, "turns    %d recorded, %s of %d\n", v.Turns, roundWord(v), v.RoundCap)
-			if v.Whose != "" {
-				fmt.Fprintf(w, "next     turn %d · %s\n", v.NextTurn, v.Whose)
-			}
-			fmt.Fprintf(w, "signed   %s\n", orDash(strings.Join(v.Signed, ", ")))
-			fmt.Fprintf(w, "briefing %s\n", map[bool]string{true: "approved", false: "not approved (walkie brief approve FILE)"}[v.Approved])
-			if v.Running != nil {
-				fmt.Fprintf(w, "running  turn %d · %s, attempt %d, since %s\n", v.Running.Turn, v.Running.Agent, v.Running.Number, v.Running.Started.Format(time.RFC3339))
-			}
-			return nil
+			return runWith(c.Context, runF, statusRun, opts)
 		},
 	}
+}
+
+// statusOptions are walkie status's: a record, or a directory of them.
+type statusOptions struct {
+	IO    *IOStreams
+	File  string
+	Dir   string // a channel, or any directory of walkie files, instead of File
+	JSON  bool
+	Stand standingReader
+}
+
+// standingReader is where a loaded debate stands (Factory.Standing).
+type standingReader func(*walkie.Doc) (controller.Standing, error)
+
+// of is where d stands; a nil reader reads it under the built-in presets.
+func (stand standingReader) of(d *walkie.Doc) (controller.Standing, error) {
+	if stand == nil {
+		return controller.ReadStanding(d, controller.StandingOptions{})
+	}
+	return stand(d)
+}
+
+// loadStanding reads the record at file and where it stands.
+func loadStanding(file string, stand standingReader) (*walkie.Doc, *controller.Standing, error) {
+	d, err := walkie.Load(file)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := stand.of(d)
+	if err != nil {
+		return nil, nil, err
+	}
+	return d, &s, nil
+}
+
+// standingConfigFlag is --config of the commands that show where a
+// debate stands: its agents and budget are part of it.
+func standingConfigFlag() cli.Flag {
+	return &cli.StringFlag{Name: "config", Usage: "config file, for the agents and budget_usd (default: ./walkie.yaml, then the user config dir)"}
+}
+
+func statusRun(_ context.Context, o *statusOptions) error {
+	if o.Dir != "" {
+		return statusDir(o)
+	}
+	_, s, err := loadStanding(o.File, o.Stand)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		return writeJSON(o.IO.Out, s)
+	}
+	return writeClean(o.IO.Out, func(w io.Writer) error { return printStatus(w, s) })
+}
+
+// printStatus is walkie status FILE for a person.
+func printStatus(w io.Writer, s *controller.Standing) error {
+	fmt.Fprintf(w, "debate   %s (%s)\n", s.ID, s.File)
+	fmt.Fprintf(w, "status   %s", s.Status)
+	if s.Reason != "" {
+		fmt.Fprintf(w, " — %s", s.Reason)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "turns    %d recorded, %s of %d\n", s.Turns, term.RoundWord(s), s.RoundCap)
+	if s.Whose != "" {
+		fmt.Fprintf(w, "next     turn %d · %s\n", s.NextTurn, s.Whose)
+	}
+	fmt.Fprintf(w, "signed   %s\n", orDash(strings.Join(s.Signed, ", ")))
+	fmt.Fprintf(w, "briefing %s\n", map[bool]string{true: "approved", false: "not approved (walkie brief approve FILE)"}[s.Approved])
+	if s.Running != nil && !s.Running.Interrupted {
+		fmt.Fprintf(w, "running  %s\n", term.RunningLine(s))
+	}
+	if s.Waiting != "" && s.Approved {
+		fmt.Fprintf(w, "waiting  %s\n", s.Waiting)
+	}
+	if s.CostUSD > 0 || s.UnknownCosts > 0 || s.BudgetUSD > 0 {
+		cost := walkie.Money(s.CostUSD)
+		if s.BudgetUSD > 0 {
+			cost += " of a " + walkie.Money(s.BudgetUSD) + " budget"
+		}
+		if u := term.UnknownCosts(s.UnknownCosts, s.UnknownUSD, s.BudgetUSD); u != "" {
+			cost += " " + u
+		}
+		fmt.Fprintf(w, "cost     %s\n", cost)
+	}
+	return nil
 }
 
 func orDash(s string) string {
@@ -521,7 +578,7 @@ func orDash(s string) string {
 	return s
 }
 
-func verifyCommand() *cli.Command {
+func verifyCommand(f *Factory, runF func(context.Context, *fileOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "verify",
 		Usage:     "check the record's chain and briefing hash",
@@ -539,17 +596,29 @@ EXAMPLES:
 			if err != nil {
 				return err
 			}
-			d, err := loadVerified(file)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(c.App.Writer, "%s: ok, %s, chain %s\n", file, walkie.Count(len(d.Entries), "entry", "entries"), d.LastHash())
-			return nil
+			return runWith(c.Context, runF, verifyRun, &fileOptions{IO: f.IO, File: file})
 		},
 	}
 }
 
-func haltCommand() *cli.Command {
+// fileOptions are the options of a command that takes one record and no
+// flags (walkie verify, resume, repair).
+type fileOptions struct {
+	IO    *IOStreams
+	File  string
+	Stand standingReader // resume's: where the debate stands
+}
+
+func verifyRun(_ context.Context, o *fileOptions) error {
+	d, err := loadVerified(o.File)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.IO.Out, "%s: ok, %s, chain %s\n", o.File, walkie.Count(len(d.Entries), "entry", "entries"), d.LastHash())
+	return nil
+}
+
+func haltCommand(f *Factory, runF func(context.Context, *haltOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "halt",
 		Usage:     "stop a debate; a running turn ends within a second",
@@ -569,16 +638,27 @@ EXAMPLES:
 			if err != nil {
 				return err
 			}
-			if err := walkie.Halt(file, c.String("reason")); err != nil {
-				return err
-			}
-			fmt.Fprintf(c.App.Writer, "halted %s; `walkie resume %s` lifts it\n", file, file)
-			return nil
+			return runWith(c.Context, runF, haltRun, &haltOptions{IO: f.IO, File: file, Reason: c.String("reason")})
 		},
 	}
 }
 
-func resumeCommand() *cli.Command {
+// haltOptions are walkie halt's.
+type haltOptions struct {
+	IO     *IOStreams
+	File   string
+	Reason string
+}
+
+func haltRun(_ context.Context, o *haltOptions) error {
+	if err := walkie.Halt(o.File, o.Reason); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.IO.Out, "halted %s; `walkie resume %s` lifts it\n", o.File, o.File)
+	return nil
+}
+
+func resumeCommand(f *Factory, runF func(context.Context, *fileOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "resume",
 		Usage:     "lift a halt, or reopen a failed, over-budget or deadlocked debate",
@@ -597,33 +677,38 @@ EXAMPLES:
 			if err != nil {
 				return err
 			}
-			v, err := loadView(file)
-			if err != nil {
-				return err
-			}
-			switch v.Status {
-			case walkie.StatusConverged:
-				fmt.Fprintf(c.App.Writer, "%s converged in round %d: there is nothing to resume (walkie show %s reads it)\n", file, v.Round, file)
-				return nil
-			case walkie.StatusClosed:
-				fmt.Fprintf(c.App.Writer, "%s was closed %s: there is nothing to resume (start another thread with walkie thread new)\n", file, v.Reason)
-				return nil
-			case walkie.StatusOpen:
-				fmt.Fprintf(c.App.Writer, "%s is open, not halted: there is nothing to resume (walkie auto %s runs it)\n", file, file)
-				return nil
-			case walkie.StatusMaxRounds:
-				return withCode(exitRefused, fmt.Errorf("%s ended at its round cap (%d): walkie extend %s --rounds N adds rounds", file, v.RoundCap, file))
-			}
-			if err := walkie.Resume(file); err != nil {
-				return err
-			}
-			fmt.Fprintf(c.App.Writer, "resumed %s\n", file)
-			return nil
+			return runWith(c.Context, runF, resumeRun, &fileOptions{IO: f.IO, File: file, Stand: f.Standing("")})
 		},
 	}
 }
 
-func extendCommand() *cli.Command {
+func resumeRun(_ context.Context, o *fileOptions) error {
+	file, w := o.File, o.IO.Out
+	_, v, err := loadStanding(file, o.Stand)
+	if err != nil {
+		return err
+	}
+	switch v.Status {
+	case walkie.StatusConverged:
+		fmt.Fprintf(w, "%s converged in round %d: there is nothing to resume (walkie show %s reads it)\n", file, v.Round, file)
+		return nil
+	case walkie.StatusClosed:
+		fmt.Fprintf(w, "%s was closed %s: there is nothing to resume (start another thread with walkie thread new)\n", file, term.Clean(v.Reason))
+		return nil
+	case walkie.StatusOpen:
+		fmt.Fprintf(w, "%s is open, not halted: there is nothing to resume (walkie auto %s runs it)\n", file, file)
+		return nil
+	case walkie.StatusMaxRounds:
+		return withCode(exitRefused, fmt.Errorf("%s ended at its round cap (%d): walkie extend %s --rounds N adds rounds", file, v.RoundCap, file))
+	}
+	if err := walkie.Resume(file); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "resumed %s\n", file)
+	return nil
+}
+
+func extendCommand(f *Factory, runF func(context.Context, *extendOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "extend",
 		Usage:     "raise this debate's round cap",
@@ -643,17 +728,28 @@ EXAMPLES:
 			if err := requiredFlag(c, "rounds"); err != nil {
 				return err
 			}
-			capRounds, err := walkie.Extend(file, c.Int("rounds"))
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(c.App.Writer, "%s: round cap is now %d\n", file, capRounds)
-			return nil
+			return runWith(c.Context, runF, extendRun, &extendOptions{IO: f.IO, File: file, Rounds: c.Int("rounds")})
 		},
 	}
 }
 
-func repairCommand() *cli.Command {
+// extendOptions are walkie extend's.
+type extendOptions struct {
+	IO     *IOStreams
+	File   string
+	Rounds int
+}
+
+func extendRun(_ context.Context, o *extendOptions) error {
+	capRounds, err := walkie.Extend(o.File, o.Rounds)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.IO.Out, "%s: round cap is now %d\n", o.File, capRounds)
+	return nil
+}
+
+func repairCommand(f *Factory, runF func(context.Context, *fileOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "repair",
 		Usage:     "move a torn tail aside so the record verifies again",
@@ -670,18 +766,22 @@ EXAMPLES:
 			if err != nil {
 				return err
 			}
-			side, err := walkie.Repair(file)
-			if err != nil {
-				return err
-			}
-			if side == "" {
-				fmt.Fprintf(c.App.Writer, "%s: no torn tail; nothing to do\n", file)
-				return nil
-			}
-			fmt.Fprintf(c.App.Writer, "%s: torn tail moved to %s\n", file, side)
-			return nil
+			return runWith(c.Context, runF, repairRun, &fileOptions{IO: f.IO, File: file})
 		},
 	}
+}
+
+func repairRun(_ context.Context, o *fileOptions) error {
+	side, err := walkie.Repair(o.File)
+	if err != nil {
+		return err
+	}
+	if side == "" {
+		fmt.Fprintf(o.IO.Out, "%s: no torn tail; nothing to do\n", o.File)
+		return nil
+	}
+	fmt.Fprintf(o.IO.Out, "%s: torn tail moved to %s\n", o.File, side)
+	return nil
 }
 
 // loadVerified loads the record and checks it as walkie verify does: the

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"encoding/json"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,13 +11,14 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/walkie-sh/walkie/cmd/walkie/term"
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/controller/roundtable"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
-func reportCommand() *cli.Command {
+func reportCommand(f *Factory, runF func(context.Context, *reportOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "report",
 		Usage:     "how a debate or round table went: rounds, outcome, cost per agent, reviewers against the grader",
@@ -43,16 +44,27 @@ implementer answered objections of a reviewer left out), the rounds after
 that are unknown, and the report says so. --quorum all gives the table for
 every K.
 
+--svg FILE also draws the run into FILE, an SVG that opens in any browser
+and reads on a phone: a timeline with a strip per party, each attempt a bar
+coloured by its outcome (a bar's tooltip says its turn, attempt, time,
+cost and detail), sign-offs and the end marked, the round boundaries, and
+the cost climbing toward the budget; for a round table, then, the grid of
+each reviewer's verdicts against the grader, round by round, and the quorum
+replay (the rules --quorum asks for, else every quorum). The report itself
+prints as it would without it.
+
 EXAMPLES:
    walkie report review.walkie.md
    walkie report review.walkie.md --format json | jq '.reviewer_scores'
    walkie report parser.walkie.md --quorum 1
-   walkie report parser.walkie.md --quorum all --reviewers codex,gemini --format json`,
+   walkie report parser.walkie.md --quorum all --reviewers codex,gemini --format json
+   walkie report parser.walkie.md --svg parser.svg`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "markdown", Usage: "markdown or json"},
 			&cli.StringFlag{Name: "quorum", Usage: "replay the recorded rounds at this quorum, or at every one (all)"},
 			&cli.StringSliceFlag{Name: "reviewers", Usage: "with --quorum: count only these reviewers, comma separated"},
 			&cli.StringFlag{Name: "config", Usage: "config file, for its budget_usd (default: ./walkie.yaml, then the user config dir)"},
+			&cli.StringFlag{Name: "svg", Usage: "also draw the run into this SVG file: its timeline, and a round table's verdicts and quorum replay"},
 		},
 		Action: func(c *cli.Context) error {
 			file, err := fileArg(c)
@@ -63,40 +75,63 @@ EXAMPLES:
 			if format != "markdown" && format != "json" {
 				return withCode(exitBadInput, fmt.Errorf("--format %q: use markdown or json", format))
 			}
-			cfg, err := config.Load(c.String("config"))
-			if err != nil {
-				return withCode(exitBadInput, err)
-			}
-			r, at, err := controller.LoadReport(file, controller.StandingOptions{Config: cfg})
-			if err != nil {
-				return err
-			}
-			if err := replays(c, r); err != nil {
-				return withCode(exitBadInput, err)
-			}
-			ex, err := loadReportExtras(file, &at)
-			if err != nil {
-				return err
-			}
-			if format == "json" {
-				enc := json.NewEncoder(c.App.Writer)
-				enc.SetIndent("", "  ")
-				return enc.Encode(struct {
-					*roundtable.Report
-					reportExtras
-				}{r, ex})
-			}
-			writeReport(c.App.Writer, r, ex)
-			return nil
+			return runWith(c.Context, runF, reportRun, &reportOptions{IO: f.IO, Config: f.Config, File: file, Format: format,
+				Quorum: c.String("quorum"), Reviewers: c.StringSlice("reviewers"), ConfigPath: c.String("config"), SVG: c.String("svg")})
 		},
 	}
 }
 
+// reportOptions are walkie report's.
+type reportOptions struct {
+	IO     *IOStreams
+	Config func(path string) (*config.Config, error)
+
+	File       string
+	Format     string // markdown or json
+	Quorum     string // --quorum: K, all, or "" for the recorded rule only
+	Reviewers  []string
+	ConfigPath string
+	SVG        string // --svg: the file to draw the run into; "" none
+}
+
+func reportRun(_ context.Context, o *reportOptions) error {
+	cfg, err := o.Config(o.ConfigPath)
+	if err != nil {
+		return err
+	}
+	r, at, err := controller.LoadReport(o.File, controller.StandingOptions{Config: cfg})
+	if err != nil {
+		return err
+	}
+	if err := replays(r, o.Quorum, o.Reviewers); err != nil {
+		return withCode(exitBadInput, err)
+	}
+	ex, err := loadReportExtras(o.File, &at)
+	if err != nil {
+		return err
+	}
+	if o.SVG != "" {
+		if err := writeReportSVG(o.SVG, o.File, r, &at); err != nil {
+			return err
+		}
+	}
+	if o.Format == "json" {
+		return writeJSON(o.IO.Out, struct {
+			*roundtable.Report
+			reportExtras
+		}{r, ex})
+	}
+	return writeClean(o.IO.Out, func(w io.Writer) error {
+		writeReport(w, r, ex)
+		return nil
+	})
+}
+
 // replays adds what --quorum and --reviewers ask for to r.
-func replays(c *cli.Context, r *roundtable.Report) error {
-	q := strings.TrimSpace(c.String("quorum"))
+func replays(r *roundtable.Report, quorum string, only []string) error {
+	q := strings.TrimSpace(quorum)
 	var reviewers []string
-	for _, name := range c.StringSlice("reviewers") {
+	for _, name := range only {
 		reviewers = append(reviewers, strings.TrimSpace(name))
 	}
 	switch {
@@ -132,7 +167,7 @@ func writeReplays(w io.Writer, r *roundtable.Report) {
 		if !rp.Known {
 			round = "after " + round + ": unknown"
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", q, strings.Join(rp.Reviewers, ", "), round, rp.Decision, money(rp.CostUSD, false), ms(rp.DurationMS))
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", q, strings.Join(rp.Reviewers, ", "), round, rp.Decision, term.Money(rp.CostUSD, false), ms(rp.DurationMS))
 	}
 	fmt.Fprintln(w)
 	for _, rp := range r.Replays {
@@ -202,8 +237,8 @@ func writeReport(w io.Writer, r *roundtable.Report, ex reportExtras) {
 	if r.Mode == "roundtable" {
 		fmt.Fprintf(w, "- implementer: %s; reviewers: %s; quorum %d of %d\n", r.Implementer, strings.Join(r.Reviewers, ", "), r.Quorum, len(r.Reviewers))
 	}
-	fmt.Fprintf(w, "- cost: %s", money(r.CostUSD, estimatedAny(r.Agents)))
-	if s := unknownCosts(ex.UnknownCosts, ex.UnknownUSD, ex.BudgetUSD); s != "" {
+	fmt.Fprintf(w, "- cost: %s", term.Money(r.CostUSD, estimatedAny(r.Agents)))
+	if s := term.UnknownCosts(ex.UnknownCosts, ex.UnknownUSD, ex.BudgetUSD); s != "" {
 		fmt.Fprintf(w, " %s", s)
 	}
 	fmt.Fprintln(w)
@@ -211,7 +246,7 @@ func writeReport(w io.Writer, r *roundtable.Report, ex reportExtras) {
 	if len(r.Phases) > 0 {
 		fmt.Fprintf(w, "\n## Phases\n\n| phase | agent | state | attempts | time | cost | sha256 |\n|---|---|---|---|---|---|---|\n")
 		for _, p := range r.Phases {
-			fmt.Fprintf(w, "| %s | %s | %s | %d | %s | %s | %s |\n", p.Phase, p.Agent, phaseState(p), p.Attempts, ms(p.DurationMS), money(p.CostUSD, false), orDash(shortHash(p.SHA256)))
+			fmt.Fprintf(w, "| %s | %s | %s | %d | %s | %s | %s |\n", p.Phase, p.Agent, phaseState(p), p.Attempts, ms(p.DurationMS), term.Money(p.CostUSD, false), orDash(shortHash(p.SHA256)))
 		}
 	}
 
@@ -242,11 +277,11 @@ func writeReport(w io.Writer, r *roundtable.Report, ex reportExtras) {
 		if a.Unknown > 0 {
 			note = fmt.Sprintf(" (%d unknown)", a.Unknown)
 		}
-		fmt.Fprintf(w, "| %s | %s | %d | %s%s | %s | %s |\n", a.Agent, orDash(a.Role), a.Sessions, money(a.CostUSD, a.Estimated > 0), note,
+		fmt.Fprintf(w, "| %s | %s | %d | %s%s | %s | %s |\n", a.Agent, orDash(a.Role), a.Sessions, term.Money(a.CostUSD, a.Estimated > 0), note,
 			orDash(strings.Join(ran[a.Agent].Models, ", ")), orDash(strings.Join(ran[a.Agent].Versions, ", ")))
 		sessions += a.Sessions
 	}
-	fmt.Fprintf(w, "| total | | %d | %s | | |\n", sessions, money(r.CostUSD, estimatedAny(r.Agents)))
+	fmt.Fprintf(w, "| total | | %d | %s | | |\n", sessions, term.Money(r.CostUSD, estimatedAny(r.Agents)))
 
 	if len(r.Scores) > 0 {
 		fmt.Fprintf(w, "\n## Reviewers against the grader\n\n| reviewer | rounds | agreed | approved, grader failed | blocked, grader passed | no verdict | grader unknown | objections | confirmed by grader | confirmed by fix |\n|---|---|---|---|---|---|---|---|---|---|\n")
@@ -260,14 +295,6 @@ func writeReport(w io.Writer, r *roundtable.Report, ex reportExtras) {
 		fmt.Fprintf(w, "\n## Deadlock\n\nThe contested question: what must the work do on %s?\n\n%s.\n\nEvidence and what to do: .walkie/%s/roundtable/deadlock.md\n", d.InputWords(), d.Summary, r.ID)
 	}
 	writeReplays(w, r)
-}
-
-func money(usd float64, estimated bool) string {
-	s := walkie.Money(usd)
-	if estimated {
-		s = "~" + s
-	}
-	return s
 }
 
 func estimatedAny(as []roundtable.AgentCost) bool {

@@ -29,7 +29,7 @@ var ciSecrets = []string{
 	"CI_JOB_TOKEN", "CI_JOB_JWT", "CI_JOB_JWT_V2", "CI_REGISTRY_PASSWORD", "CI_DEPLOY_PASSWORD", "GITLAB_TOKEN",
 }
 
-func reviewCommand() *cli.Command {
+func reviewCommand(f *Factory, runF func(context.Context, *reviewCmdOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "review",
 		Usage:     "CI: have agents debate the design documents a change adds or edits, and report the verdict",
@@ -89,32 +89,59 @@ EXAMPLES:
 			logFormatFlag(),
 			verboseFlag(),
 		},
-		Action: runReview,
+		Action: func(c *cli.Context) error {
+			failOn := c.String("fail-on")
+			if failOn != "disagreement" && failOn != "never" {
+				return withCode(exitBadInput, fmt.Errorf("--fail-on %q: use disagreement or never", failOn))
+			}
+			return runWith(c.Context, runF, reviewRun, &reviewCmdOptions{IO: f.IO, Config: f.Config, Logger: f.Logger,
+				Docs: c.Args().Slice(), Base: c.String("base"), Agents: c.StringSlice("agents"), Mode: c.String("mode"),
+				MaxRounds: c.Int("max-rounds"), MaxRoundsSet: c.IsSet("max-rounds"), BudgetUSD: c.Float64("budget"),
+				FailOn: failOn, Out: c.String("out"), ConfigPath: c.String("config"), JSON: c.Bool("json"),
+				LogFormat: c.String("log-format"), Verbose: c.Bool("verbose")})
+		},
 	}
 }
 
-func runReview(c *cli.Context) error {
-	failOn := c.String("fail-on")
-	if failOn != "disagreement" && failOn != "never" {
-		return withCode(exitBadInput, fmt.Errorf("--fail-on %q: use disagreement or never", failOn))
-	}
+// reviewCmdOptions are walkie review's.
+type reviewCmdOptions struct {
+	IO     *IOStreams
+	Config func(path string) (*config.Config, error)
+	Logger func(format string, verbose bool) (*zap.Logger, error)
+
+	Docs         []string
+	Base         string
+	Agents       []string
+	Mode         string
+	MaxRounds    int
+	MaxRoundsSet bool
+	BudgetUSD    float64
+	FailOn       string // disagreement or never
+	Out          string
+	ConfigPath   string // "": the built-in presets, never ./walkie.yaml
+	JSON         bool
+	LogFormat    string
+	Verbose      bool
+}
+
+func reviewRun(ctx context.Context, o *reviewCmdOptions) error {
 	onGitHub := os.Getenv("GITHUB_ACTIONS") == "true"
-	stdout, stderr := c.App.Writer, c.App.ErrWriter
+	stdout := o.IO.Out
 	token := cmp.Or(os.Getenv("GITHUB_TOKEN"), os.Getenv("GH_TOKEN"))
 	for _, name := range ciSecrets {
 		_ = os.Unsetenv(name)
 	}
-	opts, err := reviewOptions(c)
+	opts, err := reviewOptions(o)
 	if err != nil {
 		return inputFailed(stdout, onGitHub, err)
 	}
-	log, err := commandLogger(c)
+	log, err := o.Logger(o.LogFormat, o.Verbose)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = log.Sync() }()
 	opts.Log = log
-	ctx, stop := interruptible(c.Context, stderr)
+	ctx, stop := interruptible(ctx, o.IO.ErrOut)
 	defer stop()
 	res, err := review.Run(ctx, opts)
 	var ie *walkie.InputError
@@ -142,35 +169,39 @@ func runReview(c *cli.Context) error {
 		}
 	}
 	md, js := review.ReportPaths(res)
-	if c.Bool("json") {
+	if o.JSON {
 		b, err := review.JSON(res)
 		if err != nil {
 			return err
 		}
 		_, _ = stdout.Write(b)
 	} else {
-		printReview(stdout, res)
+		_ = writeClean(stdout, func(w io.Writer) error {
+			printReview(w, res)
+			return nil
+		})
 		where := "not on GitHub Actions: the report is"
 		if onGitHub {
 			where = "the report is also"
 		}
 		fmt.Fprintf(stdout, "%s in %s and %s\n", where, md, js)
 	}
-	code := reviewExitCode(res, failOn == "never")
+	code := reviewExitCode(res, o.FailOn == "never")
 	if code == exitOK {
 		return nil
 	}
 	return withCode(code, fmt.Errorf("review %s: %s", res.Verdict, res.Reason))
 }
 
-// reviewOptions reads the flags and the CI's event into review options.
-func reviewOptions(c *cli.Context) (review.Options, error) {
-	o := review.Options{Docs: c.Args().Slice(), Base: c.String("base"), Mode: c.String("mode"),
-		MaxRounds: c.Int("max-rounds"), BudgetUSD: c.Float64("budget"), Out: c.String("out")}
-	for _, a := range c.StringSlice("agents") {
+// reviewOptions reads the flags, the config and the CI's event into
+// review options.
+func reviewOptions(in *reviewCmdOptions) (review.Options, error) {
+	o := review.Options{Docs: in.Docs, Base: in.Base, Mode: in.Mode,
+		MaxRounds: in.MaxRounds, BudgetUSD: in.BudgetUSD, Out: in.Out}
+	for _, a := range in.Agents {
 		o.Agents = append(o.Agents, strings.TrimSpace(a))
 	}
-	if c.IsSet("max-rounds") && o.MaxRounds <= 0 {
+	if in.MaxRoundsSet && o.MaxRounds <= 0 {
 		return o, &walkie.InputError{File: "--max-rounds", Msg: fmt.Sprintf("%d is not a round cap", o.MaxRounds), Fix: "give a positive number"}
 	}
 	if o.Out == "" {
@@ -180,9 +211,9 @@ func reviewOptions(c *cli.Context) (review.Options, error) {
 		}
 	}
 	cfg := config.Default()
-	if path := c.String("config"); path != "" {
+	if path := in.ConfigPath; path != "" {
 		var err error
-		if cfg, err = config.Load(path); err != nil {
+		if cfg, err = in.Config(path); err != nil {
 			return o, err
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"go.uber.org/zap"
 
+	"github.com/walkie-sh/walkie/cmd/walkie/term"
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/walkie"
@@ -40,7 +41,7 @@ func takeOverFlag() cli.Flag {
 		"its mark (.walkie/ID/" + controller.HomeFile + ") is removed and a turn it left running is recovered as interrupted"}
 }
 
-func autoCommand() *cli.Command {
+func autoCommand(f *Factory, runF func(context.Context, *runOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "auto",
 		Usage:     "run the debate to its end: one agent session per turn",
@@ -85,11 +86,11 @@ EXAMPLES:
    walkie auto design.walkie.md --approve --log-format json   # in CI
 `,
 		Flags:  append(runFlags(), takeOverFlag()),
-		Action: func(c *cli.Context) error { return runController(c, false) },
+		Action: func(c *cli.Context) error { return runController(c, f, runF, false) },
 	}
 }
 
-func turnCommand() *cli.Command {
+func turnCommand(f *Factory, runF func(context.Context, *runOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "turn",
 		Usage:     "run exactly one turn (with its retries) and stop",
@@ -103,47 +104,92 @@ status's code.
 EXAMPLES:
    walkie turn api.walkie.md && walkie status api.walkie.md`,
 		Flags:  append(runFlags(), takeOverFlag()),
-		Action: func(c *cli.Context) error { return runController(c, true) },
+		Action: func(c *cli.Context) error { return runController(c, f, runF, true) },
 	}
 }
 
-func runController(c *cli.Context, once bool) error {
+// runOptions are walkie auto's and turn's, and what walkie new runs its
+// debate with.
+type runOptions struct {
+	IO       *IOStreams
+	Config   func(path string) (*config.Config, error)
+	Logger   func(format string, verbose bool) (*zap.Logger, error)
+	Registry func(log *zap.Logger) string
+
+	File       string
+	ConfigPath string
+	Agents     []string // --agents, as given
+	// By is who runs it, for the registry: "walkie auto".
+	By        string
+	Once      bool // walkie turn
+	MaxRounds int  // replaces the file's max_rounds; 0 keeps it
+	Approve   bool
+	JSON      bool
+	TakeOver  bool
+	LogFormat string
+	Verbose   bool
+	Notify    notifyOptions
+}
+
+// runController reads auto's and turn's flags into runOptions.
+func runController(c *cli.Context, f *Factory, runF func(context.Context, *runOptions) error, once bool) error {
 	file, err := recordArg(c)
 	if err != nil {
 		return err
 	}
-	cfg, err := config.Load(c.String("config"))
-	if err != nil {
-		return withCode(exitBadInput, err)
-	}
-	cast, err := castFlag(file, c.StringSlice("agents"))
-	if err != nil {
-		return withCode(exitBadInput, err)
-	}
-	return runDebate(c, file, cfg, cast, once)
+	opts := &runOptions{IO: f.IO, Config: f.Config, Logger: f.Logger, Registry: f.Registry,
+		File: file, ConfigPath: c.String("config"), Agents: c.StringSlice("agents"), By: "walkie " + c.Command.Name,
+		Once: once, MaxRounds: c.Int("max-rounds"), Approve: c.Bool("approve"), JSON: c.Bool("json"), TakeOver: c.Bool("take-over"),
+		LogFormat: c.String("log-format"), Verbose: c.Bool("verbose"), Notify: notifyFlagValues(c)}
+	return runWith(c.Context, runF, autoRun, opts)
 }
 
-// runDebate runs the controller on file, showing it on standard error as
-// it goes and how it ended on standard output (walkie auto, turn, new).
-func runDebate(c *cli.Context, file string, cfg *config.Config, cast map[string]string, once bool) error {
-	out, err := newRunOutput(c)
+func autoRun(ctx context.Context, o *runOptions) error {
+	cfg, err := o.Config(o.ConfigPath)
+	if err != nil {
+		return err
+	}
+	// The front matter is read once, here, for all that follows: who
+	// plays whom, the run, the notifications and who holds the debate.
+	meta, err := walkie.ReadMeta(o.File)
+	if err != nil {
+		return withCode(exitBadInput, err)
+	}
+	cast, err := castFlag(o.File, &meta, o.Agents)
+	if err != nil {
+		return withCode(exitBadInput, err)
+	}
+	return runDebate(ctx, o, &meta, cfg, cast)
+}
+
+// runDebate runs the controller on o.File, whose front matter is meta
+// (nil: read it), showing it on standard error as it goes and how it
+// ended on standard output (walkie auto, turn, new).
+func runDebate(ctx context.Context, o *runOptions, meta *walkie.Meta, cfg *config.Config, cast map[string]string) error {
+	file := o.File
+	if meta == nil {
+		m, err := walkie.ReadMeta(file)
+		if err != nil {
+			return withCode(exitBadInput, err)
+		}
+		meta = &m
+	}
+	out, err := newRunOutput(o.IO, o.Logger, o.LogFormat, o.Verbose)
 	if err != nil {
 		return err
 	}
 	defer out.stop()
 	defer func() { _ = out.log.Sync() }()
-	n, stopNotify, err := startNotifier(c, cfg, out.log)
+	n, stopNotify, err := startNotifier(o.IO, o.Notify, cfg, out.log)
 	if err != nil {
 		return err
 	}
-	ctx, stop := interruptible(c.Context, c.App.ErrWriter)
+	ctx, stop := interruptible(ctx, o.IO.ErrOut)
 	defer stop()
-	opts := controller.Options{File: file, Config: cfg, Cast: cast, Once: once, Log: out.log,
-		Registry: registryDir(out.log), By: "walkie " + c.Command.Name, Wait: true, CheckPricing: true, TakeOver: c.Bool("take-over")}
-	if c.Command.Name != "new" { // new's --max-rounds made the file; its briefing is approved
-		opts.MaxRounds, opts.Approve = c.Int("max-rounds"), c.Bool("approve")
-	}
-	toSinks, show := notifyObserver(file, n), out.observe
+	opts := controller.Options{File: file, Meta: meta, Config: cfg, Cast: cast, Once: o.Once, Log: out.log,
+		Registry: o.Registry(out.log), By: o.By, Wait: true, CheckPricing: true, TakeOver: o.TakeOver,
+		MaxRounds: o.MaxRounds, Approve: o.Approve}
+	toSinks, show := notifyObserver(file, walkie.StateDir(file, meta.ID), n), out.observe
 	opts.Observe = func(e controller.Event) {
 		toSinks(e)
 		if show != nil { // nil when the log speaks alone
@@ -154,50 +200,25 @@ func runDebate(c *cli.Context, file string, cfg *config.Config, cast map[string]
 	out.stop()
 	stopNotify()
 	if errors.Is(err, walkie.ErrLocked) {
-		return withCode(exitRefused, heldBy(file))
+		return withCode(exitRefused, heldBy(file, meta))
 	}
 	if err != nil {
 		return withCode(runErrorCode(err), err)
 	}
-	if err := printSummary(c, file, sum); err != nil {
+	if err := printSummary(o, sum); err != nil {
 		return err
 	}
-	return runResult(sum, once)
-}
-
-// registryDir is the machine's registry of debates, where every run is
-// noted for walkie serve's fleet page (docs/operations.md); "" when the
-// user has no state directory, which costs only the listing.
-func registryDir(log *zap.Logger) string {
-	dir, err := walkie.DefaultRegistry()
-	if err != nil {
-		log.Debug("no registry of debates; walkie serve's page will not list this run", zap.Error(err))
-		return ""
-	}
-	return dir
+	return runResult(sum, o.Once)
 }
 
 // heldBy says which controller runs a debate already, and what to do
 // instead of starting a second.
-func heldBy(file string) error {
+func heldBy(file string, meta *walkie.Meta) error {
 	who := "another controller"
-	if meta, err := walkie.ReadMeta(file); err == nil {
-		if b, err := os.ReadFile(filepath.Join(walkie.StateDir(file, meta.ID), "run.lock")); err == nil && len(bytes.TrimSpace(b)) > 0 {
-			who += " (pid " + string(bytes.TrimSpace(b)) + ")"
-		}
+	if b, err := os.ReadFile(filepath.Join(walkie.StateDir(file, meta.ID), "run.lock")); err == nil && len(bytes.TrimSpace(b)) > 0 {
+		who += " (pid " + string(bytes.TrimSpace(b)) + ")"
 	}
 	return fmt.Errorf("%s is already being run by %s: watch it with walkie follow %s, stop it with walkie halt %s", file, who, file, file)
-}
-
-// observers calls each observer that is set, in order.
-func observers(fns ...func(controller.Event)) func(controller.Event) {
-	return func(e controller.Event) {
-		for _, fn := range fns {
-			if fn != nil {
-				fn(e)
-			}
-		}
-	}
 }
 
 // runResult is how a run that went as far as it could ends: nil for exit
@@ -239,21 +260,7 @@ func errorForStatus(sum controller.Summary) error {
 	case sum.Status == walkie.StatusOpen:
 		return fmt.Errorf("the debate is still open after %s", walkie.Count(sum.Turns, "turn", "turns"))
 	}
-	return errors.New(endLine(sum.Status, sum.Reason))
-}
-
-// endLine says how a debate or round table ended, in the words the live
-// display and the error use: "stopped: max-rounds (reached its round cap of
-// 6)". The status is the name status, report and the exit codes use.
-func endLine(status, reason string) string {
-	s := "stopped: " + status
-	if status == walkie.StatusConverged || status == walkie.StatusClosed {
-		s = status
-	}
-	if reason != "" {
-		s += " (" + reason + ")"
-	}
-	return s
+	return errors.New(term.EndLine(sum.Status, sum.Reason))
 }
 
 func runExitCode(sum controller.Summary, once bool) int {
@@ -285,14 +292,18 @@ func runExitCode(sum controller.Summary, once bool) int {
 }
 
 // castFlag reads --agents: positional (a,b: the i-th participant is played
-// by the i-th agent) or named (alice=claude).
-func castFlag(file string, list []string) (map[string]string, error) {
+// by the i-th agent) or named (alice=claude), for file, whose front matter
+// is meta (nil: read it, if there are agents to cast).
+func castFlag(file string, meta *walkie.Meta, list []string) (map[string]string, error) {
 	if len(list) == 0 {
 		return nil, nil
 	}
-	meta, err := walkie.ReadMeta(file)
-	if err != nil {
-		return nil, err
+	if meta == nil {
+		m, err := walkie.ReadMeta(file)
+		if err != nil {
+			return nil, err
+		}
+		meta = &m
 	}
 	cast := map[string]string{}
 	for i, item := range list {
@@ -365,34 +376,14 @@ func interruptible(parent context.Context, stderr io.Writer) (context.Context, f
 	}
 }
 
-// printSummary prints how the run ended on standard output (see writeEnd).
-func printSummary(c *cli.Context, file string, sum controller.Summary) error {
-	w := c.App.Writer
+// printSummary prints how the run ended on standard output (see term.End).
+func printSummary(o *runOptions, sum controller.Summary) error {
+	w, file := o.IO.Out, o.File
 	d, _ := walkie.Load(file) // the summary without the record's text is still worth printing
-	if c.Bool("json") {
-		return writeEndJSON(w, file, d, sum)
+	if o.JSON {
+		return term.EndJSON(w, file, d, sum)
 	}
-	r := newRenderer(colorFor(c, w), termWidth(w, 80), time.Local)
-	writeEnd(w, r, file, where(file), d, sum)
+	r := term.NewRenderer(o.IO.OutPalette(), o.IO.OutWidth(), time.Local)
+	term.End(w, r, file, term.Where(file), d, sum)
 	return nil
-}
-
-// unknownCosts says how much of a debate's cost is unknown, and what a
-// budget counts it as; "" when none is.
-func unknownCosts(n int, estimate, budget float64) string {
-	if n == 0 {
-		return ""
-	}
-	s := "+ " + walkie.Count(n, "attempt", "attempts") + " of unknown cost"
-	if budget > 0 {
-		s += fmt.Sprintf(", counted as %s against the %s budget", walkie.Money(estimate), walkie.Money(budget))
-	}
-	return s
-}
-
-func nonNil(r []controller.TurnRecord) []controller.TurnRecord {
-	if r == nil {
-		return []controller.TurnRecord{}
-	}
-	return r
 }

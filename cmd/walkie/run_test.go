@@ -35,7 +35,7 @@ func TestCastFlag(t *testing.T) {
 		{"cast twice", []string{"bob=codex", "bob=claude"}, nil, "cast twice"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := castFlag(file, c.list)
+			got, err := castFlag(file, nil, c.list)
 			if c.err != "" {
 				if err == nil || !strings.Contains(err.Error(), c.err) {
 					t.Fatalf("err %v, want …%s…", err, c.err)

@@ -7,8 +7,10 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v2"
+	"go.uber.org/zap"
 
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller"
@@ -16,7 +18,7 @@ import (
 	"github.com/walkie-sh/walkie/walkie"
 )
 
-func serveCommand() *cli.Command {
+func serveCommand(f *Factory, runF func(context.Context, *serveOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "serve",
 		Usage: "the daemon: run every open debate under a directory, woken by file events",
@@ -41,9 +43,11 @@ its status, whose turn, round, cost against budget and what the running
 agent is doing; each debate's entries, turn log, transcripts and round
 table at /d/KEY; live by server-sent events; halt, resume, extend and a
 supervisor note), /healthz, /api/debates (JSON), /metrics (Prometheus), and
-POST /api/halt, resume, extend and note. The page also lists the debates
-walkie auto, turn and watch --once run elsewhere on this machine: they note
-themselves in the registry under the user's state directory.
+POST /api/halt, resume, extend and note. The page lists the debates under
+--dir; its switch (/?all=1) adds those walkie auto, turn and watch --once
+run elsewhere on this machine (they note themselves in the registry under
+the user's state directory), and a filter narrows either list. A debate's
+page offers only the controls its standing allows.
 
 A request whose Host is not the listen address, localhost or a loopback
 address on the listen port, or an --allowed-host, is refused (421): a web
@@ -88,41 +92,68 @@ EXAMPLES:
 			logFormatFlag(),
 			verboseFlag(),
 		}, temporalFlags()...),
-		Action: runServe,
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return withCode(exitBadInput, fmt.Errorf("serve takes no arguments (use --dir %s)", c.Args().First()))
+			}
+			return runWith(c.Context, runF, serveRun, &serveOptions{IO: f.IO, Config: f.Config, Logger: f.Logger, Registry: f.Registry,
+				Engine: c.String("engine"), HomeQueue: c.String("home-queue"), Dir: c.String("dir"), ConfigPath: c.String("config"),
+				Listen: c.String("listen"), Token: c.String("token"), AllowedHosts: c.StringSlice("allowed-host"),
+				Grace: c.Duration("grace"), RateWindow: c.Duration("rate-window"),
+				LogFormat: c.String("log-format"), Verbose: c.Bool("verbose"), Temporal: temporalFlagValues(c)})
+		},
 	}
 }
 
-func runServe(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return withCode(exitBadInput, fmt.Errorf("serve takes no arguments (use --dir %s)", c.Args().First()))
-	}
-	engine := c.String("engine")
+// serveOptions are walkie serve's.
+type serveOptions struct {
+	IO       *IOStreams
+	Config   func(path string) (*config.Config, error)
+	Logger   func(format string, verbose bool) (*zap.Logger, error)
+	Registry func(log *zap.Logger) string
+
+	Engine       string // local or temporal
+	HomeQueue    string
+	Dir          string
+	ConfigPath   string
+	Listen       string
+	Token        string
+	AllowedHosts []string
+	Grace        time.Duration
+	RateWindow   time.Duration
+	LogFormat    string
+	Verbose      bool
+	Temporal     temporalOptions
+}
+
+func serveRun(ctx context.Context, o *serveOptions) error {
+	engine := o.Engine
 	switch engine {
 	case "local":
 	case "temporal":
-		if err := handOffToTemporal(c); err != nil {
+		if err := handOffToTemporal("walkie serve"); err != nil {
 			return err
 		}
 	default:
 		return withCode(exitBadInput, fmt.Errorf("--engine %q: write local or temporal", engine))
 	}
-	stderr := c.App.ErrWriter
-	log, cfg, err := commandLoggerAndConfig(c)
+	stderr := o.IO.ErrOut
+	log, cfg, err := loggerAndConfig(o.Logger, o.Config, o.LogFormat, o.Verbose, o.ConfigPath)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = log.Sync() }()
-	for _, h := range c.StringSlice("allowed-host") {
+	for _, h := range o.AllowedHosts {
 		if err := config.CheckHost(h); err != nil {
 			return withCode(exitBadInput, fmt.Errorf("--allowed-host: %w", err))
 		}
 	}
-	opts := daemon.Options{Dir: c.String("dir"), Config: cfg, ConfigPath: c.String("config"),
-		Listen: c.String("listen"), Token: c.String("token"), AllowedHosts: c.StringSlice("allowed-host"), Grace: c.Duration("grace"), RateWindow: c.Duration("rate-window"), Log: log,
-		Registry: registryDir(log)}
+	opts := daemon.Options{Dir: o.Dir, Config: cfg, ConfigPath: o.ConfigPath,
+		Listen: o.Listen, Token: o.Token, AllowedHosts: o.AllowedHosts, Grace: o.Grace, RateWindow: o.RateWindow, Log: log,
+		Registry: o.Registry(log)}
 	var home remoteHome
 	if engine == "temporal" {
-		if home, err = newHome(c, cfg, log); err != nil {
+		if home, err = newHome(ctx, o, cfg, log); err != nil {
 			return err
 		}
 		opts.Run = home.Run
@@ -144,7 +175,7 @@ func runServe(c *cli.Context) error {
 	case err != nil:
 		return err
 	}
-	ctx, cancel := context.WithCancel(c.Context)
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -20,7 +21,7 @@ import (
 // with flags that exist: a renamed flag must not leave them broken.
 func TestServiceFilesMatchServeFlags(t *testing.T) {
 	known := map[string]bool{}
-	for _, f := range serveCommand().Flags {
+	for _, f := range serveCommand(newFactory(nil, io.Discard, io.Discard), nil).Flags {
 		for _, n := range f.Names() {
 			known["--"+n] = true
 		}

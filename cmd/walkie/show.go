@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -8,10 +9,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/walkie-sh/walkie/cmd/walkie/term"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
-func showCommand() *cli.Command {
+func showCommand(f *Factory, runF func(context.Context, *showOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "show",
 		Usage:     "print the record for reading: each turn with its author, time, round and sign-off",
@@ -30,51 +32,48 @@ EXAMPLES:
    walkie show api.walkie.md
    walkie show api.walkie.md | less -R
    walkie show api.walkie.md --raw > copy.walkie.md`,
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "raw", Usage: "print the file as it is, markers and all"}},
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "raw", Usage: "print the file as it is, markers and all"}, standingConfigFlag()},
 		Action: func(c *cli.Context) error {
 			file, err := recordArg(c)
 			if err != nil {
 				return err
 			}
-			w := c.App.Writer
-			if c.Bool("raw") {
-				f, err := os.Open(file)
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				_, err = io.Copy(w, f)
-				return err
-			}
-			d, err := walkie.Load(file)
-			if err != nil {
-				return err
-			}
-			r := newRenderer(colorFor(c, w), termWidth(w, 80), time.Local)
-			if err := writeShow(w, r, d); err != nil {
-				return err
-			}
-			if err := d.Verify(); err != nil {
-				return withCode(exitUnverified, fmt.Errorf("shown, but the record does not verify: %w", err))
-			}
-			return nil
+			return runWith(c.Context, runF, showRun, &showOptions{IO: f.IO, File: file, Raw: c.Bool("raw"), Stand: f.Standing(c.String("config"))})
 		},
 	}
 }
 
-// writeShow prints the whole record for reading.
-func writeShow(w io.Writer, r *renderer, d *walkie.Doc) error {
-	v, err := viewOf(d)
+// showOptions are walkie show's.
+type showOptions struct {
+	IO    *IOStreams
+	File  string
+	Raw   bool
+	Stand standingReader
+}
+
+func showRun(_ context.Context, o *showOptions) error {
+	w := o.IO.Out
+	if o.Raw {
+		f, err := os.Open(o.File)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = io.Copy(w, f)
+		return err
+	}
+	d, err := walkie.Load(o.File)
 	if err != nil {
 		return err
 	}
-	fmt.Fprint(w, r.header(v, d))
-	fmt.Fprint(w, "\n"+r.briefing(d))
-	for i := range d.Entries {
-		fmt.Fprint(w, "\n"+r.entry(d, &d.Entries[i]))
+	r := term.NewRenderer(o.IO.OutPalette(), o.IO.OutWidth(), time.Local)
+	s, err := o.Stand.of(d)
+	if err != nil {
+		return err
 	}
-	if len(d.Entries) == 0 {
-		fmt.Fprintln(w, "\n"+r.pal.dim("no entries yet"))
+	r.Record(w, &s, d)
+	if err := d.Verify(); err != nil {
+		return withCode(exitUnverified, fmt.Errorf("shown, but the record does not verify: %w", err))
 	}
 	return nil
 }

@@ -1,70 +1,15 @@
 package main
 
 import (
-	"bytes"
+	"context"
 	_ "embed"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"text/template"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/walkie-sh/walkie/walkie"
+	"github.com/walkie-sh/walkie/cmd/walkie/skills"
 )
-
-// skillName is the skill's name, its folder's too.
-const skillName = "walkie-debate"
-
-// skillMarker opens every SKILL.md walkie writes: install replaces and
-// remove removes only such a file, never one a person wrote.
-const skillMarker = "written by walkie skill install"
-
-//go:embed skills/SKILL.md.tmpl
-var skillText string
-
-var skillTemplate = template.Must(template.New("skill").Parse(skillText))
-
-// skillCLIs are the CLIs a skill is written for, by flag name.
-var skillCLIs = []string{"claude", "codex"}
-
-var cliTitle = map[string]string{"claude": "Claude Code", "codex": "Codex"}
-
-// renderSkill is the skill's text for a CLI, stamped with this binary's
-// version: the skill a binary installs is the one it was built with.
-func renderSkill(cli string) []byte {
-	var b bytes.Buffer
-	err := skillTemplate.Execute(&b, struct{ CLI, Version, Marker string }{cli, readBuildVersion().Version, skillMarker})
-	if err != nil {
-		panic("skill template: " + err.Error()) // fixed text and strings: a bug
-	}
-	return b.Bytes()
-}
-
-// skillPath is where a CLI looks for the skill (measured with claude
-// 2.1.197 and codex 0.171.0): Claude Code in .claude/skills of the project
-// or of HOME; Codex in .agents/skills of the project, or in its home,
-// $CODEX_HOME (default ~/.codex), under skills.
-func skillPath(cli string, user bool) (string, error) {
-	var root string
-	switch {
-	case !user && cli == "claude":
-		root = ".claude/skills"
-	case !user:
-		root = ".agents/skills"
-	case cli == "codex" && os.Getenv("CODEX_HOME") != "":
-		root = filepath.Join(os.Getenv("CODEX_HOME"), "skills")
-	default:
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("find your home directory: %w", err)
-		}
-		root = filepath.Join(home, map[string]string{"claude": ".claude", "codex": ".codex"}[cli], "skills")
-	}
-	return filepath.Join(root, skillName, "SKILL.md"), nil
-}
 
 func skillFlags() []cli.Flag {
 	return []cli.Flag{
@@ -72,6 +17,25 @@ func skillFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "codex", Usage: "the Codex skill (default: both)"},
 		&cli.BoolFlag{Name: "project", Usage: "in this directory, for this project only (.claude/skills, .agents/skills)"},
 		&cli.BoolFlag{Name: "user", Usage: "in your home, for every project (the default)"},
+	}
+}
+
+// skillOptions are walkie skill install's, remove's and show's: which
+// CLIs' skills, and where.
+type skillOptions struct {
+	IO   *IOStreams
+	CLIs []string
+	User bool // in the user's home, not the project
+}
+
+// skillAction reads skillFlags into skillOptions and runs run.
+func skillAction(f *Factory, runF, run func(context.Context, *skillOptions) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		clis, user, err := skillTargets(c)
+		if err != nil {
+			return err
+		}
+		return runWith(c.Context, runF, run, &skillOptions{IO: f.IO, CLIs: clis, User: user})
 	}
 }
 
@@ -83,18 +47,18 @@ func skillTargets(c *cli.Context) (clis []string, user bool, err error) {
 	if c.Bool("project") && c.Bool("user") {
 		return nil, false, withCode(exitBadInput, errors.New("give --project or --user, not both"))
 	}
-	for _, name := range skillCLIs {
+	for _, name := range skills.CLIs {
 		if c.Bool(name) {
 			clis = append(clis, name)
 		}
 	}
 	if len(clis) == 0 {
-		clis = skillCLIs
+		clis = skills.CLIs
 	}
 	return clis, !c.Bool("project"), nil
 }
 
-func skillCommand() *cli.Command {
+func skillCommand(f *Factory) *cli.Command {
 	return &cli.Command{
 		Name:  "skill",
 		Usage: "install the walkie-debate skill, so that Claude Code or Codex can start a debate from inside the chat",
@@ -108,95 +72,126 @@ Say "let's debate this with codex" and the agent picks it up.
 The text ships inside this binary, stamped with its version (walkie skill
 show prints it); installing again after an upgrade updates it. Claude Code
 reads .claude/skills/walkie-debate/SKILL.md in the project or in ~/.claude;
-Codex reads .agents/skills/walkie-debate/SKILL.md in the project, or
-$CODEX_HOME/skills (~/.codex/skills). A SKILL.md walkie did not write is
-never replaced or removed.
+Codex reads .agents/skills/walkie-debate/SKILL.md in the project or in
+your home (~/.agents/skills). A skill walkie wrote before into Codex's
+older place ($CODEX_HOME/skills, ~/.codex/skills) is taken out by install
+and remove, so Codex does not offer it twice. A SKILL.md walkie did not
+write is never replaced or removed.
 
 EXAMPLES:
    walkie skill install                      # both CLIs, for every project
    walkie skill install --claude --project   # this project only
    walkie skill show --codex
    walkie skill remove`,
-		Subcommands: []*cli.Command{skillInstallCommand(), skillRemoveCommand(), skillShowCommand()},
+		Subcommands: []*cli.Command{skillInstallCommand(f, nil), skillRemoveCommand(f, nil), skillShowCommand(f, nil)},
 	}
 }
 
-func skillInstallCommand() *cli.Command {
+func skillInstallCommand(f *Factory, runF func(context.Context, *skillOptions) error) *cli.Command {
 	return &cli.Command{
-		Name:  "install",
-		Usage: "write the skill where the CLIs look for it",
-		Flags: skillFlags(),
-		Action: func(c *cli.Context) error {
-			return eachSkill(c, func(name, path string) error {
-				text := renderSkill(name)
-				old, err := os.ReadFile(path)
-				switch {
-				case err == nil && !bytes.Contains(old, []byte(skillMarker)):
-					return withCode(exitRefused, fmt.Errorf("%s exists and walkie did not write it: left alone; move it away to install walkie's", path))
-				case err == nil && bytes.Equal(old, text):
-					fmt.Fprintf(c.App.Writer, "%s skill already installed: %s\n", cliTitle[name], path)
-					return nil
-				case err != nil && !errors.Is(err, fs.ErrNotExist):
-					return err
-				}
-				if err := walkie.WriteFileAtomic(path, text, 0o644); err != nil {
-					return fmt.Errorf("install the %s skill: %w", cliTitle[name], err)
-				}
-				fmt.Fprintf(c.App.Writer, "%s skill installed: %s (walkie %s)\n", cliTitle[name], path, readBuildVersion().Version)
-				return nil
-			})
-		},
+		Name:   "install",
+		Usage:  "write the skill where the CLIs look for it",
+		Flags:  skillFlags(),
+		Action: skillAction(f, runF, skillInstallRun),
 	}
 }
 
-func skillRemoveCommand() *cli.Command {
+func skillInstallRun(_ context.Context, o *skillOptions) error {
+	return eachSkill(o, func(name string, p skills.Place) error {
+		if err := removeOlderSkills(o, name); err != nil {
+			return err
+		}
+		path := p.Path()
+		res, err := skills.Install(p, skills.Render(name, readBuildVersion().Version))
+		var link *skills.LinkError
+		switch {
+		case errors.Is(err, skills.ErrNotWalkies):
+			return withCode(exitRefused, fmt.Errorf("%s exists and walkie did not write it: left alone; move it away to install walkie's", path))
+		case errors.As(err, &link):
+			return withCode(exitRefused, err)
+		case err != nil:
+			return fmt.Errorf("install the %s skill: %w", skills.Title[name], err)
+		case res == skills.Already:
+			fmt.Fprintf(o.IO.Out, "%s skill already installed: %s\n", skills.Title[name], path)
+			return nil
+		}
+		fmt.Fprintf(o.IO.Out, "%s skill installed: %s (walkie %s)\n", skills.Title[name], path, readBuildVersion().Version)
+		return nil
+	})
+}
+
+func skillRemoveCommand(f *Factory, runF func(context.Context, *skillOptions) error) *cli.Command {
 	return &cli.Command{
-		Name:  "remove",
-		Usage: "remove the skill walkie installed",
-		Flags: skillFlags(),
-		Action: func(c *cli.Context) error {
-			return eachSkill(c, func(name, path string) error {
-				old, err := os.ReadFile(path)
-				switch {
-				case errors.Is(err, fs.ErrNotExist):
-					fmt.Fprintf(c.App.Writer, "%s skill not installed at %s\n", cliTitle[name], path)
-					return nil
-				case err != nil:
-					return err
-				case !bytes.Contains(old, []byte(skillMarker)):
-					return withCode(exitRefused, fmt.Errorf("%s was not written by walkie: left alone", path))
-				}
-				if err := os.Remove(path); err != nil {
-					return err
-				}
-				_ = os.Remove(filepath.Dir(path)) // only if empty: a person's own files there stay
-				fmt.Fprintf(c.App.Writer, "%s skill removed: %s\n", cliTitle[name], path)
-				return nil
-			})
-		},
+		Name:   "remove",
+		Usage:  "remove the skill walkie installed",
+		Flags:  skillFlags(),
+		Action: skillAction(f, runF, skillRemoveRun),
 	}
+}
+
+func skillRemoveRun(_ context.Context, o *skillOptions) error {
+	return eachSkill(o, func(name string, p skills.Place) error {
+		if err := removeOlderSkills(o, name); err != nil {
+			return err
+		}
+		path := p.Path()
+		res, err := skills.Remove(p)
+		var link *skills.LinkError
+		switch {
+		case errors.Is(err, skills.ErrNotWalkies):
+			return withCode(exitRefused, fmt.Errorf("%s was not written by walkie: left alone", path))
+		case errors.As(err, &link):
+			return withCode(exitRefused, err)
+		case err != nil:
+			return err
+		case res == skills.Absent:
+			fmt.Fprintf(o.IO.Out, "%s skill not installed at %s\n", skills.Title[name], path)
+			return nil
+		}
+		fmt.Fprintf(o.IO.Out, "%s skill removed: %s\n", skills.Title[name], path)
+		return nil
+	})
+}
+
+// removeOlderSkills takes the skill walkie wrote out of a CLI's older
+// places (skills.Older), saying so; a person's SKILL.md there, or one
+// reached through a link, stays, without a word: it is not where walkie
+// writes.
+func removeOlderSkills(o *skillOptions, name string) error {
+	older, err := skills.Older(name, o.User)
+	if err != nil {
+		return err
+	}
+	for _, p := range older {
+		res, err := skills.Remove(p)
+		var link *skills.LinkError
+		switch {
+		case errors.Is(err, skills.ErrNotWalkies), errors.As(err, &link), res == skills.Absent:
+		case err != nil:
+			return err
+		default:
+			fmt.Fprintf(o.IO.Out, "%s skill removed from its older place: %s\n", skills.Title[name], p.Path())
+		}
+	}
+	return nil
 }
 
 // eachSkill calls do with each CLI the flags name and where its skill
 // goes, stopping at the first error.
-func eachSkill(c *cli.Context, do func(name, path string) error) error {
-	clis, user, err := skillTargets(c)
-	if err != nil {
-		return err
-	}
-	for _, name := range clis {
-		path, err := skillPath(name, user)
+func eachSkill(o *skillOptions, do func(name string, p skills.Place) error) error {
+	for _, name := range o.CLIs {
+		p, err := skills.Where(name, o.User)
 		if err != nil {
 			return err
 		}
-		if err := do(name, path); err != nil {
+		if err := do(name, p); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func skillShowCommand() *cli.Command {
+func skillShowCommand(f *Factory, runF func(context.Context, *skillOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "show",
 		Usage: "print the skill's text as install would write it",
@@ -212,8 +207,12 @@ func skillShowCommand() *cli.Command {
 			if c.Bool("codex") {
 				name = "codex"
 			}
-			_, err := c.App.Writer.Write(renderSkill(name))
-			return err
+			return runWith(c.Context, runF, skillShowRun, &skillOptions{IO: f.IO, CLIs: []string{name}})
 		},
 	}
+}
+
+func skillShowRun(_ context.Context, o *skillOptions) error {
+	_, err := o.IO.Out.Write(skills.Render(o.CLIs[0], readBuildVersion().Version))
+	return err
 }

@@ -4,6 +4,7 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -11,7 +12,6 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/urfave/cli/v2"
 	"go.uber.org/zap"
 
 	"github.com/walkie-sh/walkie/config"
@@ -26,8 +26,7 @@ const temporalLinked = false
 // walkie's own arguments and environment: the same pid, so signals,
 // service managers and exit codes see walkie-temporal as the walkie they
 // started. It returns only the error why it could not, never nil.
-func handOffToTemporal(c *cli.Context) error {
-	what := "walkie " + c.Command.Name
+func handOffToTemporal(what string) error {
 	path, err := findTemporalProgram()
 	if err != nil {
 		return withCode(exitBadInput, fmt.Errorf("%s needs the Temporal engine, which this walkie is built without, and %w; %s", what, err, installHint()))
@@ -76,6 +75,8 @@ func notLinked() error {
 	return errors.New("the Temporal engine is not linked into this walkie (a bug: the command should have been handed to " + temporalProgram + ")")
 }
 
-func runTemporalWorker(*cli.Context) error { return notLinked() }
+func runTemporalWorker(context.Context, *workerOptions) error { return notLinked() }
 
-func newHome(*cli.Context, *config.Config, *zap.Logger) (remoteHome, error) { return nil, notLinked() }
+func newHome(context.Context, *serveOptions, *config.Config, *zap.Logger) (remoteHome, error) {
+	return nil, notLinked()
+}

@@ -9,7 +9,6 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/urfave/cli/v2"
 	"go.uber.org/zap"
 
 	"github.com/walkie-sh/walkie/config"
@@ -28,7 +27,7 @@ const _ = uint(defaultWorkerGrace-temporal.DefaultWorkerGrace) + uint(temporal.D
 const temporalLinked = true
 
 // handOffToTemporal has nothing to do: this build runs the engine itself.
-func handOffToTemporal(*cli.Context) error { return nil }
+func handOffToTemporal(string) error { return nil }
 
 // acceptHandoff refuses a hand-off from a walkie of another version: its
 // flags, record format or protocol may not be this build's.
@@ -41,60 +40,61 @@ func acceptHandoff(from string) error {
 }
 
 // temporalConnection is what the temporal flags say.
-func temporalConnection(c *cli.Context) temporal.Connection {
-	return temporal.Connection{HostPort: c.String("temporal"), Namespace: c.String("namespace"), TLS: c.Bool("tls"), CA: c.String("tls-ca"),
-		Cert: c.String("tls-cert"), Key: c.String("tls-key"), APIKey: c.String("api-key")}
+func temporalConnection(o temporalOptions) temporal.Connection {
+	return temporal.Connection{HostPort: o.HostPort, Namespace: o.Namespace, TLS: o.TLS, CA: o.CA,
+		Cert: o.Cert, Key: o.Key, APIKey: o.APIKey}
 }
 
-// runTemporalWorker runs walkie worker (runWorker checked its arguments).
-func runTemporalWorker(c *cli.Context) error {
-	stderr := c.App.ErrWriter
-	log, cfg, err := commandLoggerAndConfig(c)
+// runTemporalWorker runs walkie worker (its urfave part checked its
+// arguments).
+func runTemporalWorker(ctx context.Context, o *workerOptions) error {
+	stderr := o.IO.ErrOut
+	log, cfg, err := loggerAndConfig(o.Logger, o.Config, o.LogFormat, o.Verbose, o.ConfigPath)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = log.Sync() }()
-	queues, err := temporal.ParseQueues(c.StringSlice("queue"))
+	queues, err := temporal.ParseQueues(o.Temporal.Queues)
 	if err != nil {
 		return withCode(exitBadInput, err)
 	}
-	agents := temporal.ParseAgents(c.StringSlice("agents"))
+	agents := temporal.ParseAgents(o.Agents)
 	if err := temporal.CheckAgents(cfg, agents); err != nil {
 		return withCode(exitBadInput, err)
 	}
-	ctx, cancel := signal.NotifyContext(c.Context, syscall.SIGTERM, syscall.SIGINT)
+	ctx, cancel := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer cancel()
-	client, err := temporal.Dial(ctx, temporalConnection(c), log)
+	client, err := temporal.Dial(ctx, temporalConnection(o.Temporal), log)
 	if err != nil {
 		return err
 	}
 	defer client.Close()
-	dir := c.String("dir")
+	dir := o.Dir
 	if dir == "" {
 		dir = temporal.DefaultWorkerDir()
 	}
 	w, err := temporal.NewWorker(temporal.WorkerOptions{Client: client, Agents: agents, Queues: queues,
-		Config: cfg, Dir: dir, Repos: c.StringSlice("repo"), Identity: c.String("identity"), Grace: c.Duration("grace"), Log: log})
+		Config: cfg, Dir: dir, Repos: o.Repos, Identity: o.Identity, Grace: o.Grace, Log: log})
 	if err != nil {
 		return withCode(exitBadInput, err)
 	}
-	log.Info("worker started", zap.String("identity", w.Identity()), zap.String("dir", dir), zap.String("temporal", c.String("temporal")))
+	log.Info("worker started", zap.String("identity", w.Identity()), zap.String("dir", dir), zap.String("temporal", o.Temporal.HostPort))
 	return runUntilSecondSignal(ctx, func(ctx context.Context) error { return w.Run(ctx) }, stderr)
 }
 
 // newHome connects the daemon to Temporal as the home of --dir's debates.
-func newHome(c *cli.Context, cfg *config.Config, log *zap.Logger) (remoteHome, error) {
-	queues, err := temporal.ParseQueues(c.StringSlice("queue"))
+func newHome(ctx context.Context, o *serveOptions, cfg *config.Config, log *zap.Logger) (remoteHome, error) {
+	queues, err := temporal.ParseQueues(o.Temporal.Queues)
 	if err != nil {
 		return nil, withCode(exitBadInput, err)
 	}
-	client, err := temporal.Dial(c.Context, temporalConnection(c), log)
+	client, err := temporal.Dial(ctx, temporalConnection(o.Temporal), log)
 	if err != nil {
 		return nil, err
 	}
-	queue := c.String("home-queue")
+	queue := o.HomeQueue
 	if queue == "" {
-		queue = temporal.DefaultHomeQueue(c.String("dir"))
+		queue = temporal.DefaultHomeQueue(o.Dir)
 	}
 	home, err := temporal.NewHome(temporal.HomeOptions{Client: client, Queue: queue, Queues: queues, Config: cfg, Log: log})
 	if err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -12,14 +11,17 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/gitrepo"
+	"github.com/walkie-sh/walkie/gitrepo/sshsig"
+	"github.com/walkie-sh/walkie/session"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
 // Review threads and channels (docs/review-threads.md): walkie thread new,
 // walkie status DIR, and what walkie post adds for typed entries.
 
-func threadCommand() *cli.Command {
+func threadCommand(f *Factory, runF func(context.Context, *threadNewOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "thread",
 		Usage: "review threads in a channel: a directory with one open thread at a time",
@@ -40,7 +42,9 @@ Without --briefing the thread gets walkie's briefing of the review vocabulary
 --repo binds the thread to a git repository (refs must resolve there; a
 verdict must name its branch's head); --git-commit makes every entry a commit
 of the record; --worktree runs each agent's session in a git worktree of its
-own, starting at --base until the thread cites a commit.
+own, starting at --base until the thread cites a commit; --test names the
+thread's test command, which walkie runs at the cited commit to check a
+verdict's count of passing tests.
 
 EXAMPLES:
    walkie thread new reviews login-fix --agents claude,codex --repo .. --approve
@@ -52,7 +56,21 @@ EXAMPLES:
 				&cli.BoolFlag{Name: "approve", Usage: "pin the briefing now (walkie brief approve)"},
 				copyInitFlag(),
 			}, threadFlags()...),
-			Action: threadNew,
+			Action: func(c *cli.Context) error {
+				if c.NArg() != 2 {
+					return withCode(exitBadInput, fmt.Errorf("thread new needs DIR and SLUG (got %d arguments); see `walkie thread new --help`", c.NArg()))
+				}
+				opts := &threadNewOptions{IO: f.IO, Dir: c.Args().Get(0), Slug: c.Args().Get(1), Briefing: c.String("briefing")}
+				var err error
+				if opts.Init, err = debateInit(c); err != nil {
+					return err
+				}
+				if err := threadOptions(c, &opts.Init); err != nil {
+					return err
+				}
+				opts.Init.Approve = c.Bool("approve")
+				return runWith(c.Context, runF, threadNew, opts)
+			},
 		}},
 	}
 }
@@ -66,12 +84,15 @@ func threadFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "git-commit", Category: "review thread", Usage: "make every recorded entry a commit of the record (git: commit)"},
 		&cli.BoolFlag{Name: "worktree", Category: "review thread", Usage: "run each agent's session in a git worktree of its own (workspace: worktree)"},
 		&cli.StringFlag{Name: "base", Category: "review thread", Usage: "where worktrees start until the record cites a commit (a branch or a sha)"},
+		&cli.StringFlag{Name: "test", Category: "review thread", Usage: "the thread's test command (sh -c): a verdict saying how many tests pass is held to what it prints at the cited commit"},
+		&cli.StringFlag{Name: "test-passed", Category: "review thread", Usage: "the pattern of an output line of --test that reports one passing test (default: go test -v's)"},
 	}
 }
 
 // threadOptions adds the review-thread flags to o.
 func threadOptions(c *cli.Context, o *walkie.InitOptions) error {
 	o.Typed, o.Repo, o.Base = c.Bool("typed"), c.String("repo"), c.String("base")
+	o.Test, o.TestPassed = walkie.Command{Shell: c.String("test")}, c.String("test-passed")
 	if c.Bool("git-commit") {
 		o.Git = walkie.GitCommit
 	}
@@ -84,27 +105,26 @@ func threadOptions(c *cli.Context, o *walkie.InitOptions) error {
 	return nil
 }
 
-func threadNew(c *cli.Context) error {
-	if c.NArg() != 2 {
-		return withCode(exitBadInput, fmt.Errorf("thread new needs DIR and SLUG (got %d arguments); see `walkie thread new --help`", c.NArg()))
-	}
-	dir, slug := c.Args().Get(0), c.Args().Get(1)
-	o, err := initOptions(c)
-	if err != nil {
-		return err
-	}
-	if err := threadOptions(c, &o); err != nil {
-		return err
-	}
-	o.Approve = c.Bool("approve")
-	if p := c.String("briefing"); p != "" {
-		if o.Briefing, err = readBriefing(c.App.Reader, p); err != nil {
+// threadNewOptions are walkie thread new's: where, and the thread's
+// front matter.
+type threadNewOptions struct {
+	IO        *IOStreams
+	Dir, Slug string
+	Init      walkie.InitOptions
+	Briefing  string // a file, or - for standard input; "": walkie's review briefing
+}
+
+func threadNew(_ context.Context, opts *threadNewOptions) error {
+	o := opts.Init
+	var err error
+	if p := opts.Briefing; p != "" {
+		if o.Briefing, err = readBriefing(opts.IO.In, p); err != nil {
 			return err
 		}
 	} else {
 		o.Briefing = []byte(threadBriefing(o))
 	}
-	file, err := walkie.NewThread(dir, slug, o)
+	file, err := walkie.NewThread(opts.Dir, opts.Slug, o)
 	if err != nil {
 		return err
 	}
@@ -118,7 +138,7 @@ func threadNew(c *cli.Context) error {
 	if o.Approve {
 		note = "briefing approved"
 	}
-	fmt.Fprintf(c.App.Writer, "created thread %s (builder %s; %s); %s\n", file, o.Participants[0], strings.Join(o.Participants[1:], ", "), note)
+	fmt.Fprintf(opts.IO.Out, "created thread %s (builder %s; %s); %s\n", file, o.Participants[0], strings.Join(o.Participants[1:], ", "), note)
 	return nil
 }
 
@@ -147,6 +167,9 @@ verdict and a fix-report must cite a ref.
 	if o.Repo != "" {
 		b.WriteString("\nEvery ref must name something in the repository, and a verdict must name\nthe current head of its branch: a verdict on a commit the branch has moved\npast is refused.\n")
 	}
+	if !o.Test.IsZero() {
+		fmt.Fprintf(&b, "\nA verdict that says how many tests pass (\"27 tests pass\") is checked: walkie\nruns `%s` itself at the commit the verdict cites, and refuses a count\nit does not see there.\n", o.Test)
+	}
 	if o.Workspace == walkie.WorkspaceWorktree {
 		b.WriteString("\nEach turn runs in a git worktree of its own (its path is in WALKIE_WORKTREE),\non a branch named in WALKIE_BRANCH, started at the last commit this thread\ncites. Commit your work there and cite it as that branch @ the commit.\n")
 	}
@@ -164,19 +187,20 @@ func dirArg(c *cli.Context) (string, bool) {
 
 // channelView is walkie status DIR --json.
 type channelView struct {
-	Dir     string        `json:"dir"`
-	Channel bool          `json:"channel"`
-	Open    string        `json:"open,omitempty"` // the open thread's file
-	Threads []*debateView `json:"threads"`
+	Dir     string                 `json:"dir"`
+	Channel bool                   `json:"channel"`
+	Open    string                 `json:"open,omitempty"` // the open thread's file
+	Threads []*controller.Standing `json:"threads"`
 }
 
 // statusDir lists the walkie files in a directory (a channel's threads).
-func statusDir(c *cli.Context, dir string) error {
+func statusDir(o *statusOptions) error {
+	dir := o.Dir
 	files, err := walkie.Threads(dir)
 	if err != nil {
 		return withCode(exitBadInput, err)
 	}
-	v := channelView{Dir: dir, Channel: walkie.IsChannel(dir), Threads: []*debateView{}}
+	v := channelView{Dir: dir, Channel: walkie.IsChannel(dir), Threads: []*controller.Standing{}}
 	if v.Channel {
 		ch, err := walkie.LoadChannel(dir)
 		if err != nil {
@@ -187,18 +211,16 @@ func statusDir(c *cli.Context, dir string) error {
 		}
 	}
 	for _, f := range files {
-		dv, err := loadView(f)
+		_, dv, err := loadStanding(f, o.Stand)
 		if err != nil {
 			return fmt.Errorf("%s: %w", f, err)
 		}
 		v.Threads = append(v.Threads, dv)
 	}
-	if c.Bool("json") {
-		enc := json.NewEncoder(c.App.Writer)
-		enc.SetIndent("", "  ")
-		return enc.Encode(v)
+	if o.JSON {
+		return writeJSON(o.IO.Out, v)
 	}
-	return printChannel(c.App.Writer, v)
+	return writeClean(o.IO.Out, func(w io.Writer) error { return printChannel(w, v) })
 }
 
 func printChannel(w io.Writer, v channelView) error {
@@ -224,7 +246,7 @@ func printChannel(w io.Writer, v channelView) error {
 
 // threadLine is one thread's state after its status: whose turn and the
 // last entry's type and refs, or why it ended.
-func threadLine(t *debateView) string {
+func threadLine(t *controller.Standing) string {
 	var parts []string
 	if t.Whose != "" {
 		parts = append(parts, fmt.Sprintf("turn %d · %s", t.NextTurn, t.Whose))
@@ -234,32 +256,76 @@ func threadLine(t *debateView) string {
 	if e := t.LastEntry; e != nil && e.Type != "" {
 		last := "last: " + strings.TrimSpace(e.Type+" "+e.Verdict)
 		if len(e.Refs) > 0 {
-			last += " " + strings.Join(e.Refs, ",")
+			last += " " + strings.Join(shortRefs(e.Refs), ",")
 		}
 		parts = append(parts, last)
 	}
 	return strings.Join(parts, "   ")
 }
 
+// shortRefs abbreviates the full ids of refs as people read them in a
+// line; the record and --json keep them whole.
+func shortRefs(refs []string) []string {
+	out := make([]string, len(refs))
+	for i, s := range refs {
+		out[i] = s
+		if r, err := walkie.ParseRef(s); err == nil && len(r.SHA) > 12 {
+			r.SHA = r.SHA[:12]
+			out[i] = r.String()
+		}
+	}
+	return out
+}
+
 // postTags reads walkie post's --type, --verdict and --refs, and opens the
 // bound repository to check them in unless --verify-refs=false.
-func postTags(c *cli.Context, file string, meta *walkie.Meta) (walkie.Tags, walkie.RefResolver, error) {
-	t := walkie.Tags{Type: c.String("type"), Verdict: c.String("verdict")}
-	if s := c.String("refs"); s != "" {
+func postTags(ctx context.Context, o *postOptions, meta *walkie.Meta) (walkie.Tags, walkie.RefResolver, error) {
+	file := o.File
+	t := walkie.Tags{Type: o.Type, Verdict: o.Verdict}
+	if s := o.Refs; s != "" {
 		refs, err := walkie.ParseRefs(s)
 		if err != nil {
 			return t, nil, withCode(exitBadInput, fmt.Errorf("--refs %s: %w", s, err))
 		}
 		t.Refs = refs
 	}
-	if !meta.Bound() || !c.Bool("verify-refs") {
+	if !meta.Bound() || !o.VerifyRefs {
 		return t, nil, nil
 	}
-	repo, err := gitrepo.Open(c.Context, meta.RepoDir(file))
+	repo, err := gitrepo.Open(ctx, meta.RepoDir(file))
 	if err != nil {
 		return t, nil, withCode(exitBadInput, fmt.Errorf("%s is bound to repo: %s, which walkie cannot read (%w); fix repo: in its front matter, or post with --verify-refs=false", file, meta.Repo, err))
 	}
-	return t, repo.Resolver(c.Context), nil
+	return t, repo.Resolver(ctx), nil
+}
+
+// postSigner is the signer of walkie post --signing-key, nil without
+// one. A signed entry stands for a person: inside a session walkie
+// started (an agent's), it is refused.
+func postSigner(key string) (*sshsig.Signer, error) {
+	if key == "" {
+		return nil, nil
+	}
+	if os.Getenv(session.SessionVar) != "" {
+		return nil, withCode(exitRefused, fmt.Errorf("post refused: --signing-key signs for a person, and this runs inside a session walkie started (%s is set): an agent's entry is never signed as a person's", session.SessionVar))
+	}
+	s, err := sshsig.NewSigner(key)
+	if err != nil {
+		return nil, withCode(exitBadInput, fmt.Errorf("--signing-key: %w", err))
+	}
+	return s, nil
+}
+
+// signPosted signs the entry just posted, when there is a signer.
+func signPosted(ctx context.Context, file string, seq int, s *sshsig.Signer) error {
+	if s == nil {
+		return nil
+	}
+	err := walkie.SignEntry(file, seq, func(msg []byte) (string, error) { return s.Sign(ctx, msg) })
+	if err != nil {
+		return fmt.Errorf("the entry is recorded (seq %d), but not signed: %w", seq, err)
+	}
+	return nil
 }
 
 // commitRecord makes the entries just recorded commits of the record

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"encoding/json"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -12,12 +12,13 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/controller/charts"
 	"github.com/walkie-sh/walkie/controller/daemon"
 	"github.com/walkie-sh/walkie/controller/trials"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
-func trialsCommand() *cli.Command {
+func trialsCommand(f *Factory, runF func(context.Context, *trialsOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "trials",
 		Usage:     "run N independent copies of a debate or round table and report the distribution",
@@ -39,19 +40,57 @@ of its blocking objections a later grader failure or fix confirmed. Every
 figure comes from the copies' own files: walkie trials report DIR prints it
 again at any time, and running trials again on FILE adds copies to DIR.
 
+Under the tables, the distribution is drawn: the outcomes, the rounds each
+trial ran to its end and what each cost, as bars split by outcome (coloured
+on a terminal unless NO_COLOR or --color never; plain ASCII text in a
+pipe, within 80 columns). --svg FILE draws the same charts into an SVG.
+
 EXAMPLES:
    walkie trials eval.walkie.md -n 5 --parallel 2
    walkie trials eval.walkie.md -n 10 --approve --format json > dist.json
-   walkie trials report eval.trials`,
+   walkie trials report eval.trials
+   walkie trials report eval.trials --svg eval.svg`,
 		Flags: append(trialsRunFlags(),
 			&cli.IntFlag{Name: "n", Value: 3, Usage: "how many copies to make and run"},
 			&cli.IntFlag{Name: "parallel", Value: 1, Usage: "how many copies run at once"},
 			&cli.StringFlag{Name: "dir", Usage: "where the copies go (default: FILE's directory/ID.trials)"},
 			&cli.StringFlag{Name: "format", Value: "markdown", Usage: "markdown or json"},
+			svgFlag(),
 		),
-		Subcommands: []*cli.Command{trialsReportCommand()},
-		Action:      runTrials,
+		Subcommands: []*cli.Command{trialsReportCommand(f, nil)},
+		Action: func(c *cli.Context) error {
+			file, err := recordArg(c)
+			if err != nil {
+				return err
+			}
+			format, err := formatFlag(c)
+			if err != nil {
+				return err
+			}
+			return runWith(c.Context, runF, trialsRun, &trialsOptions{IO: f.IO, Config: f.Config, Logger: f.Logger,
+				File: file, N: c.Int("n"), Parallel: c.Int("parallel"), Dir: c.String("dir"), Format: format,
+				ConfigPath: c.String("config"), Agents: c.StringSlice("agents"), Approve: c.Bool("approve"),
+				LogFormat: c.String("log-format"), Verbose: c.Bool("verbose"), SVG: c.String("svg")})
+		},
 	}
+}
+
+// trialsOptions are walkie trials's: the copies to make and run.
+type trialsOptions struct {
+	IO     *IOStreams
+	Config func(path string) (*config.Config, error)
+	Logger func(format string, verbose bool) (*zap.Logger, error)
+
+	File        string
+	N, Parallel int
+	Dir         string // where the copies go; "": beside File
+	Format      string // markdown or json
+	ConfigPath  string
+	Agents      []string
+	Approve     bool
+	LogFormat   string
+	Verbose     bool
+	SVG         string // --svg: the file to draw the distribution into
 }
 
 // trialsRunFlags are auto's flags that mean the same for every copy (the
@@ -66,28 +105,48 @@ func trialsRunFlags() []cli.Flag {
 	return out
 }
 
-func trialsReportCommand() *cli.Command {
+func trialsReportCommand(f *Factory, runF func(context.Context, *trialsReportOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "report",
 		Usage:     "the distribution of the trials in DIR, from the copies alone",
 		ArgsUsage: "DIR",
-		Flags:     []cli.Flag{&cli.StringFlag{Name: "format", Value: "markdown", Usage: "markdown or json"}},
+		Description: `Prints the distribution of the copies in DIR (outcomes, rounds to converge,
+cost and time, reviewers against the grader, each trial), then draws it:
+bars of the outcomes, of the rounds each trial ran and of what each cost,
+split by outcome. --svg FILE draws the same charts into an SVG file.`,
+		Flags: []cli.Flag{&cli.StringFlag{Name: "format", Value: "markdown", Usage: "markdown or json"}, svgFlag()},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return withCode(exitBadInput, fmt.Errorf("trials report needs exactly one DIR argument (got %d): the directory walkie trials wrote", c.NArg()))
 			}
-			dir := c.Args().First()
 			format, err := formatFlag(c)
 			if err != nil {
 				return err
 			}
-			s, err := trials.Summarize(dir)
-			if err != nil {
-				return withCode(exitBadInput, err)
-			}
-			return writeSummary(c.App.Writer, s, format)
+			return runWith(c.Context, runF, trialsReportRun, &trialsReportOptions{IO: f.IO, Dir: c.Args().First(), Format: format, SVG: c.String("svg")})
 		},
 	}
+}
+
+// trialsReportOptions are walkie trials report's.
+type trialsReportOptions struct {
+	IO     *IOStreams
+	Dir    string
+	Format string // markdown or json
+	SVG    string // --svg: the file to draw the distribution into
+}
+
+func trialsReportRun(_ context.Context, o *trialsReportOptions) error {
+	s, err := trials.Summarize(o.Dir)
+	if err != nil {
+		return withCode(exitBadInput, err)
+	}
+	return writeSummary(o.IO, s, o.Format, o.SVG)
+}
+
+// svgFlag is --svg for the trials' distribution.
+func svgFlag() cli.Flag {
+	return &cli.StringFlag{Name: "svg", Usage: "also draw the distribution into this SVG file"}
 }
 
 func formatFlag(c *cli.Context) (string, error) {
@@ -98,45 +157,47 @@ func formatFlag(c *cli.Context) (string, error) {
 	return f, nil
 }
 
-func writeSummary(w io.Writer, s *trials.Summary, format string) error {
-	if format == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(s)
+// writeSummary prints the trials' summary as format asks (with its
+// histograms under the markdown) and draws it into svg, when given.
+func writeSummary(streams *IOStreams, s *trials.Summary, format, svg string) error {
+	if svg != "" {
+		if err := writeSVGFile(svg, charts.NewDistribution(s).SVG); err != nil {
+			return err
+		}
 	}
-	s.Markdown(w)
-	return nil
+	if format == "json" {
+		return writeJSON(streams.Out, s)
+	}
+	if err := writeClean(streams.Out, func(w io.Writer) error {
+		s.Markdown(w)
+		return nil
+	}); err != nil {
+		return err
+	}
+	return writeHistograms(streams, s)
 }
 
-func runTrials(c *cli.Context) error {
-	file, err := recordArg(c)
+func trialsRun(ctx context.Context, o *trialsOptions) error {
+	file := o.File
+	cfg, err := o.Config(o.ConfigPath)
 	if err != nil {
 		return err
 	}
-	format, err := formatFlag(c)
-	if err != nil {
-		return err
-	}
-	cfg, err := config.Load(c.String("config"))
+	cast, err := castFlag(file, nil, o.Agents)
 	if err != nil {
 		return withCode(exitBadInput, err)
 	}
-	cast, err := castFlag(file, c.StringSlice("agents"))
-	if err != nil {
-		return withCode(exitBadInput, err)
-	}
-	stderr := c.App.ErrWriter
-	log, err := commandLogger(c)
+	log, err := o.Logger(o.LogFormat, o.Verbose)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = log.Sync() }()
-	ctx, stop := interruptible(c.Context, stderr)
+	ctx, stop := interruptible(ctx, o.IO.ErrOut)
 	defer stop()
 	limiter := daemon.NewLimiter(cfg.Limits, 0)
 	var mu sync.Mutex
-	s, err := trials.Run(ctx, trials.Options{File: file, N: c.Int("n"), Parallel: c.Int("parallel"), Dir: c.String("dir"), Config: cfg, Cast: cast,
-		Approve: c.Bool("approve"), Log: log, Acquire: limiter.Acquire,
+	s, err := trials.Run(ctx, trials.Options{File: file, N: o.N, Parallel: o.Parallel, Dir: o.Dir, Config: cfg, Cast: cast,
+		Approve: o.Approve, Log: log, Acquire: limiter.Acquire,
 		Done: func(t trials.Trial) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -151,5 +212,5 @@ func runTrials(c *cli.Context) error {
 	case err != nil:
 		return err
 	}
-	return writeSummary(c.App.Writer, s, format)
+	return writeSummary(o.IO, s, o.Format, o.SVG)
 }

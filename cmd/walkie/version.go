@@ -1,7 +1,7 @@
 package main
 
 import (
-	"encoding/json"
+	"context"
 	"fmt"
 	"io"
 	"runtime"
@@ -23,25 +23,39 @@ type buildVersion struct {
 	Platform  string `json:"platform"`
 }
 
+// The release build (scripts/release/goreleaser.yaml) sets these with
+// -ldflags -X: a build without version control information
+// (-buildvcs=false, or from a source archive) still knows its tag and
+// commit. The linker can set only package-level string variables.
+var (
+	linkedVersion    string
+	linkedCommit     string
+	linkedCommitTime string
+)
+
 func readBuildVersion() buildVersion {
 	v := buildVersion{Version: "(devel)", GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return v
-	}
-	if info.Main.Version != "" {
-		v.Version = info.Main.Version
-	}
-	v.GoVersion = info.GoVersion
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			v.Commit = s.Value
-		case "vcs.modified":
-			v.Modified = s.Value == "true"
-		case "vcs.time":
-			v.Time = s.Value
+	if info, ok := debug.ReadBuildInfo(); ok {
+		if info.Main.Version != "" {
+			v.Version = info.Main.Version
 		}
+		v.GoVersion = info.GoVersion
+		for _, s := range info.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				v.Commit = s.Value
+			case "vcs.modified":
+				v.Modified = s.Value == "true"
+			case "vcs.time":
+				v.Time = s.Value
+			}
+		}
+	}
+	if linkedVersion != "" {
+		v.Version = linkedVersion
+	}
+	if linkedCommit != "" {
+		v.Commit, v.Modified, v.Time = linkedCommit, false, linkedCommitTime
 	}
 	return v
 }
@@ -49,9 +63,7 @@ func readBuildVersion() buildVersion {
 func printVersion(w io.Writer, asJSON bool) error {
 	v := readBuildVersion()
 	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(v)
+		return writeJSON(w, v)
 	}
 	commit := "unknown (built without version control information)"
 	if v.Commit != "" {
@@ -67,14 +79,16 @@ func printVersion(w io.Writer, asJSON bool) error {
 	return nil
 }
 
-func versionCommand() *cli.Command {
+func versionCommand(f *Factory, runF func(context.Context, *versionOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "version",
 		Usage: "print the version, commit and Go version",
-		Description: `The version is the module's (v1.2.3 when installed with go install
-github.com/walkie-sh/walkie/cmd/walkie@v1.2.3, "(devel)" for a build from a
-checkout), the commit is the one the binary was built from, as Go records
-it, and the Go version the one that built it. walkie --version and walkie -v
+		Description: `The version is the release's tag (v1.2.3) for a binary of a release
+archive or package, the module's for go install
+github.com/walkie-sh/walkie/cmd/walkie@v1.2.3, and "(devel)" for a build
+from a checkout; the commit is the one the binary was built from (set by
+the release build, else as Go records it), and the Go version the one
+that built it. walkie --version and walkie -v
 print the same. The skills walkie skill install writes carry this version.
 
 EXAMPLES:
@@ -85,7 +99,15 @@ EXAMPLES:
 			if c.NArg() > 0 {
 				return withCode(exitBadInput, fmt.Errorf("version takes no arguments; see `walkie version --help`"))
 			}
-			return printVersion(c.App.Writer, c.Bool("json"))
+			return runWith(c.Context, runF, versionRun, &versionOptions{IO: f.IO, JSON: c.Bool("json")})
 		},
 	}
 }
+
+// versionOptions are walkie version's.
+type versionOptions struct {
+	IO   *IOStreams
+	JSON bool
+}
+
+func versionRun(_ context.Context, o *versionOptions) error { return printVersion(o.IO.Out, o.JSON) }

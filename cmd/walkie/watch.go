@@ -1,17 +1,22 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/urfave/cli/v2"
+	"go.uber.org/zap"
 
+	"github.com/walkie-sh/walkie/cmd/walkie/term"
+	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller/notify"
 	"github.com/walkie-sh/walkie/controller/watch"
 )
 
-func watchCommand() *cli.Command {
+func watchCommand(f *Factory, runF func(context.Context, *watchOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "watch",
 		Usage:     "one tick for cron: invoke whoever is due, retry once, then tell the supervisor",
@@ -44,34 +49,54 @@ EXAMPLES:
 			logFormatFlag(),
 			verboseFlag(),
 		}, notifyFlags()...),
-		Action: runWatch,
+		Action: func(c *cli.Context) error {
+			if !c.Bool("once") {
+				return withCode(exitBadInput, errors.New("watch runs one tick: use walkie watch --once PATH from cron, or walkie serve for a daemon"))
+			}
+			if c.NArg() != 1 {
+				return withCode(exitBadInput, fmt.Errorf("watch needs exactly one PATH argument (got %d)", c.NArg()))
+			}
+			return runWith(c.Context, runF, watchRun, &watchOptions{IO: f.IO, Config: f.Config, Logger: f.Logger, Registry: f.Registry,
+				Path: c.Args().First(), ConfigPath: c.String("config"), RetryAfter: c.Duration("retry-after"), JSON: c.Bool("json"),
+				TakeOver: c.Bool("take-over"), LogFormat: c.String("log-format"), Verbose: c.Bool("verbose"), Notify: notifyFlagValues(c)})
+		},
 	}
 }
 
-func runWatch(c *cli.Context) error {
-	if !c.Bool("once") {
-		return withCode(exitBadInput, errors.New("watch runs one tick: use walkie watch --once PATH from cron, or walkie serve for a daemon"))
-	}
-	if c.NArg() != 1 {
-		return withCode(exitBadInput, fmt.Errorf("watch needs exactly one PATH argument (got %d)", c.NArg()))
-	}
-	stderr := c.App.ErrWriter
-	log, cfg, err := commandLoggerAndConfig(c)
+// watchOptions are walkie watch --once's.
+type watchOptions struct {
+	IO       *IOStreams
+	Config   func(path string) (*config.Config, error)
+	Logger   func(format string, verbose bool) (*zap.Logger, error)
+	Registry func(log *zap.Logger) string
+
+	Path       string // a walkie file, or a directory of them
+	ConfigPath string
+	RetryAfter time.Duration
+	JSON       bool
+	TakeOver   bool
+	LogFormat  string
+	Verbose    bool
+	Notify     notifyOptions
+}
+
+func watchRun(ctx context.Context, o *watchOptions) error {
+	log, cfg, err := loggerAndConfig(o.Logger, o.Config, o.LogFormat, o.Verbose, o.ConfigPath)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = log.Sync() }()
 	// Queued notifications (an escalation above all) get a chance to go
 	// out before the tick exits.
-	n, stopNotify, err := startNotifier(c, cfg, log)
+	n, stopNotify, err := startNotifier(o.IO, o.Notify, cfg, log)
 	if err != nil {
 		return err
 	}
 	defer stopNotify()
-	ctx, stop := interruptible(c.Context, stderr)
+	ctx, stop := interruptible(ctx, o.IO.ErrOut)
 	defer stop()
-	results, err := watch.Once(ctx, watch.Options{Path: c.Args().First(), Config: cfg, Log: log,
-		Observe: notify.Observer(n), CopyEntries: n.CopySupervisor(), RetryAfter: c.Duration("retry-after"), Registry: registryDir(log), TakeOver: c.Bool("take-over")})
+	results, err := watch.Once(ctx, watch.Options{Path: o.Path, Config: cfg, Log: log,
+		Observe: notify.Observer(n), CopyEntries: n.CopySupervisor(), RetryAfter: o.RetryAfter, Registry: o.Registry(log), TakeOver: o.TakeOver})
 	failed, refused := 0, 0
 	for _, r := range results {
 		switch r.Action {
@@ -80,12 +105,12 @@ func runWatch(c *cli.Context) error {
 		case watch.Refused:
 			refused++
 		}
-		if c.Bool("json") {
+		if o.JSON {
 			b, _ := json.Marshal(r)
-			fmt.Fprintln(c.App.Writer, string(b))
+			fmt.Fprintln(o.IO.Out, string(b))
 			continue
 		}
-		fmt.Fprintf(c.App.Writer, "%s: %s: %s\n", r.File, r.Action, r.Detail)
+		fmt.Fprintln(o.IO.Out, term.Clean(fmt.Sprintf("%s: %s: %s", r.File, r.Action, r.Detail)))
 	}
 	switch {
 	case err != nil && ctx.Err() != nil:

@@ -10,12 +10,30 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+	"go.uber.org/zap"
+
+	"github.com/walkie-sh/walkie/config"
 )
 
 // defaultWorkerGrace is the worker's --grace default: it is written here,
 // in code both builds compile, so their --help is the same; the temporal
 // build checks it against controller/temporal's (temporal_linked.go).
 const defaultWorkerGrace = 2 * time.Minute
+
+// temporalOptions are what temporalFlags say.
+type temporalOptions struct {
+	HostPort, Namespace string
+	Queues              []string // AGENT=QUEUE, as given
+	TLS                 bool
+	CA, Cert, Key       string
+	APIKey              string
+}
+
+// temporalFlagValues reads temporalFlags.
+func temporalFlagValues(c *cli.Context) temporalOptions {
+	return temporalOptions{HostPort: c.String("temporal"), Namespace: c.String("namespace"), Queues: c.StringSlice("queue"), TLS: c.Bool("tls"),
+		CA: c.String("tls-ca"), Cert: c.String("tls-cert"), Key: c.String("tls-key"), APIKey: c.String("api-key")}
+}
 
 // temporalFlags connect to a Temporal cluster; serve and worker share them.
 func temporalFlags() []cli.Flag {
@@ -31,7 +49,7 @@ func temporalFlags() []cli.Flag {
 	}
 }
 
-func workerCommand() *cli.Command {
+func workerCommand(f *Factory, runF func(context.Context, *workerOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:  "worker",
 		Usage: "run debate turns for a Temporal-run home (walkie serve --engine temporal) on this machine",
@@ -83,18 +101,40 @@ EXAMPLES:
 			logFormatFlag(),
 			verboseFlag(),
 		),
-		Action: runWorker,
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return withCode(exitBadInput, fmt.Errorf("worker takes no arguments (got %s)", c.Args().First()))
+			}
+			return runWith(c.Context, runF, workerRun, &workerOptions{IO: f.IO, Config: f.Config, Logger: f.Logger,
+				Agents: c.StringSlice("agents"), ConfigPath: c.String("config"), Dir: c.String("dir"), Repos: c.StringSlice("repo"),
+				Identity: c.String("identity"), Grace: c.Duration("grace"),
+				LogFormat: c.String("log-format"), Verbose: c.Bool("verbose"), Temporal: temporalFlagValues(c)})
+		},
 	}
 }
 
-func runWorker(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return withCode(exitBadInput, fmt.Errorf("worker takes no arguments (got %s)", c.Args().First()))
-	}
-	if err := handOffToTemporal(c); err != nil {
+// workerOptions are walkie worker's.
+type workerOptions struct {
+	IO     *IOStreams
+	Config func(path string) (*config.Config, error)
+	Logger func(format string, verbose bool) (*zap.Logger, error)
+
+	Agents     []string
+	ConfigPath string
+	Dir        string
+	Repos      []string
+	Identity   string
+	Grace      time.Duration
+	LogFormat  string
+	Verbose    bool
+	Temporal   temporalOptions
+}
+
+func workerRun(ctx context.Context, o *workerOptions) error {
+	if err := handOffToTemporal("walkie worker"); err != nil {
 		return err
 	}
-	return runTemporalWorker(c)
+	return runTemporalWorker(ctx, o)
 }
 
 // runUntilSecondSignal runs fn until ctx ends, then waits for it to wind

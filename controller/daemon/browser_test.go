@@ -213,13 +213,14 @@ func startLiveDebates(t *testing.T, agentFlags ...string) *liveDebates {
 
 func (l *liveDebates) url(path string) string { return "http://" + l.d.Addr() + path }
 
-// The fleet page lists every debate: the daemon's own and the one
-// another controller runs, with whose turn it is, the round of the cap,
-// the cost, why one waits and what a running agent is doing.
+// The fleet page lists every debate: the daemon's own and, behind the
+// switch (?all=1), the one another controller runs, with whose turn it
+// is, the round of the cap, the cost, why one waits and what a running
+// agent is doing.
 func TestBrowserFleetListsDebates(t *testing.T) {
 	l := startLiveDebates(t)
 	tb := newTab(t, 1100, 800)
-	tb.open(l.url("/"))
+	tb.open(l.url("/?all=1"))
 	row := func(file string) string { return "document.getElementById('row-" + walkie.Key(file) + "')" }
 	tb.waitFor("three rows", row(l.waiting)+" && "+row(l.played)+" && "+row(l.auto), 5*time.Second)
 	alpha := eval[string](tb, row(l.waiting)+".innerText")
@@ -252,7 +253,7 @@ func TestBrowserFleetListsDebates(t *testing.T) {
 // docs/operations.md is taken here, of this real run.
 func TestBrowserTurnAppearsLive(t *testing.T) {
 	l := startLiveDebates(t)
-	tb := newTab(t, 1000, 760)
+	tb := newTab(t, 1000, 1000) // tall enough to show the timeline and the first entries
 	tb.open(l.url("/d/" + walkie.Key(l.played)))
 	// Stamp each entry's arrival in the page's own clock.
 	eval[bool](tb, `window.notReloaded = true;
@@ -334,6 +335,15 @@ func TestBrowserHaltButton(t *testing.T) {
 		recs := turnLog(t, l.played)
 		return len(recs) > 0 && recs[len(recs)-1].Outcome == walkie.OutcomeHalted
 	})
+	// Issue 32 item 15: logged as a person's halt (not "walkie halt":
+	// this one came from the page), and the page offers what a halted
+	// debate takes.
+	recs := turnLog(t, l.played)
+	if d := recs[len(recs)-1].Detail; d != "halted by a person; the attempt was discarded" {
+		t.Errorf("the halted attempt's detail: %q", d)
+	}
+	tb.waitFor("the turn log shows the halt", `document.getElementById("turns").innerText.includes("halted by a person")`, 5*time.Second)
+	tb.waitFor("the controls of a halted debate", visibleForms+` === "resume extend note"`, 5*time.Second)
 	st, err := walkie.LoadState(walkie.StateDir(l.played, "beta"))
 	if err != nil {
 		t.Fatal(err)

@@ -93,8 +93,10 @@ func testConfig(t testing.TB, agents []string, extra string) *config.Config {
 }
 
 func configYAML(agents []string, extra string) string {
-	return "defaults:\n  timeout: 30s\n  stall: 20s\n  grace: 50ms\n  kill_grace: 300ms\n  retries: 1\n  debounce: 0s\nagents:\n" +
-		strings.Join(agents, "") + extra
+	// The fake agent, run by a wrapper of a test's, too, is in its own
+	// folder: every sandbox opens it.
+	return "defaults:\n  timeout: 30s\n  stall: 20s\n  grace: 50ms\n  kill_grace: 300ms\n  retries: 1\n  debounce: 0s\n" +
+		fmt.Sprintf("  sandbox_read: [%q]\n", filepath.Dir(bins.fakeagent)) + "agents:\n" + strings.Join(agents, "") + extra
 }
 
 // newDebate creates an approved debate.

@@ -29,7 +29,9 @@ func (d *Daemon) Debates() []DebateView {
 	out := make([]DebateView, 0, len(ws)+len(d.externals))
 	for _, x := range d.externals {
 		if _, own := d.workers[x.reg.File]; !own && x.view.File != "" {
-			out = append(out, x.view)
+			v := x.view
+			v.Elsewhere = true
+			out = append(out, v)
 		}
 	}
 	d.mu.Unlock()
@@ -110,6 +112,7 @@ type route struct {
 //	GET  /d/KEY            one debate's page
 //	GET  /d/KEY/events     its event stream (Last-Event-ID: SEQ.TURNS)
 //	GET  /d/KEY/transcript/N  attempt N's transcript (its last MiB)
+//	GET  /t/KEY            a trials directory's distribution, drawn
 //	GET  /api/session      with the token: the page's session cookie
 //	GET  /static/NAME      the pages' script and style sheet
 //	GET  /favicon.ico      nothing (204)
@@ -136,6 +139,7 @@ func (d *Daemon) routes() []route {
 		{"GET /d/{key}", false, true, hf(d.page.DebatePage)},
 		{"GET /d/{key}/events", false, false, hf(d.page.DebateEvents)},
 		{"GET /d/{key}/transcript/{n}", false, true, hf(d.page.Transcript)},
+		{"GET /t/{key}", false, true, hf(d.page.TrialsPage)},
 		{"GET /api/session", false, false, hf(d.startSession)},
 		{"GET /favicon.ico", true, false, hf(func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusNoContent) // none: a browser asks for it, and a 404 is a console error

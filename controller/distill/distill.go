@@ -71,6 +71,9 @@ type Attempt struct {
 	Words      int
 	Reason     string // why it was sent back or warned about; "" when it passed
 	Usage      *engine.Usage
+	// Sandbox is how its boundary was applied and what its output
+	// reported refused (nil without one).
+	Sandbox *session.SandboxReport
 }
 
 // Run has an agent turn a conversation into the debate's briefing:
@@ -164,7 +167,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		}
 		res.Attempts = append(res.Attempts, a)
 		log.Info("distill attempt", zap.Int("attempt", n), zap.String("ending", string(a.Ending)), zap.String("ended_by", a.EndedBy),
-			zap.Int("exit_code", a.ExitCode), zap.Int64("duration_ms", a.Duration.Milliseconds()), zap.Int("words", a.Words), zap.String("reason", a.Reason))
+			zap.Int("exit_code", a.ExitCode), zap.Int64("duration_ms", a.Duration.Milliseconds()), zap.Int("words", a.Words), zap.String("reason", a.Reason), zap.Any("sandbox", a.Sandbox))
 		if ctx.Err() != nil {
 			return res, fmt.Errorf("distill interrupted: %w", context.Cause(ctx))
 		}
@@ -220,7 +223,7 @@ func distillOnce(ctx context.Context, eng *engine.Engine, o Options, a config.Ag
 		Record: engine.TurnRecord{Agent: a.Name, Role: "distill", Attempt: n},
 		Prepare: func(string, time.Time) (engine.Job, error) {
 			return engine.Job{
-				Agent:      a,
+				Agent:      a.ForRole(config.RoleDistiller),
 				Dir:        dir,
 				Vars:       config.Vars{Prompt: prompt, File: out, Agent: a.Name, Dir: filepath.Dir(file)},
 				Transcript: base,
@@ -228,6 +231,8 @@ func distillOnce(ctx context.Context, eng *engine.Engine, o Options, a config.Ag
 				Ready:      written,
 				Done:       "the briefing is written",
 				Output:     o.Output,
+				Role:       config.RoleDistiller,
+				Reach:      engine.FolderReach(dir),
 			}, nil
 		},
 		Limit: walkie.MaxBriefingBytes,
@@ -238,7 +243,7 @@ func distillOnce(ctx context.Context, eng *engine.Engine, o Options, a config.Ag
 		return att, nil, err
 	}
 	att.Ending, att.EndedBy, att.ExitCode, att.Detail, att.Duration = r.Ending, r.EndedBy, r.ExitCode, r.Detail, r.Duration
-	att.Usage = r.Usage
+	att.Usage, att.Sandbox = r.Usage, r.Sandbox
 	switch {
 	case !r.Wrote, r.Bad == nil && len(bytes.TrimSpace(r.File.Data)) == 0:
 		return att, nil, nil

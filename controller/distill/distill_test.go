@@ -45,8 +45,10 @@ func goodBriefing() string {
 // distillSetup makes a debate and a config whose agent "distiller" runs
 // the fake agent with script (YAML, steps per attempt), after the shell
 // snippet pre ($1 is the output file). Every prompt the agent is given is
-// appended to prompts.log in the debate's directory. The user's cache,
-// where the distillation keeps its files, is the test's own.
+// appended to fake/prompts.log in the debate's directory, beside the
+// script and its counter: the fake's own folder, which its sandbox opens.
+// The user's cache, where the distillation keeps its files, is the test's
+// own.
 func distillSetup(t *testing.T, script string, pre ...string) (file string, cfg *config.Config) {
 	t.Helper()
 	fakeAgentOnPath(t)
@@ -56,12 +58,16 @@ func distillSetup(t *testing.T, script string, pre ...string) (file string, cfg 
 	if err := walkie.Init(file, walkie.InitOptions{Participants: []string{"ann", "bob"}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "distiller.yaml"), []byte(script), 0o644); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, "fake"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "fake", "distiller.yaml"), []byte(script), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	yaml := `agents:
   distiller:
-    command: [sh, -c, 'printf "%s\n=====\n" "$0" >> "$2/prompts.log"; ` + strings.Join(pre, "") + ` exec fakeagent --file "$1" --agent distiller --script "$2/distiller.yaml" --state "$2/distiller.state"', "{prompt}", "{file}", "{dir}"]
+    command: [sh, -c, 'printf "%s\n=====\n" "$0" >> "$2/fake/prompts.log"; ` + strings.Join(pre, "") + ` exec fakeagent --file "$1" --agent distiller --script "$2/fake/distiller.yaml" --state "$2/fake/distiller.state"', "{prompt}", "{file}", "{dir}"]
+    sandbox_write: ["{dir}/fake"]
     usage: none
     timeout: 20s
     stall: 10s
@@ -100,7 +106,7 @@ func distillCtx(t *testing.T) context.Context {
 
 func prompts(t *testing.T, file string) []string {
 	t.Helper()
-	b, _ := os.ReadFile(filepath.Join(filepath.Dir(file), "prompts.log"))
+	b, _ := os.ReadFile(filepath.Join(filepath.Dir(file), "fake", "prompts.log"))
 	p := strings.Split(string(b), "\n=====\n")
 	return p[:len(p)-1]
 }
@@ -283,7 +289,7 @@ func TestDistillRefusals(t *testing.T) {
 	if !errors.Is(err, ErrBriefingFixed) {
 		t.Fatalf("after the first turn: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(filepath.Dir(file), "prompts.log")); err == nil {
+	if _, err := os.Stat(filepath.Join(filepath.Dir(file), "fake", "prompts.log")); err == nil {
 		t.Fatal("an agent ran")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -28,6 +29,38 @@ type AgentCheck struct {
 	// Unpriced says why the cost of the agent's turns cannot be told, and
 	// what to add to the config; a budget then counts them by estimate.
 	Unpriced string `json:"unpriced,omitempty"`
+	// Roles are the tools a preset sends in each role and what each of
+	// its model calls costs before walkie's prompt and the record.
+	Roles []RoleBudget `json:"roles,omitempty"`
+	// Sandbox is its sessions' boundary on this machine, role by role.
+	Sandbox *AgentSandbox `json:"sandbox,omitempty"`
+}
+
+// RoleBudget is one role of a preset agent: its tools (none listed: the
+// CLI's whole set) and its fixed tokens per model call (0: not known).
+type RoleBudget struct {
+	Role        string   `json:"role"`
+	Tools       []string `json:"tools,omitempty"`
+	FixedTokens int      `json:"fixed_tokens_per_call,omitempty"`
+}
+
+// roleBudgets lists a's roles, and says them in a note a person reads.
+func roleBudgets(a config.Agent) ([]RoleBudget, string) {
+	if a.Tools == nil {
+		return nil, ""
+	}
+	var out []RoleBudget
+	var parts []string
+	for _, r := range config.Roles {
+		ts, _ := a.RoleTools(r)
+		out = append(out, RoleBudget{Role: r, Tools: ts, FixedTokens: a.FixedTokens(r)})
+		if f := a.FixedTokens(r); f > 0 {
+			parts = append(parts, fmt.Sprintf("%s %.1fk", r, float64(f)/1000))
+		} else {
+			parts = append(parts, r+" the CLI's whole set")
+		}
+	}
+	return out, "tokens a model call before the record: " + strings.Join(parts, ", ")
 }
 
 // CanRun reports whether nothing found stops the agent from taking a turn.
@@ -54,6 +87,12 @@ func doctorOne(ctx context.Context, eng *engine.Engine, name string, inUse bool)
 		return ck
 	}
 	ck.Preset = a.Preset
+	var rolesNote string
+	if ck.Roles, rolesNote = roleBudgets(a); rolesNote != "" {
+		defer func() { ck.Notes = append(ck.Notes, rolesNote) }()
+	}
+	sb, problems := sandboxOf(eng.Config(), a, session.SandboxSupport())
+	ck.Sandbox, ck.Problems = &sb, append(ck.Problems, problems...)
 	// Said whatever else is found: a budget counts an unpriced turn by
 	// estimate, which a person should know before the first one.
 	if ck.Unpriced = engine.Unpriced(eng.Config(), a); ck.Unpriced != "" {
@@ -101,14 +140,7 @@ func doctorOne(ctx context.Context, eng *engine.Engine, name string, inUse bool)
 	return ck
 }
 
-func envValue(env []string, key string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
-			return v
-		}
-	}
-	return ""
-}
+func envValue(env []string, key string) string { return session.EnvValue(env, key) }
 
 var versionRe = regexp.MustCompile(`\d+\.\d+\.\d+\S*`)
 

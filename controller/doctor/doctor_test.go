@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/session"
 )
 
 func TestDoctor(t *testing.T) {
@@ -70,4 +71,24 @@ func TestDoctor(t *testing.T) {
 			t.Errorf("an unconfigured agent can run?")
 		}
 	})
+}
+
+// What doctor says of the sandbox: each role's level for the agent, and
+// a required level the system cannot meet is a problem naming its line.
+func TestSandboxOf(t *testing.T) {
+	cfg, err := config.Parse("w.yaml", []byte("sandbox:\n  reviewer: required\n  grader: off\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := cfg.Agent("claude")
+	full := session.SandboxReport{Kind: "landlock", ABI: 7}
+	sb, problems := sandboxOf(cfg, a, full)
+	if len(problems) != 0 || sb.Levels["reviewer"] != "required" || sb.Levels["grader"] != "off" || sb.Levels["debater"] != "auto" || sb.ABI != 7 {
+		t.Errorf("with Landlock: %+v, problems %q", sb, problems)
+	}
+	none := session.SandboxReport{Missing: []string{"Landlock is not available"}}
+	_, problems = sandboxOf(cfg, a, none)
+	if len(problems) != 1 || !strings.HasPrefix(problems[0], "w.yaml:2: sandbox.reviewer: the sandbox is required (reviewer sessions)") {
+		t.Errorf("without Landlock: problems %q", problems)
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/controller/credproxy"
 	"github.com/walkie-sh/walkie/session"
 	"github.com/walkie-sh/walkie/walkie"
 )
@@ -35,6 +36,11 @@ type Engine struct {
 	mu   sync.Mutex
 	hub  *hub // made on first use
 	vers versions
+	// said holds what the run was told once of its sandboxes (saySandbox).
+	said map[string]bool
+	// keys is the credential proxy, started for the first session whose
+	// keys it holds (keys.go).
+	keys *credproxy.Proxy
 }
 
 // New returns an engine that prices usage with cfg and logs to log.
@@ -55,6 +61,10 @@ func (e *Engine) Close() {
 	if e.hub != nil {
 		e.hub.close()
 		e.hub = nil
+	}
+	if e.keys != nil {
+		e.keys.Close()
+		e.keys = nil
 	}
 }
 
@@ -105,6 +115,11 @@ func (e *Engine) Run(ctx context.Context, j Job) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	proxied, release, err := e.guardKeys(j, &spec)
+	if err != nil {
+		return Result{}, BadInput(fmt.Errorf("agent %s: %w", j.Agent.Name, err))
+	}
+	defer release()
 	h, err := e.watcher()
 	if err != nil {
 		return Result{}, err
@@ -139,20 +154,56 @@ func (e *Engine) Run(ctx context.Context, j Job) (Result, error) {
 		gate.opened()
 	}
 	res, stop := e.supervise(ctx, s, j, sub, t)
+	e.saySandbox(j, res.Sandbox)
 	u, model, why := e.readOutput(j.Agent, res.TextPath)
 	return Result{Result: res, Stop: stop, Usage: u, Said: why.String(), Provenance: Provenance{
 		Argv:         RecordedArgv(spec.Argv, j.Vars.Prompt, secretValues(spec.Env)),
 		PromptSHA256: PromptHash(j.Vars.Prompt),
+		PromptBytes:  len(j.Vars.Prompt),
 		CLIVersion:   version(),
 		Model:        cmp.Or(j.Agent.Model, model),
 		Effort:       j.Agent.Effort,
+		KeysProxied:  proxied,
 	}}, nil
+}
+
+// saySandbox logs, once per run each, what a session's sandbox could not
+// enforce here and what it left out; every attempt's record has it all.
+func (e *Engine) saySandbox(j Job, rep *session.SandboxReport) {
+	if rep == nil {
+		return
+	}
+	for _, m := range rep.Missing {
+		e.sayOnce(m, "sandbox: "+m)
+	}
+	for _, l := range rep.Left {
+		e.sayOnce(j.Agent.Name+"\x00"+l, "sandbox: "+l, zap.String("agent", j.Agent.Name), zap.String("role", cmp.Or(j.Role, config.RoleDebater)))
+	}
+}
+
+// sayOnce logs msg as a warning the first time key comes up in this run.
+func (e *Engine) sayOnce(key, msg string, fields ...zap.Field) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.said == nil {
+		e.said = map[string]bool{}
+	}
+	if !e.said[key] {
+		e.said[key] = true
+		e.log.Warn(msg, fields...)
+	}
 }
 
 // startError explains a session that could not start. A command that is
 // missing or cannot run, or a working directory that is not there, is the
-// configuration's fault: no retry will fix it.
+// configuration's fault: no retry will fix it; nor is a sandbox that is
+// required and cannot be had.
 func (e *Engine) startError(j Job, err error) error {
+	if errors.Is(err, session.ErrNoSandbox) {
+		at := e.cfg.SandboxFor(j.Agent, cmp.Or(j.Role, config.RoleDebater))
+		return BadInput(fmt.Errorf("%s: required, and %s cannot start: %w (fix: set it to auto to run without the whole boundary, or run where Landlock ABI 6 or later is enabled, Linux 6.7 and later; walkie doctor says what is missing)",
+			at.Where(), j.Agent.Name, err))
+	}
 	err = fmt.Errorf("start %s: %w", j.Agent.Name, err)
 	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) ||
 		errors.Is(err, syscall.ENOTDIR) || errors.Is(err, session.ErrHomeEscape) {
@@ -184,7 +235,7 @@ func (e *Engine) supervise(ctx context.Context, s *session.Session, j Job, sub *
 	halt := func() {
 		if stop == "" && j.Halted != nil && j.Halted() {
 			stop = walkie.OutcomeHalted
-			s.End("halted by walkie halt")
+			s.End("halted by a person")
 		}
 	}
 	// A halt that came between the caller's last look and the subscription

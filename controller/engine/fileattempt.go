@@ -197,7 +197,10 @@ func (out *FileResult) read(path string, a FileAttempt) error {
 
 // classifyFile names the outcome of an attempt whose product is one file.
 // A usable file counts whatever the exit code; the session's ending comes
-// before a missing or unusable file, so a timeout reads as a timeout.
+// before a missing or unusable file, so a timeout reads as a timeout. A
+// failure keeps what the CLI itself said of it, as a debate turn's does
+// (controller's classify): "no verdict file was written" alone does not
+// say that the model API refused the key.
 func classifyFile(res Result, wrote bool, bad error, w FileWords) (walkie.Outcome, string) {
 	if out, detail, ok := Stopped(res.Stop, w.Stopped); ok {
 		return out, detail
@@ -206,10 +209,10 @@ func classifyFile(res Result, wrote bool, bad error, w FileWords) (walkie.Outcom
 		return walkie.OutcomeAccepted, EndedAfterGrace(res.Result, w.Written, w.Writer)
 	}
 	if out, detail, ok := Failure(res.Result, w.File); ok {
-		return out, detail
+		return out, res.Explain(detail)
 	}
 	if bad != nil {
-		return walkie.OutcomeMalformed, bad.Error()
+		return walkie.OutcomeMalformed, res.Explain(bad.Error())
 	}
-	return walkie.OutcomeNoTurn, w.Missing
+	return walkie.OutcomeNoTurn, res.Explain(w.Missing)
 }

@@ -56,7 +56,8 @@ func TestRunFile(t *testing.T) {
 					a := config.Agent{Name: "a", Command: []string{"sh", "-c", c.script, "sh", out}, Usage: config.UsageNone,
 						EnvAllow: config.DefaultEnvAllow, Home: config.HomeInherit,
 						Timing: config.Timing{Timeout: 20 * time.Second, Grace: 100 * time.Millisecond, KillGrace: 500 * time.Millisecond}}
-					return Job{ID: session.NewID(), Agent: a, Dir: dir, Vars: config.Vars{Prompt: "p"}, Transcript: filepath.Join(state, "t"), Result: out}, nil
+					return Job{ID: session.NewID(), Agent: a, Dir: dir, Vars: config.Vars{Prompt: "p"}, Transcript: filepath.Join(state, "t"), Result: out,
+						Reach: FolderReach(filepath.Dir(out))}, nil
 				},
 				Note: func(id, dir string) (func(), error) {
 					noted = dir == sandbox && id != ""

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -54,6 +55,13 @@ type Job struct {
 	// changes, never before Started has returned: what the agent did
 	// before then is told as soon as it has.
 	Output func(line string)
+	// Role is what the session is for (config.RoleDebater, the default,
+	// …): its sandbox level follows from it and the agent (SandboxFor).
+	Role string
+	// Reach is what the role may reach in its sandbox besides what every
+	// session gets (reach.go): a debater's and an implementer's working
+	// directory and record are added to it.
+	Reach session.Reach
 }
 
 // Spec turns the job into a session.Spec: the agent's configuration with
@@ -107,6 +115,19 @@ func (e *Engine) Spec(j Job) (session.Spec, error) {
 	if j.Transcript != "" {
 		spec.RawPath, spec.TextPath = j.Transcript+".log", j.Transcript+".txt"
 	}
+	if spec.Sandbox, err = e.sandbox(j, dir); err != nil {
+		return session.Spec{}, BadInput(err)
+	}
+	if spec.Sandbox.Level.On() && session.SandboxSupport().Kind != "" {
+		spec.Argv = a.UnderSandbox(spec.Argv)
+	}
+	if j.Role == config.RoleGrader && spec.Sandbox.Level.On() {
+		// The user's own test command keeps their environment, but not
+		// their HOME, which no sandboxed session reaches, nor the keys
+		// and tokens walkie holds: the grader runs code the implementer
+		// wrote.
+		spec.PrivateHome, spec.EnvDeny = true, config.SecretVars(e.cfg)
+	}
 	if j.Output != nil {
 		// What the agent is doing, read from its CLI's own events (or its
 		// last meaningful line of plain output), never a raw line of JSON.
@@ -118,6 +139,32 @@ func (e *Engine) Spec(j Job) (session.Spec, error) {
 		}
 	}
 	return spec, nil
+}
+
+// sandbox is j's boundary: the level its agent and role get, and what the
+// role may reach with the agent's own extra paths.
+func (e *Engine) sandbox(j Job, dir string) (session.Sandbox, error) {
+	role := cmp.Or(j.Role, config.RoleDebater)
+	if role == config.RoleGrader {
+		// The grader is no configured agent: its paths are the defaults'.
+		j.Agent.Boundary = e.cfg.Defaults.Boundary
+	}
+	level := e.cfg.SandboxFor(j.Agent, role).Level
+	if level == config.SandboxOff {
+		return session.Sandbox{Level: session.SandboxOff}, nil
+	}
+	read, write, err := j.Agent.SandboxPaths(j.Vars)
+	if err != nil {
+		return session.Sandbox{}, err
+	}
+	env, err := j.Agent.EnvVars(j.Vars)
+	if err != nil {
+		return session.Sandbox{}, err
+	}
+	r := reach(j, role, dir)
+	r.Read = append(r.Read, read...)
+	r.Write = append(append(append(r.Write, write...), homeGrants(j.Agent)...), ownHomes(env)...)
+	return session.Sandbox{Level: session.SandboxLevel(level), Reach: r}, nil
 }
 
 func sessionRules(rules []config.Rule) ([]session.Rule, error) {

@@ -37,7 +37,9 @@ func Failure(res session.Result, what string) (outcome walkie.Outcome, detail st
 func Stopped(stop walkie.Outcome, what string) (walkie.Outcome, string, bool) {
 	switch stop {
 	case walkie.OutcomeHalted:
-		return stop, "halted by walkie halt; the " + what + " was discarded", true
+		// A person halted it, by walkie halt, the fleet page or any other
+		// way to the state's halt: the reason given is in the state.
+		return stop, "halted by a person; the " + what + " was discarded", true
 	case walkie.OutcomeInterrupted:
 		return stop, "the controller was interrupted; the " + what + " was discarded", true
 	}
@@ -84,5 +86,6 @@ func (r Result) Fill(rec *TurnRecord, stateDir string) {
 	rec.Usage = r.Usage
 	rec.Provenance = r.Provenance
 	rec.Worker = r.Worker
+	rec.Sandbox = r.Sandbox
 	rec.Transcript = Transcript{Raw: Rel(stateDir, r.RawPath), Text: Rel(stateDir, r.TextPath)}
 }

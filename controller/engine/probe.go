@@ -32,7 +32,7 @@ func (e *Engine) Probe(ctx context.Context, a config.Agent, argv []string, limit
 	base := filepath.Join(dir, "probe")
 	// The working directory is the probe's own: the agent's dir: may name
 	// a debate's placeholders that mean nothing here.
-	r, err := e.Run(ctx, Job{Agent: a, Argv: argv, Dir: dir, Transcript: base})
+	r, err := e.Run(ctx, Job{Agent: a, Argv: argv, Dir: dir, Transcript: base, Role: config.RoleProbe, Reach: FolderReach(dir)})
 	if err != nil {
 		return "", err
 	}

@@ -20,6 +20,7 @@ type Provenance struct {
 	// hash is PromptSHA256) and secrets by Redacted.
 	Argv         []string `json:"argv,omitempty"`
 	PromptSHA256 string   `json:"prompt_sha256,omitempty"`
+	PromptBytes  int      `json:"prompt_bytes,omitempty"`
 	// CLIVersion is the first line the CLI printed for --version, asked
 	// once per engine (one walkie auto or turn, one daemon); presets
 	// only, since an arbitrary command may not take --version.
@@ -28,6 +29,9 @@ type Provenance struct {
 	// output names; Effort the configured reasoning effort.
 	Model  string `json:"model,omitempty"`
 	Effort string `json:"effort,omitempty"`
+	// KeysProxied: the session held stand-ins, its CLI's API keys stayed
+	// in walkie's credential proxy.
+	KeysProxied bool `json:"keys_proxied,omitempty"`
 }
 
 // Redacted replaces a secret in a recorded command.

@@ -22,12 +22,17 @@ func shJob(t *testing.T, format, script string) (Job, string) {
 	t.Helper()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out.txt")
+	// Unsandboxed: these test how a session is watched and ended, and the
+	// script writes beside itself, which a debater's sandbox forbids.
 	a := config.Agent{Name: "a", Command: []string{"sh", "-c", script, "sh", out}, Usage: format,
-		EnvAllow: config.DefaultEnvAllow, Home: config.HomeInherit, Dir: dir,
+		EnvAllow: config.DefaultEnvAllow, Home: config.HomeInherit, Dir: dir, Boundary: unsandboxed,
 		Timing: config.Timing{Timeout: 20 * time.Second, Grace: 300 * time.Millisecond, KillGrace: 500 * time.Millisecond}}
 	ready := func() bool { b, _ := os.ReadFile(out); return bytes.Contains(b, []byte("done")) }
 	return Job{Agent: a, Vars: config.Vars{Prompt: "p"}, Transcript: filepath.Join(dir, "t"), Result: out, Ready: ready, Done: "the result is in"}, out
 }
+
+// unsandboxed is an agent's boundary with the sandbox off.
+var unsandboxed = config.Boundary{Sandbox: config.Sandboxing{Level: config.SandboxOff}}
 
 const result = `{"type":"result","total_cost_usd":0.25,"usage":{"input_tokens":10,"output_tokens":2}}`
 

@@ -31,6 +31,9 @@ type TurnAttempt struct {
 	// directory (a git worktree of its own) and what it is told of it.
 	Dir string
 	Env []string
+	// Role and Reach: as in Job; "" is a debater's.
+	Role  string
+	Reach session.Reach
 	// ID, Control and Halted, Started and Output: as in Job.
 	ID      string
 	Control string
@@ -57,5 +60,7 @@ func (e *Engine) RunTurn(ctx context.Context, a TurnAttempt) (Result, error) {
 		Halted:     a.Halted,
 		Started:    a.Started,
 		Output:     a.Output,
+		Role:       a.Role,
+		Reach:      a.Reach,
 	})
 }

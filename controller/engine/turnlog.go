@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/walkie-sh/walkie/session"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -36,6 +37,17 @@ type TurnRecord struct {
 	// Branch is BRANCH@SHA, where the commits the session made in its own
 	// git worktree came back (workspace: worktree); empty when it made none.
 	Branch string `json:"branch,omitempty"`
+	// SentBytes is what walkie gave an agent whose CLI reports no token
+	// counts: its prompt and the record it was to read, in bytes.
+	SentBytes int64 `json:"sent_bytes,omitempty"`
+	// BudgetInputTokens is what the turn should have cost in input
+	// tokens at the least, by its preset's measured fixed prompt, its
+	// prompt and the record (config.Agent.TurnBudget), beside which the
+	// usage the CLI reported reads; 0 when there is no such figure.
+	BudgetInputTokens int64 `json:"budget_input_tokens,omitempty"`
+	// Sandbox says how the session's boundary was applied and what its
+	// output reported refused; nil when it ran without one.
+	Sandbox *session.SandboxReport `json:"sandbox,omitempty"`
 	// What produced the attempt.
 	Provenance
 }
@@ -48,9 +60,12 @@ type Transcript struct {
 
 // Usage is what an attempt consumed, as far as the agent's output says.
 type Usage struct {
-	InputTokens  int64   `json:"input_tokens,omitempty"`
-	OutputTokens int64   `json:"output_tokens,omitempty"`
-	CostUSD      float64 `json:"cost_usd"`
+	InputTokens  int64 `json:"input_tokens,omitempty"`
+	OutputTokens int64 `json:"output_tokens,omitempty"`
+	// CachedInputTokens is the part of InputTokens read from the
+	// provider's prompt cache, as the CLI reported it.
+	CachedInputTokens int64   `json:"cached_input_tokens,omitempty"`
+	CostUSD           float64 `json:"cost_usd"`
 	// Kind is how much of the attempt's cost CostUSD is: reported by the
 	// CLI, estimated from the pricing table, partial, or unknown. Ask
 	// CostKind, which also reads lines written before the field existed.

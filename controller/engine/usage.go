@@ -53,7 +53,7 @@ func (e *Engine) price(a config.Agent, r usage.Report) (u *Usage, refused bool) 
 	if r.Refused != "" {
 		return &Usage{Kind: CostUnknown, CostSource: "unknown (walkie refused the figures: " + r.Refused + ")"}, true
 	}
-	u = &Usage{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens}
+	u = &Usage{InputTokens: r.InputTokens, CachedInputTokens: r.CachedInputTokens, OutputTokens: r.OutputTokens}
 	if r.HasCost {
 		u.CostUSD, u.Kind, u.CostSource = r.CostUSD, CostReported, "reported"
 		return u, false

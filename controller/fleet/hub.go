@@ -54,6 +54,7 @@ type live struct {
 	err     string
 	status  string // the status fragment
 	table   string // the round table fragment
+	picture string // the timeline fragment
 	entries []streamItem
 	turns   []streamItem
 }
@@ -182,8 +183,10 @@ func (s *Server) refresh(l *live, row Debate, now time.Time) {
 	st := stamp(row.File, dir)
 	var page *Page
 	var perr string
-	if st != l.stamp || l.page == nil {
-		p, err := loadPage(row, s.bodies)
+	// Another attempt running (or none now) is a timeline to draw again,
+	// whether or not the state file has shown it yet.
+	if st != l.stamp || l.page == nil || runningKey(row.Running) != l.page.timelineKey {
+		p, err := loadPage(row, s.bodies, now)
 		if err != nil {
 			perr = err.Error()
 		} else {
@@ -203,6 +206,7 @@ func (s *Server) refresh(l *live, row Debate, now time.Time) {
 			l.turns = append(l.turns, streamItem{html: s.fragment("turn", t)})
 		}
 		l.table = s.fragment("roundtable", page)
+		l.picture = s.fragment("timeline", page)
 	} else if perr != "" {
 		l.err = perr
 	}
@@ -327,9 +331,10 @@ func (s *Server) wait(ctx context.Context, gen uint64, st *stream, beat *time.Ti
 	}
 }
 
-// serveFleet streams the fleet table: every row the client has not seen
-// as it is now, and the rows that went away. A reconnected client gets
-// every row again, so it misses nothing.
+// serveFleet streams the fleet table of the page's scope (?all=1: the
+// registry's debates too): every row the client has not seen as it is
+// now, and the rows that went away. A reconnected client gets every row
+// again, so it misses nothing.
 func (s *Server) serveFleet(w http.ResponseWriter, r *http.Request) {
 	st, release, err := s.open(w, r)
 	if err != nil {
@@ -337,6 +342,7 @@ func (s *Server) serveFleet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
+	all := allScope(r)
 	sent := map[string]uint64{}
 	beat := time.NewTimer(heartbeat)
 	defer beat.Stop()
@@ -345,7 +351,12 @@ func (s *Server) serveFleet(w http.ResponseWriter, r *http.Request) {
 		gen := s.gen.Load()
 		snap := s.snap
 		s.mu.Unlock()
+		shown := map[string]bool{}
 		for _, row := range snap.rows {
+			if !inScope(row, all) {
+				continue // a row of the other scope; gone below if it was sent
+			}
+			shown[row.Key] = true
 			if g, ok := sent[row.Key]; ok && g == snap.rowGen[row.Key] {
 				continue
 			}
@@ -355,7 +366,7 @@ func (s *Server) serveFleet(w http.ResponseWriter, r *http.Request) {
 			sent[row.Key] = snap.rowGen[row.Key]
 		}
 		for key := range sent {
-			if _, ok := snap.rowHTML[key]; !ok {
+			if !shown[key] {
 				if st.event("gone", "", key) != nil {
 					return
 				}
@@ -369,8 +380,8 @@ func (s *Server) serveFleet(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveDebate streams one debate: each entry and turn-log line after the
-// client's position, and the status and round-table panels when they
-// change. The position (Last-Event-ID on a reconnect, else ?after= from
+// client's position, and the status and round-table panels and the
+// timeline when they change. The position (Last-Event-ID on a reconnect, else ?after= from
 // the page) is "SEQ.TURNS": the last entry's sequence number and the
 // number of turn-log lines seen. Entries come from the record itself, so
 // a client that was away for any time misses none.
@@ -384,7 +395,7 @@ func (s *Server) serveDebate(w http.ResponseWriter, r *http.Request, row Debate)
 		return
 	}
 	defer release()
-	var status, table, failed string
+	var status, table, picture, failed string
 	beat := time.NewTimer(heartbeat)
 	defer beat.Stop()
 	for {
@@ -399,7 +410,7 @@ func (s *Server) serveDebate(w http.ResponseWriter, r *http.Request, row Debate)
 		if turns < len(l.turns) {
 			logged = append(logged, l.turns[turns:]...)
 		}
-		nstatus, ntable, nerr := l.status, l.table, l.err
+		nstatus, ntable, npicture, nerr := l.status, l.table, l.picture, l.err
 		s.mu.Unlock()
 		for _, e := range entries {
 			seq = e.seq
@@ -424,6 +435,12 @@ func (s *Server) serveDebate(w http.ResponseWriter, r *http.Request, row Debate)
 				return
 			}
 			table = ntable
+		}
+		if npicture != picture {
+			if st.event("timeline", "", npicture) != nil {
+				return
+			}
+			picture = npicture
 		}
 		if nerr != failed {
 			if st.event("problem", "", nerr) != nil {

@@ -66,6 +66,10 @@ type Page struct {
 	Turns    []TurnView
 	Report   *roundtable.Report // round tables only
 	Mode     string
+	// The pictures (pictures.go): the timeline, and a round table's grid
+	// of verdicts and quorum replay once it has decided a round.
+	Timeline, Agreement, Quorum template.HTML
+	timelineKey                 string // the running attempt the timeline drew
 }
 
 // LastID is the stream position the page shows: the last entry's
@@ -117,8 +121,9 @@ func (b *bodies) render(e *walkie.Entry) template.HTML {
 
 // loadPage reads one debate for its page: the record (parsed, not
 // verified: the page shows what is there, and the fleet row says when it
-// does not verify), the turn log and, for a round table, its rounds.
-func loadPage(row Debate, bs *bodies) (*Page, error) {
+// does not verify), the turn log and, for a round table, its rounds; the
+// timeline is drawn at now.
+func loadPage(row Debate, bs *bodies, now time.Time) (*Page, error) {
 	doc, err := walkie.Load(row.File)
 	if err != nil {
 		return nil, err
@@ -166,6 +171,7 @@ func loadPage(row Debate, bs *bodies) (*Page, error) {
 			return nil, err
 		}
 	}
+	p.pictures(doc, recs, now)
 	return p, nil
 }
 

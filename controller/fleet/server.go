@@ -120,7 +120,7 @@ func New(o Options) *Server {
 	s := &Server{o: o, bodies: newBodies(16 << 20), kick: make(chan struct{}, 1), done: make(chan struct{}),
 		snap: &snapshot{rowHTML: map[string]string{}, rowGen: map[string]uint64{}}, lives: map[string]*live{}, changed: make(chan struct{})}
 	s.pages = map[string]*template.Template{}
-	for _, name := range []string{"fleet", "debate", "login", "missing"} {
+	for _, name := range []string{"fleet", "debate", "login", "missing", "trials"} {
 		s.pages[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(web, "web/layout.html", "web/parts.html", "web/"+name+".html"))
 	}
 	return s
@@ -144,7 +144,22 @@ type pageData struct {
 	Rows     []rowData
 	Page     *Page
 	Message  string
+	// TrialsDirs are the trials directories the fleet's debates are
+	// copies in; Trials is one of them, for its page.
+	TrialsDirs []TrialsDir
+	Trials     *trialsPage
+	// The fleet page's scope: All lists the registry's debates too; Own
+	// and Others count the daemon's and those elsewhere on the machine.
+	All         bool
+	Own, Others int
 }
+
+// allScope reports whether a fleet page or its stream asks for every
+// debate on the machine (?all=1), not only the daemon's directory's.
+func allScope(r *http.Request) bool { return r.URL.Query().Get("all") == "1" }
+
+// inScope reports whether a fleet page of that scope lists d.
+func inScope(d Debate, all bool) bool { return all || !d.Elsewhere }
 
 // fragment renders one part of a page, for a stream.
 func (s *Server) fragment(name string, data any) string {
@@ -169,13 +184,29 @@ func (s *Server) render(w http.ResponseWriter, code int, name string, d pageData
 	_, _ = w.Write(b.Bytes())
 }
 
-// FleetPage is GET /: every debate, live.
+// FleetPage is GET /: the daemon's debates, live; with ?all=1 every
+// debate the machine's registry names too (issue 32 item 14: a user's
+// every run, in every directory, buried the daemon's own).
 func (s *Server) FleetPage(w http.ResponseWriter, r *http.Request) {
 	now := s.o.Now()
-	d := pageData{Title: "walkie", Stream: "events", Summary: s.o.Summary(), Now: now}
-	for _, row := range s.o.Debates() {
-		d.Rows = append(d.Rows, rowData{Debate: row, Now: now})
+	all := allScope(r)
+	d := pageData{Title: "walkie", Stream: "events", Summary: s.o.Summary(), Now: now, All: all}
+	if all {
+		d.Stream = "events?all=1"
 	}
+	var rows []Debate
+	for _, row := range s.o.Debates() {
+		if row.Elsewhere {
+			d.Others++
+		} else {
+			d.Own++
+		}
+		if inScope(row, all) {
+			rows = append(rows, row)
+			d.Rows = append(d.Rows, rowData{Debate: row, Now: now})
+		}
+	}
+	d.TrialsDirs = trialsDirs(rows)
 	s.render(w, http.StatusOK, "fleet", d)
 }
 
@@ -204,12 +235,13 @@ func (s *Server) DebatePage(w http.ResponseWriter, r *http.Request) {
 		s.render(w, http.StatusNotFound, "missing", pageData{Title: "walkie: no such debate", Base: base})
 		return
 	}
-	p, err := loadPage(row, s.bodies)
+	now := s.o.Now()
+	p, err := loadPage(row, s.bodies, now)
 	if err != nil {
 		s.render(w, http.StatusOK, "missing", pageData{Title: "walkie: " + row.ID, Base: base, Message: err.Error()})
 		return
 	}
-	s.render(w, http.StatusOK, "debate", pageData{Title: "walkie: " + row.ID, Base: base, Page: p, Now: s.o.Now(),
+	s.render(w, http.StatusOK, "debate", pageData{Title: "walkie: " + row.ID, Base: base, Page: p, Now: now,
 		Stream: row.Key + "/events?after=" + p.LastID()})
 }
 

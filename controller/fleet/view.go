@@ -37,6 +37,13 @@ type Debate struct {
 	// RunBy is who runs it when it is not the daemon serving the page
 	// (walkie auto, pid 4242), from the registry.
 	RunBy string `json:"run_by,omitempty"`
+	// Controls are what the page offers (the standing's); Approved, that
+	// its briefing is approved (the page then folds it).
+	Controls walkie.Controls `json:"controls"`
+	Approved bool            `json:"briefing_approved"`
+	// Elsewhere: outside the daemon's directory, from the machine's
+	// registry; the page lists it only when asked to (?all=1).
+	Elsewhere bool `json:"elsewhere,omitempty"`
 }
 
 // Running is the session of the turn in progress.
@@ -107,5 +114,6 @@ func ReadRunning(dir string, now time.Time) *Running {
 func Fill(v *Debate, s *controller.Standing) {
 	v.ID, v.Status, v.Reason, v.Turns, v.Seq, v.CostUSD, v.BudgetUSD = s.ID, s.Status, s.Reason, s.Turns, s.Seq, s.CostUSD, s.BudgetUSD
 	v.NextTurn, v.Next, v.Round, v.MaxRounds, v.Waiting = s.NextTurn, s.Whose, s.Round, s.RoundCap, s.Waiting
+	v.Controls, v.Approved = s.Controls, s.Approved
 	v.Error = ""
 }

@@ -18,7 +18,14 @@ func CopyWanted(file string, dflt bool) bool {
 	if err != nil {
 		return dflt
 	}
-	st, err := walkie.LoadState(walkie.StateDir(file, meta.ID))
+	return CopyWantedIn(walkie.StateDir(file, meta.ID), dflt)
+}
+
+// CopyWantedIn is CopyWanted for a caller that knows the debate's state
+// directory, dir: the switch is read from the state, which changes, the
+// front matter left alone, which does not.
+func CopyWantedIn(dir string, dflt bool) bool {
+	st, err := walkie.LoadState(dir)
 	if err != nil || st.CopySupervisor == nil {
 		return dflt
 	}

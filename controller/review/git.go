@@ -3,55 +3,17 @@ package review
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"strings"
+
+	"github.com/walkie-sh/walkie/gitrepo"
 )
 
-// git runs git in dir and returns its standard output. The error carries
-// git's own first line of complaint, which is what a person needs to read.
+// git runs git in dir, as gitrepo runs every git of walkie's (no hooks,
+// no prompts, an allow-listed environment), and returns its standard
+// output; a failure is a *gitrepo.GitError with what git said.
 func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-	// Never ask for credentials or open an editor: nobody is there in CI.
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_EDITOR=true", "LC_ALL=C")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if i := strings.IndexByte(msg, '\n'); i >= 0 {
-			msg = msg[:i]
-		}
-		return stdout.Bytes(), &gitError{args: args, msg: msg, err: err}
-	}
-	return stdout.Bytes(), nil
-}
-
-// gitError is a git command that failed.
-type gitError struct {
-	args []string
-	msg  string
-	err  error
-}
-
-func (e *gitError) Error() string {
-	s := "git " + strings.Join(e.args, " ")
-	if e.msg != "" {
-		return s + ": " + e.msg
-	}
-	return fmt.Sprintf("%s: %v", s, e.err)
-}
-
-func (e *gitError) Unwrap() error { return e.err }
-
-// exitCode is git's exit status, or -1 when it did not run to an exit.
-func (e *gitError) exitCode() int {
-	var ee *exec.ExitError
-	if errors.As(e.err, &ee) {
-		return ee.ExitCode()
-	}
-	return -1
+	return gitrepo.Run(ctx, dir, args...)
 }
 
 // repoRoot is the top of the work tree holding dir.
@@ -67,8 +29,7 @@ func repoRoot(ctx context.Context, dir string) (string, error) {
 // names none.
 func resolveCommit(ctx context.Context, root, rev string) (string, error) {
 	out, err := git(ctx, root, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
-	var ge *gitError
-	if errors.As(err, &ge) && ge.exitCode() == 1 {
+	if gitrepo.ExitCode(err) == 1 {
 		return "", nil
 	}
 	if err != nil {
@@ -81,8 +42,7 @@ func resolveCommit(ctx context.Context, root, rev string) (string, error) {
 // none (unrelated histories, or a shallow clone that lacks it).
 func mergeBase(ctx context.Context, root, a, b string) (string, error) {
 	out, err := git(ctx, root, "merge-base", a, b)
-	var ge *gitError
-	if errors.As(err, &ge) && ge.exitCode() == 1 {
+	if gitrepo.ExitCode(err) == 1 {
 		return "", nil
 	}
 	if err != nil {

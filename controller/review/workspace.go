@@ -10,12 +10,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/walkie-sh/walkie/gitrepo"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -96,7 +96,7 @@ func (w *workspace) extract(ctx context.Context, root, commit string) error {
 	defer r.Close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", "-C", root, "archive", "--format=tar", commit)
+	cmd := gitrepo.Command(ctx, root, nil, "archive", "--format=tar", commit)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()

@@ -3,6 +3,7 @@
 package roundtable_test
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -179,6 +180,7 @@ func realCLIConfig(t *testing.T, dir, url, claude, codex, gemini string) *config
   timeout: 2m
   stall: 90s
   grace: 1s
+  sandbox_read: [%q]
 agents:
   claude:
     command: [%s, -p, "{prompt}", --output-format, json, --permission-mode, acceptEdits, --allowedTools, "Read,Grep,Glob,Edit,Write,Bash(cat:*),Bash(printf:*)", --no-session-persistence]
@@ -190,7 +192,7 @@ agents:
     home: inherit
     command: [%s, -p, "{prompt}", -o, json, --approval-mode, yolo, --skip-trust, -m, %s]
     env:
-%s`, claude, envYAML(modelserver.ClaudeEnv(url)), codex, envYAML(codexEnv), gemini, modelserver.GeminiModel, envYAML(append(geminiEnv, "GEMINI_CLI_TRUST_WORKSPACE=true")))
+%s`, cmp.Or(pythonRoot(), "/usr"), claude, envYAML(modelserver.ClaudeEnv(url)), codex, envYAML(codexEnv), gemini, modelserver.GeminiModel, envYAML(append(geminiEnv, "GEMINI_CLI_TRUST_WORKSPACE=true")))
 	cfg, err := config.Parse(filepath.Join(dir, "walkie.yaml"), []byte(cfgText))
 	if err != nil {
 		t.Fatalf("%v\n%s", err, cfgText)

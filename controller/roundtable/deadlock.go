@@ -59,11 +59,13 @@ type Evidence struct {
 
 // roundBlockers is one round as deadlock detection sees it: the blocking
 // objections of each reviewer with a valid verdict (a reviewer without one
-// is absent from Valid), and whether the grader passed.
+// is absent from Valid), whether the grader passed, and the hash of the
+// workspace the round judged ("" when unknown), which the summary reports.
 type roundBlockers struct {
 	Round        int
 	GraderPassed bool
 	Valid        map[string][]Objection
+	Workspace    string
 }
 
 // questionKey is the key an input is compared by.
@@ -171,7 +173,7 @@ func alternation(span []roundBlockers) *Deadlock {
 						back[k] = true
 					}
 				}
-				return describe(span, a.Round, b.Round, c.Round, x, y, back, yKeys)
+				return describe(span, a, b, c, x, y, back, yKeys)
 			}
 		}
 	}
@@ -180,10 +182,10 @@ func alternation(span []roundBlockers) *Deadlock {
 
 // describe builds the deadlock's question, summary and evidence: every
 // blocking objection of x and y on the alternating inputs, rounds a to c.
-func describe(span []roundBlockers, a, b, c int, x, y string, xKeys, yKeys map[string]bool) *Deadlock {
+func describe(span []roundBlockers, a, b, c roundBlockers, x, y string, xKeys, yKeys map[string]bool) *Deadlock {
 	keys := maps.Clone(xKeys)
 	maps.Copy(keys, yKeys)
-	d := &Deadlock{Kind: KindAlternating, Round: c}
+	d := &Deadlock{Kind: KindAlternating, Round: c.Round}
 	first := map[string]string{} // key → the input as first written
 	var order []string
 	for _, r := range span {
@@ -212,9 +214,46 @@ func describe(span []roundBlockers, a, b, c int, x, y string, xKeys, yKeys map[s
 		}
 	}
 	slices.SortStableFunc(d.Evidence, func(p, q Evidence) int { return p.Round - q.Round })
-	d.Summary = fmt.Sprintf("%s blocked on %s in round %d; once that was met, %s blocked on %s in round %d; once that was met, %s blocked on %s again in round %d, while the grader passed every round",
-		x, inputList(first, xKeys, order), a, y, inputList(first, yKeys, order), b, x, inputList(first, xKeys, order), c)
+	// What was seen, and nothing inferred: that x stopped blocking is no
+	// proof that the implementer met its objection (the workspace may not
+	// have changed at all).
+	xIn, yIn := inputList(first, xKeys, order), inputList(first, yKeys, order)
+	d.Summary = fmt.Sprintf("%s blocked on %s in round %d; in round %d %s no longer did, and %s blocked on %s; in round %d %s blocked on %s again; the grader passed in every round from %d to %d",
+		x, xIn, a.Round, b.Round, x, y, yIn, c.Round, x, xIn, a.Round, c.Round)
+	if w := workspaceWords(a, b, c); w != "" {
+		d.Summary += ", and " + w
+	}
 	return d
+}
+
+// workspaceWords says whether the workspace changed between the rounds a,
+// b and c, from the hashes of what each round judged; "" when a round's
+// hash is unknown (a record from before rounds kept it).
+func workspaceWords(a, b, c roundBlockers) string {
+	if a.Workspace == "" || b.Workspace == "" || c.Workspace == "" {
+		return ""
+	}
+	ab, bc := a.Workspace != b.Workspace, b.Workspace != c.Workspace
+	between := func(p, q roundBlockers) string { return fmt.Sprintf("between rounds %d and %d", p.Round, q.Round) }
+	switch {
+	case !ab && !bc:
+		return fmt.Sprintf("the workspace was the same in rounds %d, %d and %d (%s)", a.Round, b.Round, c.Round, shortHash(a.Workspace))
+	case ab && bc:
+		return "the workspace changed " + between(a, b) + " and " + between(b, c)
+	case ab:
+		return "the workspace changed " + between(a, b) + " and not " + between(b, c)
+	}
+	return "the workspace did not change " + between(a, b) + " and changed " + between(b, c)
+}
+
+// shortHash is a workspace hash ("sha256:" and 64 hex digits) as a line
+// of prose shows it: its algorithm and 12 digits.
+func shortHash(h string) string {
+	algo, hex, ok := strings.Cut(h, ":")
+	if !ok {
+		return h[:min(len(h), 12)]
+	}
+	return algo + ":" + hex[:min(len(hex), 12)]
 }
 
 // inputList names the inputs of keys, quoted, in order.

@@ -148,7 +148,7 @@ func (u rule) decide(rr *RoundResult, history []roundBlockers) decision {
 func (u rule) history(rounds []RoundResult) []roundBlockers {
 	out := make([]roundBlockers, 0, len(rounds))
 	for _, rr := range rounds {
-		rb := roundBlockers{Round: rr.Round, GraderPassed: rr.Grader.Passed(), Valid: map[string][]Objection{}}
+		rb := roundBlockers{Round: rr.Round, GraderPassed: rr.Grader.Passed(), Valid: map[string][]Objection{}, Workspace: rr.Workspace}
 		for _, rv := range rr.Reviews {
 			if rv.Verdict != nil && u.counts(rv.Reviewer) {
 				rb.Valid[rv.Reviewer] = rv.Verdict.Blockers()

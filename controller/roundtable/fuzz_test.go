@@ -20,6 +20,7 @@ func FuzzParseVerdict(f *testing.F) {
 		`{"verdict": "request_changes", "objections": [{"rule": "r", "failing_input": "", "blocking": true}]}`,
 		`{"verdict": "approve", "objections": [{"rule": 1, "failing_input": [1, 2], "blocking": "yes"}]}`,
 		`{"verdict": "Request Changes", "objections": null}`,
+		"Here is my verdict:\n\n```json\n{\"verdict\": \"approve\"}\n```\nThanks.",
 	} {
 		f.Add([]byte(s))
 	}

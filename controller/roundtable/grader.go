@@ -49,6 +49,9 @@ type GraderResult struct {
 	DurationMS int64     `json:"duration_ms"`
 	Output     string    `json:"output_tail"` // the last 4 KiB of its output
 	Log        string    `json:"log"`         // the whole output as plain text, relative to the state dir
+	// Sandbox is how its boundary was applied and what its output
+	// reported refused (nil without one).
+	Sandbox *session.SandboxReport `json:"sandbox,omitempty"`
 }
 
 // Passed reports whether the grader passed.
@@ -88,6 +91,8 @@ func (rt *Table) runGrader(ctx context.Context, argv []string, copyDir, fileDir 
 		Env:        []string{"WALKIE_DIR=" + fileDir, "WALKIE_WORKSPACE=" + copyDir, "WALKIE_ROUND=" + strconv.Itoa(round)},
 		Transcript: transcript,
 		Started:    started,
+		Role:       config.RoleGrader,
+		Reach:      graderReach(fileDir, rt.File, copyDir),
 	}
 	res.Started = time.Now().UTC().Truncate(time.Millisecond)
 	r, err := rt.Engine.Run(ctx, j)
@@ -98,6 +103,7 @@ func (rt *Table) runGrader(ctx context.Context, argv []string, copyDir, fileDir 
 	}
 	res.Ended = r.Ended.UTC().Truncate(time.Millisecond)
 	res.DurationMS = r.Duration.Milliseconds()
+	res.Sandbox = r.Sandbox
 	if r.Stop != "" {
 		return res, fmt.Errorf("grader: %w", context.Cause(ctx))
 	}

@@ -34,6 +34,14 @@ func TestParseVerdict(t *testing.T) {
 		{name: "approve", in: `{"verdict": "approve", "objections": []}`, approves: true},
 		{name: "approve without objections key", in: `{"verdict":"approve"}`, approves: true},
 		{name: "fenced", in: "```json\n{\"verdict\": \"approve\"}\n```\n", approves: true},
+		// Issue 32 item 23: a sentence before the block, or after it.
+		{name: "fenced, a sentence before", in: "Here is my verdict:\n\n```json\n{\"verdict\": \"request_changes\", \"objections\": [{\"rule\": \"r\", \"failing_input\": \"x\", \"blocking\": true}]}\n```\n",
+			blockers: 1, noteParts: []string{"read from its fenced block"}},
+		{name: "fenced, prose around it", in: "My verdict follows.\n```\n{\"verdict\": \"approve\"}\n```\nThanks.\n", approves: true, noteParts: []string{"text around it was not"}},
+		{name: "fenced with tildes", in: "Verdict:\n\n~~~json\n{\"verdict\": \"approve\"}\n~~~\n", approves: true},
+		{name: "two fenced blocks", in: "First:\n```json\n{\"verdict\": \"approve\"}\n```\nOr rather:\n```json\n{\"verdict\": \"request_changes\"}\n```\n", err: "2 fenced blocks"},
+		{name: "prose and a fence of prose", in: "Looks good.\n\n```\nnot json\n```\n", err: "not a JSON object"},
+		{name: "a fence inside a list is prose", in: "- see:\n\n  ```json\n  {\"verdict\": \"approve\"}\n  ```\n", err: "not a JSON object"},
 		{name: "valid blocker", in: `{"verdict": "request_changes", "objections": [{"summary": "s", "rule": "r", "failing_input": "x", "blocking": true}]}`, blockers: 1},
 		{name: "numeric failing input", in: `{"verdict": "request_changes", "objections": [{"rule": "exact", "failing_input": 9007199254740993, "blocking": true}]}`, blockers: 1},
 		{name: "blocking without failing input is advice", in: `{"verdict": "request_changes", "objections": [{"rule": "r", "blocking": true}]}`,
@@ -130,8 +138,8 @@ func TestVerdictTurnBodyIsSafeForTheRecord(t *testing.T) {
 	}
 	// The deadlock note quotes reviewers too.
 	o := Objection{Rule: evil, FailingInput: evil, Summary: evil, Blocking: true}
-	dl := detectDeadlock([]roundBlockers{{1, true, map[string][]Objection{"brook": {o}, "cy": nil}}, {2, true, map[string][]Objection{"brook": nil, "cy": {o}}},
-		{3, true, map[string][]Objection{"brook": {o}, "cy": nil}}})
+	dl := detectDeadlock([]roundBlockers{{Round: 1, GraderPassed: true, Valid: map[string][]Objection{"brook": {o}, "cy": nil}}, {Round: 2, GraderPassed: true, Valid: map[string][]Objection{"brook": nil, "cy": {o}}},
+		{Round: 3, GraderPassed: true, Valid: map[string][]Objection{"brook": {o}, "cy": nil}}})
 	if dl == nil {
 		t.Fatal("no deadlock")
 	}
@@ -267,8 +275,32 @@ func TestDetectDeadlock(t *testing.T) {
 	if len(d.Evidence) != 3 || d.Evidence[0].Reviewer != "a" || d.Evidence[1].Reviewer != "b" || d.Evidence[2].Round != 3 {
 		t.Fatalf("evidence %+v", d.Evidence)
 	}
-	if want := `a blocked on the input "\n" in round 1; once that was met, b blocked on the input "\n" in round 2; once that was met, a blocked on the input "\n" again in round 3, while the grader passed every round`; d.Summary != want {
+	// Issue 32 item 22: the summary says what was seen, never that an
+	// objection "was met", and whether the workspace changed.
+	if want := `a blocked on the input "\n" in round 1; in round 2 a no longer did, and b blocked on the input "\n"; in round 3 a blocked on the input "\n" again; the grader passed in every round from 1 to 3`; d.Summary != want {
 		t.Fatalf("summary %q", d.Summary)
+	}
+	same, other := "sha256:"+strings.Repeat("ab", 32), "sha256:"+strings.Repeat("cd", 32)
+	for _, tc := range []struct {
+		name       string
+		ws         [3]string
+		want       string
+		notContain string
+	}{
+		{"unchanged workspace", [3]string{same, same, same}, ", and the workspace was the same in rounds 1, 2 and 3 (sha256:abababababab)", "changed"},
+		{"changed every round", [3]string{same, other, same}, ", and the workspace changed between rounds 1 and 2 and between rounds 2 and 3", "same"},
+		{"changed once, then not", [3]string{same, other, other}, ", and the workspace changed between rounds 1 and 2 and not between rounds 2 and 3", "same in"},
+		{"not, then changed", [3]string{same, same, other}, ", and the workspace did not change between rounds 1 and 2 and changed between rounds 2 and 3", "same in"},
+		{"unknown in one round", [3]string{same, "", same}, "from 1 to 3", "workspace"},
+	} {
+		rounds := story("r", "q", "\n")[:3]
+		for i := range rounds {
+			rounds[i].Workspace = tc.ws[i]
+		}
+		got := detectDeadlock(rounds).Summary
+		if !strings.HasSuffix(got, tc.want) || strings.Contains(got, tc.notContain) || strings.Contains(got, "met") {
+			t.Errorf("%s: summary %q, want it to end %q", tc.name, got, tc.want)
+		}
 	}
 }
 
@@ -548,8 +580,9 @@ func TestRuleHistoryAndDecide(t *testing.T) {
 	// a and b take turns; c times out every round.
 	rounds := []RoundResult{rr(1, block, ok, nil), rr(2, ok, block, nil), rr(3, block, ok, nil)}
 	all := rule{quorum: 3, reviewers: []string{"a", "b", "c"}}
+	rounds[0].Workspace = "sha256:w1"
 	h := all.history(rounds)
-	if _, present := h[0].Valid["c"]; present || !h[0].GraderPassed || len(h[0].Valid["a"]) != 1 {
+	if _, present := h[0].Valid["c"]; present || !h[0].GraderPassed || len(h[0].Valid["a"]) != 1 || h[0].Workspace != "sha256:w1" {
 		t.Fatalf("history %+v", h[0])
 	}
 	if d := all.decide(&rounds[2], h); d.decision != DecisionDeadlocked || d.approvals != 1 || d.deadlock.Question != "\n" {

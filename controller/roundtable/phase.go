@@ -528,13 +528,15 @@ func (rt *Table) phaseJob(ctx context.Context, m *walkie.Meta, p walkie.Phase, a
 	running, id := "phase-"+p.Kind, session.NewID()
 	return engine.Job{
 		ID:         id,
-		Agent:      a,
+		Agent:      a.ForRole(config.RolePhase),
 		Vars:       config.Vars{Prompt: prompt, File: output, Agent: p.Agent, Dir: sandbox},
 		Dir:        sandbox,
 		Env:        []string{"WALKIE_ROLE=" + p.Kind, "WALKIE_PHASE=" + p.Kind, "WALKIE_OUTPUT=" + output, "WALKIE_WORKSPACE=" + copyDir},
 		Transcript: filepath.Join(phaseDir(rt.Dir), fmt.Sprintf("%s-%s-%d", p.Kind, p.Agent, attempt)),
 		Result:     output,
 		Done:       "the " + p.Kind + " phase's file is written",
+		Role:       config.RolePhase,
+		Reach:      engine.FolderReach(sandbox),
 		Control:    filepath.Join(rt.Dir, walkie.LogFile),
 		Halted:     rt.Halted,
 		Started: func(s *session.Session) {

@@ -242,13 +242,15 @@ func (rt *Table) reviewerJob(job *reviewJob, a config.Agent, name string, turn, 
 	id := session.NewID()
 	j := engine.Job{
 		ID:         id,
-		Agent:      a,
+		Agent:      a.ForRole(config.RoleReviewer),
 		Vars:       config.Vars{Prompt: prompt, File: recordCopy, Agent: name, Dir: sandbox, Turn: turn, Round: t.Round},
 		Dir:        sandbox,
 		Env:        []string{"WALKIE_ROLE=reviewer", "WALKIE_VERDICT=" + verdictPath, "WALKIE_WORKSPACE=" + copyDir, "WALKIE_ROUND=" + strconv.Itoa(t.Round)},
 		Transcript: engine.TranscriptBase(rt.Dir, turn, name, attempt),
 		Result:     verdictPath,
 		Done:       "the verdict is in",
+		Role:       config.RoleReviewer,
+		Reach:      engine.FolderReach(sandbox),
 		Control:    filepath.Join(rt.Dir, walkie.LogFile),
 		Halted:     rt.Halted,
 		Started: func(s *session.Session) {

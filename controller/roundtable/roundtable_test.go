@@ -1,6 +1,7 @@
 package roundtable_test
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -47,6 +48,8 @@ type rtFixture struct {
 	scripts            map[string]string
 	workspace          map[string]string
 	extraAgentSettings string
+	// agentSettings, by agent, are more of its keys (YAML, indented).
+	agentSettings map[string]string
 	// commands, by agent: a shell command run instead of the fake agent.
 	commands map[string]string
 	// phases, as KIND: AGENT pairs in order; the file is then format 2 and
@@ -116,7 +119,10 @@ func (f *rtFixture) setup() {
 		usage = "claude-json"
 	}
 	var cfg strings.Builder
-	fmt.Fprintf(&cfg, "defaults:\n  timeout: %s\n  stall: %s\n  grace: 200ms\n  kill_grace: 500ms\nagents:\n", f.agentTimeout, f.stall)
+	// The fake agents' sandboxes let them run the fake, read its scripts
+	// and keep its counters and the prompts they were given.
+	fmt.Fprintf(&cfg, "defaults:\n  timeout: %s\n  stall: %s\n  grace: 200ms\n  kill_grace: 500ms\n  sandbox_read: [%q, %q, %q]\n  sandbox_write: [%q, %q]\nagents:\n",
+		f.agentTimeout, f.stall, filepath.Dir(bin), filepath.Join(f.dir, "scripts"), cmp.Or(pythonRoot(), "/usr"), filepath.Join(f.dir, "prompts"), filepath.Join(f.dir, "state"))
 	for _, name := range agents {
 		script := f.scripts[name]
 		switch {
@@ -130,14 +136,16 @@ func (f *rtFixture) setup() {
 		}
 		f.write(filepath.Join("scripts", name+".yaml"), script)
 		if c, ok := f.commands[name]; ok {
-			fmt.Fprintf(&cfg, "  %s:\n    command: [sh, -c, %q]\n    usage: none\n%s", name, c, f.extraAgentSettings)
+			fmt.Fprintf(&cfg, "  %s:\n    command: [sh, -c, %q]\n    usage: none\n%s%s", name, c, f.extraAgentSettings, f.agentSettings[name])
 			continue
 		}
-		fmt.Fprintf(&cfg, "  %s:\n    command: [sh, -c, 'printf \"%%s\\n=====\\n\" \"$0\" >> %s/prompts/{agent}-{turn}.txt; exec %s --file \"$1\" --agent {agent} --turn {turn} --round {round} --script %s/scripts/{agent}.yaml --state %s/state-{agent}', \"{prompt}\", \"{file}\"]\n    usage: %s\n%s",
-			name, f.dir, bin, f.dir, f.dir, usage, f.extraAgentSettings)
+		fmt.Fprintf(&cfg, "  %s:\n    command: [sh, -c, 'printf \"%%s\\n=====\\n\" \"$0\" >> %s/prompts/{agent}-{turn}.txt; exec %s --file \"$1\" --agent {agent} --turn {turn} --round {round} --script %s/scripts/{agent}.yaml --state %s/state/{agent}', \"{prompt}\", \"{file}\"]\n    usage: %s\n%s",
+			name, f.dir, bin, f.dir, f.dir, usage, f.extraAgentSettings+f.agentSettings[name])
 	}
-	if err := os.MkdirAll(filepath.Join(f.dir, "prompts"), 0o755); err != nil {
-		t.Fatal(err)
+	for _, d := range []string{"prompts", "state", "scripts"} {
+		if err := os.MkdirAll(filepath.Join(f.dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	c, err := config.Parse(filepath.Join(f.dir, "walkie.yaml"), []byte(cfg.String()))
 	if err != nil {
@@ -203,7 +211,30 @@ func leakCheck(t *testing.T) {
 }
 
 // needPython: the evaluator's hidden tests are a Python script.
-func needPython(t *testing.T) string { return sessiontest.Tool(t, "python3") }
+// needPython is the python3 interpreter itself, not a shim in front of
+// it (pyenv's lives in the HOME, which the grader's sandbox keeps out of
+// reach); pythonRoot is the installation it needs to read.
+func needPython(t *testing.T) string {
+	exe, _ := pythonInstall(sessiontest.Tool(t, "python3"))
+	return exe
+}
+
+func pythonRoot() string {
+	p, err := exec.LookPath("python3")
+	if err != nil {
+		return ""
+	}
+	_, root := pythonInstall(p)
+	return root
+}
+
+func pythonInstall(python string) (exe, root string) {
+	out, err := exec.Command(python, "-c", "import sys; print(sys.executable); print(sys.base_prefix)").Output()
+	if f := strings.Fields(string(out)); err == nil && len(f) == 2 {
+		return f[0], f[1]
+	}
+	return python, filepath.Dir(filepath.Dir(python))
+}
 
 // The evaluator story of the round table's design: one agent researches
 // the exact rules, another turns them into a spec, and only then does the
@@ -558,6 +589,9 @@ shell: 'echo hacked >> "$WALKIE_WORKSPACE/evaluate.py"; rm "$WALKIE_WORKSPACE/RE
 	f.scripts["cy"] = fmt.Sprintf(`behavior: verdict
 shell: 'echo intruder >> %s/evaluate.py; echo stray > %s/stray.txt'
 `, f.work, f.work)
+	// Unsandboxed, or its sandbox refuses the intrusion before the
+	// round table's own check can catch it: that check must hold alone.
+	f.agentSettings = map[string]string{"cy": "    sandbox: off\n"}
 	f.setup()
 	sum := f.run()
 	if sum.Status != walkie.StatusConverged {
@@ -688,7 +722,7 @@ func TestRoundtableReviewerFailuresAreNotRejections(t *testing.T) {
 // started reports whether the agent's fake CLI has counted a run (its
 // --state file), which it does first thing.
 func (f *rtFixture) started(agent string) bool {
-	_, err := os.Stat(filepath.Join(f.dir, "state-"+agent))
+	_, err := os.Stat(filepath.Join(f.dir, "state", agent))
 	return err == nil
 }
 
@@ -704,7 +738,9 @@ func TestRoundtableInterruptedReviewResumes(t *testing.T) {
 	leakCheck(t)
 	f := newRT(t)
 	f.maxRounds = 2
-	f.grader = fmt.Sprintf(`"echo graded >> %s/graded.log"`, f.dir)
+	// Into the fakes' own folder: the grader's sandbox writes only its copy
+	// and the defaults' paths.
+	f.grader = fmt.Sprintf(`"echo graded >> %s/state/graded.log"`, f.dir)
 	// brook's first review lasts until the run is cancelled, however long
 	// cy takes on a loaded machine: never its timeout or stall first.
 	f.agentTimeout, f.stall = "10m", "10m"
@@ -742,7 +778,7 @@ func TestRoundtableInterruptedReviewResumes(t *testing.T) {
 	if n := strings.Count(f.prompts("cy", 3), "====="); n != 1 {
 		t.Fatalf("cy ran %d times; its saved review should have been kept", n)
 	}
-	if b, _ := os.ReadFile(filepath.Join(f.dir, "graded.log")); string(b) != "graded\n" {
+	if b, _ := os.ReadFile(filepath.Join(f.dir, "state", "graded.log")); string(b) != "graded\n" {
 		t.Fatalf("the grader ran %d times for one frozen state", strings.Count(string(b), "graded"))
 	}
 	recs, _ := engine.ReadTurnLog(f.stateDir())
@@ -942,7 +978,7 @@ func TestRoundtablePhaseOutcomes(t *testing.T) {
 		// Running, and past counting its invocation (so the next one takes
 		// the script's second step).
 		sessiontest.WaitFor(t, 30*time.Second, "the research phase running", func() bool {
-			_, err := os.Stat(filepath.Join(f.dir, "state-gem"))
+			_, err := os.Stat(filepath.Join(f.dir, "state", "gem"))
 			return f.exists("roundtable/running/phase-research.json") && err == nil
 		})
 		if err := walkie.Halt(f.file, "a person looks"); err != nil {

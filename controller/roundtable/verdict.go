@@ -8,6 +8,10 @@ import (
 	"io"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	gmtext "github.com/yuin/goldmark/text"
 )
 
 // The verdict a reviewer writes, in its fixed schema:
@@ -79,7 +83,9 @@ func (v *ReviewVerdict) AdviceCount() int { return len(v.Objections) - len(v.Blo
 var errVerdict = errors.New("invalid verdict")
 
 // parseVerdict reads a verdict file. A fenced ```json block around the
-// object is tolerated (models like to add one); anything else that is not
+// object is tolerated (models like to add one), and so is prose around one
+// fenced block, which is then the verdict ("Here is my verdict:", then the
+// block; a note says the prose was not read); anything else that is not
 // exactly one object of the schema is an error wrapping errVerdict.
 func parseVerdict(data []byte) (ReviewVerdict, error) {
 	bad := func(format string, args ...any) (ReviewVerdict, error) {
@@ -94,6 +100,17 @@ func parseVerdict(data []byte) (ReviewVerdict, error) {
 	data = unfence(bytes.TrimSpace(data))
 	if len(data) == 0 {
 		return bad("the file is empty")
+	}
+	var notes []string
+	if data[0] != '{' {
+		block, n := fencedBlock(data)
+		switch {
+		case n == 1:
+			data = block
+			notes = append(notes, "the verdict was read from its fenced block; the text around it was not")
+		case n > 1:
+			return bad("%d fenced blocks: write one verdict, as one JSON object (a fenced block is allowed)", n)
+		}
 	}
 	var raw struct {
 		Verdict    *string `json:"verdict"`
@@ -114,7 +131,7 @@ func parseVerdict(data []byte) (ReviewVerdict, error) {
 	if raw.Verdict == nil {
 		return bad(`no "verdict" field`)
 	}
-	var v ReviewVerdict
+	v := ReviewVerdict{Notes: notes}
 	switch w := strings.NewReplacer("-", "_", " ", "_").Replace(strings.ToLower(strings.TrimSpace(*raw.Verdict))); w {
 	case VerdictApprove, VerdictRequestChanges:
 		v.Verdict = w
@@ -167,6 +184,30 @@ func unfence(b []byte) []byte {
 		return b
 	}
 	return bytes.TrimSpace(b[nl+1 : len(b)-3])
+}
+
+// fencedBlock is the content of the fenced code blocks of markdown b, as
+// CommonMark reads them (goldmark): the first one's, and how many there
+// are. Only blocks at the top level count; a fence quoted inside a list
+// or a quote is the prose's.
+func fencedBlock(b []byte) ([]byte, int) {
+	doc := goldmark.DefaultParser().Parse(gmtext.NewReader(b))
+	var first []byte
+	n := 0
+	for c := doc.FirstChild(); c != nil; c = c.NextSibling() {
+		fb, ok := c.(*ast.FencedCodeBlock)
+		if !ok {
+			continue
+		}
+		if n++; n == 1 {
+			lines := fb.Lines()
+			for i := range lines.Len() {
+				seg := lines.At(i)
+				first = append(first, seg.Value(b)...)
+			}
+		}
+	}
+	return bytes.TrimSpace(first), n
 }
 
 // field turns one schema string into text: bounded, and trimmed when trim

@@ -1,7 +1,6 @@
 package roundtable
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -18,6 +17,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/walkie-sh/walkie/gitrepo"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -115,14 +115,12 @@ func (w workspace) listGit(ctx context.Context) ([]string, bool) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", "-C", w.root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
-	var out bytes.Buffer
-	cmd.Stdout = &out
-	if err := cmd.Run(); err != nil {
+	out, err := gitrepo.Run(ctx, w.root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+	if err != nil {
 		return nil, false // not a work tree, or git refuses it: walk instead
 	}
 	var paths []string
-	for p := range strings.SplitSeq(strings.TrimSuffix(out.String(), "\x00"), "\x00") {
+	for p := range strings.SplitSeq(strings.TrimSuffix(string(out), "\x00"), "\x00") {
 		if p == "" || w.excluded(filepath.Join(w.root, filepath.FromSlash(p))) {
 			continue
 		}

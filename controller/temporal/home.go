@@ -351,8 +351,8 @@ func (h *Home) Notify(ctx context.Context, in NotifyInput) error {
 	rec := in.Record
 	status := ""
 	if d, err := walkie.Load(in.File); err == nil {
-		if st, err := walkie.LoadState(walkie.StateDir(in.File, d.Meta.ID)); err == nil {
-			status = walkie.DebateStatus(&d.Meta, d.Progress(), st)
+		if at, err := controller.ReadStanding(d, controller.StandingOptions{Config: h.cfg.Load()}); err == nil {
+			status = at.Status
 		}
 	}
 	h.emit(in.File, controller.Event{Kind: controller.EventTurnRecorded, Turn: rec.Turn, Round: rec.Round, Agent: rec.Agent,

@@ -45,7 +45,8 @@ func (w *Worker) Turn(ctx context.Context, in TurnInput) (TurnResult, error) {
 		return TurnResult{}, w.badInput(fmt.Errorf("no agent %s in its config: %w", in.Agent, err))
 	}
 	// The home's policy for the session; how to run the CLI is this
-	// machine's.
+	// machine's, with the tools of a debate turn.
+	agent = agent.ForRole(config.RoleDebater)
 	agent.Timeout, agent.Stall, agent.Grace, agent.KillGrace = in.Timeout, in.Stall, in.Grace, in.KillGrace
 	dir := filepath.Join(w.o.Dir, in.Debate, fmt.Sprintf("%04d-%s-%d.%d", in.Turn, in.Participant, in.Attempt, info.Attempt))
 	work := filepath.Join(dir, "work")
@@ -127,6 +128,7 @@ func (w *Worker) Turn(ctx context.Context, in TurnInput) (TurnResult, error) {
 	defer w.drop(ctx, tr, dir) // on every way out without a result
 	if tr != nil {
 		at.Dir, at.Env = tr.Path, controller.WorktreeEnv(tr.Path, tr.Branch, tr.start)
+		at.Reach = engine.WorktreeReach(tr.Path, tr.repo.Root)
 	}
 	w.log.Info("turn started", zap.String("debate", in.Debate), zap.Int("turn", in.Turn), zap.String("agent", in.Participant),
 		zap.Int("attempt", in.Attempt), zap.Int32("delivery", info.Attempt))

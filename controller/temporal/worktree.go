@@ -38,6 +38,10 @@ type tree struct {
 	start              string
 	repo               *gitrepo.Repo
 	done               bool // removed, and its commits gathered or refused
+	// guard is the clone as the session must leave it outside its
+	// debate's branches: what it plants there must not stay for the next
+	// turn, or the person who keeps the clone.
+	guard *gitrepo.Guard
 }
 
 // openRepos opens the worker's clones (--repo).
@@ -109,10 +113,34 @@ func (w *Worker) makeTree(ctx context.Context, dir string, in TurnInput) (*tree,
 	if err := repo.RemoveWorktree(ctx, t.Path); err != nil {
 		return nil, err
 	}
+	if t.guard, err = repo.Guard(ctx, controller.SessionRefs(t.Branch)); err != nil {
+		return nil, err
+	}
 	if err := repo.AddWorktree(ctx, t.Path, t.Branch, t.start); err != nil {
 		return nil, err
 	}
 	return t, nil
+}
+
+// restore puts back what the session changed in the clone outside its
+// debate's branches, and says it as the turn's tampered detail ("" when
+// nothing). A no-op once done.
+func (w *Worker) restore(ctx context.Context, t *tree) string {
+	if t.guard == nil {
+		return ""
+	}
+	changed, err := t.repo.Restore(ctx, t.guard)
+	t.guard = nil
+	if len(changed) == 0 && err == nil {
+		return ""
+	}
+	detail := fmt.Sprintf("the session changed worker %s's clone %s outside its branches (%s*): %s; the worker put it back",
+		w.identity, t.Repo, strings.TrimPrefix(controller.SessionRefs(t.Branch), "refs/heads/"), strings.Join(changed, ", "))
+	if err != nil {
+		detail += fmt.Sprintf(" as far as it could (%v)", err)
+	}
+	w.log.Warn("a worktree session changed the clone", zap.String("repo", t.Repo), zap.String("detail", detail))
+	return detail
 }
 
 // finish removes the worktree and gathers what the session committed on
@@ -124,6 +152,7 @@ func (w *Worker) finish(ctx context.Context, t *tree, dir string, room int) (*co
 		return nil, nil
 	}
 	ctx = context.WithoutCancel(ctx) // an interrupted session still cleans up
+	tampered := w.restore(ctx, t)
 	head, herr := t.repo.Head(ctx, t.Branch)
 	if err := t.repo.RemoveWorktree(ctx, t.Path); err != nil {
 		return nil, err // the note stays: the next start removes it
@@ -133,7 +162,7 @@ func (w *Worker) finish(ctx context.Context, t *tree, dir string, room int) (*co
 	if herr != nil {
 		return nil, herr
 	}
-	c := &controller.Commits{Branch: t.Branch, Start: t.start, Head: head}
+	c := &controller.Commits{Branch: t.Branch, Start: t.start, Head: head, Tampered: tampered}
 	if head != "" && head != t.start {
 		limit := int64(min(MaxBundleBytes, room))
 		b, err := t.repo.Bundle(ctx, t.Branch, t.start, limit)
@@ -163,6 +192,7 @@ func (w *Worker) drop(ctx context.Context, t *tree, dir string) {
 		return
 	}
 	ctx = context.WithoutCancel(ctx)
+	w.restore(ctx, t)
 	if err := t.repo.RemoveWorktree(ctx, t.Path); err != nil {
 		w.log.Warn("the turn's worktree was not removed; the worker's next start removes it", zap.String("path", t.Path), zap.Error(err))
 		return

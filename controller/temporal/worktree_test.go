@@ -2,6 +2,7 @@ package temporal
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,6 +23,12 @@ const gitAgent = "    env_allow: [\"GIT_*\"]\n"
 // debate to run in a worktree at the home's head.
 func worktreeSetup(t *testing.T, command string) (w *Worker, home *gitrepo.Repo, clone string, in TurnInput) {
 	t.Helper()
+	return worktreeSetupWith(t, gitAgent, command)
+}
+
+// worktreeSetupWith is worktreeSetup with the agent's other keys given.
+func worktreeSetupWith(t *testing.T, agentKeys, command string) (w *Worker, home *gitrepo.Repo, clone string, in TurnInput) {
+	t.Helper()
 	gittest.Isolate(t)
 	homeDir := gittest.Init(t)
 	clone = filepath.Join(t.TempDir(), "clone")
@@ -35,7 +42,7 @@ func worktreeSetup(t *testing.T, command string) (w *Worker, home *gitrepo.Repo,
 	if err != nil {
 		t.Fatal(err)
 	}
-	w = newTestWorker(t, command, gitAgent)
+	w = newTestWorker(t, command, agentKeys)
 	if w.repos, err = openRepos(t.Context(), []string{clone}); err != nil {
 		t.Fatal(err)
 	}
@@ -65,8 +72,10 @@ func noTreesLeft(t *testing.T, w *Worker, clone string) {
 // home's repository takes as that branch, and nothing stays on the
 // worker.
 func TestTurnInAWorktreeSendsItsCommitsHome(t *testing.T) {
-	seen := filepath.Join(t.TempDir(), "seen")
-	w, home, clone, in := worktreeSetup(t, `[sh, -c, 'pwd > `+seen+`; echo "$WALKIE_BRANCH $WALKIE_BASE $WALKIE_WORKTREE" >> `+seen+
+	seenDir := t.TempDir()
+	seen := filepath.Join(seenDir, "seen")
+	gitAgent := gitAgent + fmt.Sprintf("    sandbox_write: [%q]\n", seenDir) // what it saw goes there
+	w, home, clone, in := worktreeSetupWith(t, gitAgent, `[sh, -c, 'pwd > `+seen+`; echo "$WALKIE_BRANCH $WALKIE_BASE $WALKIE_WORKTREE" >> `+seen+
 		`; cat a.go >> `+seen+`; echo fixed > fix.go && git add fix.go && git commit -qm "the fix" && printf "\n## Turn 1 · alice\nFixed on my branch.\n" >> "$1"', "{prompt}", "{file}"]`)
 	r, err := runTurnActivity(t, w, in, nil)
 	if err != nil {
@@ -98,6 +107,29 @@ func TestTurnInAWorktreeSendsItsCommitsHome(t *testing.T) {
 	if out := gittest.Git(t, clone, "branch", "--list", "walkie/*"); out != "" {
 		t.Fatalf("the turn's branch stays in the worker's clone: %s", out)
 	}
+}
+
+// A session that reaches into the worker's clone outside its branches
+// (a hook planted, main moved) finds it put back, and the turn's commits
+// go home marked tampered, for the home to judge the attempt so.
+func TestTurnInAWorktreeThatTampers(t *testing.T) {
+	w, _, clone, in := worktreeSetup(t, `[sh, -c, 'printf "#!/bin/sh\necho ran >> /dev/null\n" > "$(git rev-parse --path-format=absolute --git-common-dir)/hooks/post-checkout" && git commit -q --allow-empty -m evil && git update-ref refs/heads/main HEAD']`)
+	main := gittest.Git(t, clone, "rev-parse", "main")
+	r, err := runTurnActivity(t, w, in, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := r.Commits
+	if c == nil || !strings.Contains(c.Tampered, "added .git/hooks/post-checkout") || !strings.Contains(c.Tampered, "moved refs/heads/main from "+main[:12]) {
+		t.Fatalf("commits %+v, want the tampering told", c)
+	}
+	if got := gittest.Git(t, clone, "rev-parse", "main"); got != main {
+		t.Fatalf("the clone's main at %s, want %s", got, main)
+	}
+	if _, err := os.Stat(filepath.Join(clone, ".git", "hooks", "post-checkout")); err == nil {
+		t.Fatal("the planted hook stays in the clone")
+	}
+	noTreesLeft(t, w, clone)
 }
 
 // Commits over the cap are refused, never cut: the error says where they

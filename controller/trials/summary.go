@@ -90,6 +90,27 @@ func Summarize(dir string) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	return summarize(dir, cs)
+}
+
+// SummarizeCopies is the distribution over the copies named by files, of
+// the trials directory dir (CopyOf): what a page that lists those copies
+// shows, without reading what else dir may hold.
+func SummarizeCopies(dir string, files []string) (*Summary, error) {
+	var cs []aCopy
+	for _, f := range files {
+		d, n, ok := CopyOf(f)
+		if !ok || d != dir {
+			return nil, fmt.Errorf("%s is not a trial of %s (a trial is K/ID-K.walkie.md)", f, dir)
+		}
+		cs = append(cs, aCopy{n, f})
+	}
+	slices.SortFunc(cs, func(a, b aCopy) int { return a.n - b.n })
+	return summarize(dir, cs)
+}
+
+// summarize reads the copies cs of the trials directory dir.
+func summarize(dir string, cs []aCopy) (*Summary, error) {
 	if len(cs) == 0 {
 		return nil, fmt.Errorf("%s holds no trials (a trial is K/ID-K.walkie.md)", dir)
 	}

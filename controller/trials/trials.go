@@ -146,6 +146,21 @@ func makeCopies(ctx context.Context, src string, d *walkie.Doc, dir string, n in
 	return files, nil
 }
 
+// CopyOf reports whether file is a trial's copy as walkie trials lays
+// them out (DIR/K/ID-K.walkie.md), and if so the trials directory DIR and
+// the copy's number K. It looks at the path alone.
+func CopyOf(file string) (dir string, n int, ok bool) {
+	k := filepath.Base(filepath.Dir(file))
+	if !copyDirRe.MatchString(k) || !strings.HasSuffix(filepath.Base(file), "-"+k+walkie.FileSuffix) {
+		return "", 0, false
+	}
+	n, err := strconv.Atoi(k)
+	if err != nil {
+		return "", 0, false
+	}
+	return filepath.Dir(filepath.Dir(file)), n, true
+}
+
 // aCopy is one copy found in a trials directory.
 type aCopy struct {
 	n    int

@@ -109,7 +109,8 @@ when:
     verdict: %[2]s
 `, approve, block("\n")))
 	var cfg strings.Builder
-	fmt.Fprintf(&cfg, "defaults:\n  timeout: 30s\n  stall: 20s\n  grace: 200ms\n  kill_grace: 500ms\nagents:\n")
+	// The reviewers work in copies of their own: their scripts are outside.
+	fmt.Fprintf(&cfg, "defaults:\n  timeout: 30s\n  stall: 20s\n  grace: 200ms\n  kill_grace: 500ms\n  sandbox_read: [%q]\nagents:\n", filepath.Join(dir, "scripts"))
 	for _, name := range []string{"ada", "brook", "cy"} {
 		fmt.Fprintf(&cfg, "  %s:\n    command: [%s, --file, \"{file}\", --agent, \"{agent}\", --round, \"{round}\", --script, %s]\n    usage: claude-json\n",
 			name, bin, filepath.Join(dir, "scripts", name+".yaml"))

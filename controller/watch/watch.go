@@ -201,7 +201,7 @@ func invoke(ctx context.Context, o Options, file string, d *walkie.Doc, st *walk
 		retryAfter = dec.Agent.Debounce
 	}
 	w := st.Watch
-	tries := 1
+	tries, first := 1, now.UTC()
 	if w != nil && w.InvokedSeq == p.Seq && !dec.Record {
 		if due := w.InvokedAt.Add(retryAfter); now.Before(due) {
 			r.Action, r.Detail = Waiting, fmt.Sprintf("%s was invoked for seq %d at %s; next step after %s", p.NextAgent, p.Seq,
@@ -216,6 +216,10 @@ func invoke(ctx context.Context, o Options, file string, d *walkie.Doc, st *walk
 			return escalate(o, file, d, p, w, emit, r)
 		}
 		tries = w.Tries + 1
+		first = w.FirstAt
+		if first.IsZero() {
+			first = w.InvokedAt // the first invocation, until this retry
+		}
 	}
 	// Remember the invocation before making it: a tick killed mid-turn
 	// must not make the next tick think the party was never invoked.
@@ -223,7 +227,7 @@ func invoke(ctx context.Context, o Options, file string, d *walkie.Doc, st *walk
 		if cur.Seq != p.Seq {
 			return errMoved
 		}
-		s.Watch = &walkie.WatchMemory{InvokedSeq: p.Seq, InvokedAt: now.UTC(), Tries: tries}
+		s.Watch = &walkie.WatchMemory{InvokedSeq: p.Seq, InvokedAt: now.UTC(), FirstAt: first, Tries: tries}
 		return nil
 	})
 	if errors.Is(err, errMoved) {
@@ -266,8 +270,12 @@ var errMoved = errors.New("the record moved")
 
 // escalate tells the supervisor, once per sequence number.
 func escalate(o Options, file string, d *walkie.Doc, p walkie.Progress, w *walkie.WatchMemory, emit func(controller.Event), r Result) Result {
-	reason := fmt.Sprintf("%s was invoked %d times for turn %d (seq %d, first at %s) and the record has not moved",
-		p.NextAgent, w.Tries, p.NextTurn, p.Seq, w.InvokedAt.Local().Format(time.DateTime))
+	when := "last at " + w.InvokedAt.Local().Format(time.DateTime)
+	if !w.FirstAt.IsZero() && !w.FirstAt.Equal(w.InvokedAt) {
+		when = "first at " + w.FirstAt.Local().Format(time.DateTime) + ", " + when
+	}
+	reason := fmt.Sprintf("%s was invoked %d times for turn %d (seq %d, %s) and the record has not moved",
+		p.NextAgent, w.Tries, p.NextTurn, p.Seq, when)
 	// Record first: the supervisor is told at most once, even if this
 	// tick dies right after.
 	_, _, err := walkie.UpdateState(file, walkie.OpWatch, func(_ *walkie.Meta, cur walkie.Progress, s *walkie.State) error {

@@ -166,6 +166,7 @@ func TestWatchOnceRetryThenEscalate(t *testing.T) {
 	cfg := watchConfig(t, 0)
 	file := approvedDebate(t, dir, "ghosted", "ghost", "fa")
 	now := time.Now()
+	start := now
 	clock := func() time.Time { return now }
 	var events []controller.Event
 	tick := func() watch.Result {
@@ -205,6 +206,12 @@ func TestWatchOnceRetryThenEscalate(t *testing.T) {
 	}
 	if len(esc) != 1 || esc[0].Agent != "ghost" || esc[0].Turn != 1 || !strings.Contains(esc[0].Line, "invoked 2 times") {
 		t.Fatalf("escalations: %+v", esc)
+	}
+	// Issue 32 item 23: the first invocation's time is the first's, the
+	// retry's the retry's (the retry came 61 s after the first).
+	first, retry := start.Local().Format(time.DateTime), start.Add(61*time.Second).Local().Format(time.DateTime)
+	if want := "(seq 0, first at " + first + ", last at " + retry + ")"; !strings.Contains(esc[0].Line, want) {
+		t.Errorf("escalation %q, want it to say %q", esc[0].Line, want)
 	}
 	st, _ := walkie.LoadState(walkie.StateDir(file, "ghosted"))
 	if st.Watch == nil || !st.Watch.Escalated || st.Watch.Tries != 2 || st.Watch.InvokedSeq != 0 {

@@ -109,7 +109,7 @@ func TestParseClaudeStreamed(t *testing.T) {
 {"type":"assistant","message":{"id":"m1","model":"claude-opus-4-8[1m]","usage":{"input_tokens":10,"cache_read_input_tokens":90,"output_tokens":40}}}
 {"type":"assistant","message":{"id":"m2","model":"claude-haiku-4-5","usage":{"input_tokens":5,"output_tokens":3}}}`
 	r, ok = Parse(ClaudeJSON, []byte(twoBlocks))
-	want = Report{InputTokens: 105, OutputTokens: 43, Partial: true, Model: "claude-opus-4-8",
+	want = Report{InputTokens: 105, CachedInputTokens: 90, OutputTokens: 43, Partial: true, Model: "claude-opus-4-8",
 		Models: []ModelUsage{{Name: "claude-haiku-4-5", InputTokens: 5, OutputTokens: 3}, {Name: "claude-opus-4-8", InputTokens: 100, OutputTokens: 40}}}
 	if !ok || !reflect.DeepEqual(r, want) {
 		t.Errorf("two blocks of one call:\n got %+v, %v\nwant %+v", r, ok, want)

@@ -35,6 +35,9 @@ type Report struct {
 	// InputTokens counts every prompt token, cached or not: the pricing
 	// table has no cache discount, so an estimate errs high, not low.
 	InputTokens int64
+	// CachedInputTokens is the part of InputTokens the provider read from
+	// its prompt cache, as the CLI reports it (0 when it reports none).
+	CachedInputTokens int64
 	// OutputTokens counts generated tokens, thinking included (vendors
 	// bill it as output).
 	OutputTokens int64
@@ -155,8 +158,9 @@ func parseClaude(text []byte, t *tally) (Report, bool) {
 	}
 	u := found.Usage
 	r := Report{CostUSD: *found.TotalCost, HasCost: true, IsError: found.IsError,
-		InputTokens:  t.tokens("input tokens", u.InputTokens, u.CacheCreationInputTokens, u.CacheReadInputTokens),
-		OutputTokens: t.tokens("output tokens", u.OutputTokens)}
+		InputTokens:       t.tokens("input tokens", u.InputTokens, u.CacheCreationInputTokens, u.CacheReadInputTokens),
+		CachedInputTokens: t.tokens("cached input tokens", u.CacheReadInputTokens),
+		OutputTokens:      t.tokens("output tokens", u.OutputTokens)}
 	for name, m := range found.ModelUsage {
 		// "claude-opus-4-8[1m]": the suffix names the context window, not
 		// another model.
@@ -177,8 +181,8 @@ func claudeStreamed(events []claudeMessage, t *tally) (Report, bool) {
 		return Report{}, false
 	}
 	type call struct {
-		model   string
-		in, out int64
+		model           string
+		in, cached, out int64
 	}
 	byID := map[string]*call{}
 	var order []*call
@@ -195,12 +199,14 @@ func claudeStreamed(events []claudeMessage, t *tally) (Report, bool) {
 		}
 		u := e.Message.Usage
 		c.in = max(c.in, t.tokens("input tokens", u.InputTokens, u.CacheCreationInputTokens, u.CacheReadInputTokens))
+		c.cached = max(c.cached, t.tokens("cached input tokens", u.CacheReadInputTokens))
 		c.out = max(c.out, t.tokens("output tokens", u.OutputTokens))
 	}
 	r := Report{Partial: true}
 	models := map[string]*ModelUsage{}
 	for _, c := range order {
 		r.InputTokens = t.tokens("input tokens", r.InputTokens, c.in)
+		r.CachedInputTokens = t.tokens("cached input tokens", r.CachedInputTokens, c.cached)
 		r.OutputTokens = t.tokens("output tokens", r.OutputTokens, c.out)
 		name, _, _ := strings.Cut(c.model, "[")
 		m := models[name]
@@ -233,8 +239,9 @@ func parseCodex(text []byte, t *tally) (Report, bool) {
 		var ev struct {
 			Type  string `json:"type"`
 			Usage struct {
-				InputTokens  int64 `json:"input_tokens"`
-				OutputTokens int64 `json:"output_tokens"`
+				InputTokens       int64 `json:"input_tokens"`
+				CachedInputTokens int64 `json:"cached_input_tokens"`
+				OutputTokens      int64 `json:"output_tokens"`
 			} `json:"usage"`
 		}
 		if json.Unmarshal(line, &ev) != nil {
@@ -243,6 +250,7 @@ func parseCodex(text []byte, t *tally) (Report, bool) {
 		switch ev.Type {
 		case "turn.completed":
 			r.InputTokens = t.tokens("input tokens", r.InputTokens, ev.Usage.InputTokens)
+			r.CachedInputTokens = t.tokens("cached input tokens", r.CachedInputTokens, ev.Usage.CachedInputTokens)
 			r.OutputTokens = t.tokens("output tokens", r.OutputTokens, ev.Usage.OutputTokens)
 			ok = true
 		case "turn.failed":
@@ -265,6 +273,7 @@ type geminiTokens struct {
 	Prompt     *int64 `json:"prompt"`
 	Input      int64  `json:"input"` // the prompt less its cached part
 	Candidates int64  `json:"candidates"`
+	Cached     int64  `json:"cached"` // of the prompt, read from the cache
 	Thoughts   int64  `json:"thoughts"`
 	Tool       int64  `json:"tool"`
 	// -o stream-json: stats.models.M
@@ -321,6 +330,11 @@ func parseGemini(text []byte, t *tally) (Report, bool) {
 			}
 			r.InputTokens = t.tokens("input tokens", r.InputTokens, in)
 			r.OutputTokens = t.tokens("output tokens", r.OutputTokens, out)
+			cached := m.geminiTokens.Cached
+			if m.Tokens != nil {
+				cached = m.Tokens.Cached
+			}
+			r.CachedInputTokens = t.tokens("cached input tokens", r.CachedInputTokens, cached)
 			r.Models = append(r.Models, ModelUsage{Name: name, InputTokens: in, OutputTokens: out})
 		}
 		r.finish()

@@ -190,7 +190,7 @@ func TestParseGemini(t *testing.T) {
 }
 `
 	r, ok = Parse(GeminiJSON, []byte(pretty))
-	want = Report{InputTokens: 2400, OutputTokens: 568, IsError: true, Model: "gemini-2.5-pro",
+	want = Report{InputTokens: 2400, CachedInputTokens: 2000, OutputTokens: 568, IsError: true, Model: "gemini-2.5-pro",
 		Models: []ModelUsage{{Name: "gemini-2.5-pro", InputTokens: 2400, OutputTokens: 568}}}
 	if !ok || !reflect.DeepEqual(r, want) {
 		t.Errorf("json with cache and thinking:\n got %+v\nwant %+v", r, want)
@@ -208,7 +208,7 @@ func TestParseClaudeModels(t *testing.T) {
 	// main model is the one that wrote most.
 	text := `{"type":"result","is_error":false,"total_cost_usd":0.5,"usage":{"input_tokens":10,"cache_read_input_tokens":1000,"cache_creation_input_tokens":100,"output_tokens":300},"modelUsage":{"claude-haiku-4-5":{"inputTokens":5,"outputTokens":50},"claude-opus-4-8[1m]":{"inputTokens":5,"cacheReadInputTokens":1000,"cacheCreationInputTokens":100,"outputTokens":250}}}`
 	r, ok := Parse(ClaudeJSON, []byte(text))
-	want := Report{InputTokens: 1110, OutputTokens: 300, CostUSD: 0.5, HasCost: true, Model: "claude-opus-4-8",
+	want := Report{InputTokens: 1110, CachedInputTokens: 1000, OutputTokens: 300, CostUSD: 0.5, HasCost: true, Model: "claude-opus-4-8",
 		Models: []ModelUsage{{Name: "claude-haiku-4-5", InputTokens: 5, OutputTokens: 50}, {Name: "claude-opus-4-8", InputTokens: 1105, OutputTokens: 250}}}
 	if !ok || !reflect.DeepEqual(r, want) {
 		t.Errorf("\n got %+v\nwant %+v", r, want)
@@ -322,6 +322,23 @@ func TestCheckCost(t *testing.T) {
 		{-0.0001, false}, {MaxCostUSD * 1.0001, false}, {math.NaN(), false}, {math.Inf(1), false}, {math.Inf(-1), false}} {
 		if err := CheckCost(c.usd); (err == nil) != c.ok {
 			t.Errorf("CheckCost(%v) = %v", c.usd, err)
+		}
+	}
+}
+
+// The cached part of the prompt is what each CLI says it is: claude's
+// cache_read_input_tokens, codex's cached_input_tokens (summed over its
+// turns), gemini's cached; it stays inside InputTokens.
+func TestCachedInputTokens(t *testing.T) {
+	for format, text := range map[string]string{
+		ClaudeJSON: `{"type":"result","is_error":false,"total_cost_usd":0.1,"usage":{"input_tokens":100,"cache_read_input_tokens":700,"output_tokens":5}}`,
+		CodexJSONL: `{"type":"turn.completed","usage":{"input_tokens":500,"cached_input_tokens":300,"output_tokens":5}}` + "\n" +
+			`{"type":"turn.completed","usage":{"input_tokens":300,"cached_input_tokens":400,"output_tokens":5}}`,
+		GeminiJSON: `{"type":"result","status":"success","stats":{"models":{"m":{"input_tokens":800,"output_tokens":5,"total_tokens":805,"cached":700}}}}`,
+	} {
+		r, ok := Parse(format, []byte(text))
+		if !ok || r.InputTokens != 800 || r.CachedInputTokens != 700 {
+			t.Errorf("%s: %+v, %v; want 800 in, 700 of them cached", format, r, ok)
 		}
 	}
 }

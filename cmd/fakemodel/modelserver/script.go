@@ -23,6 +23,9 @@ const (
 
 // Usage is the token count a reply reports. The CLIs print these figures
 // in their own output, which is how walkie learns what a turn cost.
+// InputTokens counts the whole prompt, CachedInputTokens the part of it
+// read from a prompt cache; each vendor's wire form says it its own way
+// (Anthropic's input_tokens leaves the cached part out).
 type Usage struct {
 	InputTokens       int `json:"input_tokens"`
 	OutputTokens      int `json:"output_tokens"`
@@ -51,15 +54,20 @@ var DefaultUsage = Usage{InputTokens: 1200, OutputTokens: 34}
 // model that stops mid-answer. Delay waits before answering, bounded by the
 // request's context.
 type Reply struct {
-	Text    string        `json:"text,omitempty"`
-	Command string        `json:"command,omitempty"`
-	Tool    *ToolCall     `json:"tool,omitempty"`
-	Status  int           `json:"status,omitempty"`
-	Message string        `json:"message,omitempty"`
-	Hang    bool          `json:"hang,omitempty"`
-	Stall   bool          `json:"stall,omitempty"`
-	Delay   time.Duration `json:"-"`
-	Usage   *Usage        `json:"usage,omitempty"`
+	Text    string    `json:"text,omitempty"`
+	Command string    `json:"command,omitempty"`
+	Tool    *ToolCall `json:"tool,omitempty"`
+	// Commands and Tools are more calls in the same answer, after Command
+	// and Tool: a model that asks for several things at once, as models
+	// do for reads that do not depend on each other.
+	Commands []string      `json:"commands,omitempty"`
+	Tools    []ToolCall    `json:"tools,omitempty"`
+	Status   int           `json:"status,omitempty"`
+	Message  string        `json:"message,omitempty"`
+	Hang     bool          `json:"hang,omitempty"`
+	Stall    bool          `json:"stall,omitempty"`
+	Delay    time.Duration `json:"-"`
+	Usage    *Usage        `json:"usage,omitempty"`
 }
 
 // ToolCall is a call of a tool by the name the CLI gave it, with its
@@ -106,10 +114,12 @@ func (r Reply) Kind() string {
 		return fmt.Sprintf("error %d", r.Status)
 	case r.Stall:
 		return "stall"
-	case r.Command != "":
+	case r.Command != "" || len(r.Commands) > 0:
 		return "shell"
 	case r.Tool != nil:
 		return "tool " + r.Tool.Name
+	case len(r.Tools) > 0:
+		return "tool " + r.Tools[0].Name
 	default:
 		return "text"
 	}
@@ -131,6 +141,13 @@ type Script struct {
 	OpenAI    []Reply `json:"openai,omitempty"`
 	Gemini    []Reply `json:"gemini,omitempty"`
 	Default   Reply   `json:"default,omitzero"`
+
+	// Measure reports, for every reply that sets no Usage, the request's
+	// own size in tokens (Request.Tokens) as its input, with the prefix an
+	// earlier request began with too as cached (a provider's prompt
+	// cache), and the reply's own size as its output: the figures a real
+	// API would bill, so the CLIs print them and walkie logs them.
+	Measure bool `json:"measure,omitempty"`
 
 	Func func(r *Request) (Reply, bool) `json:"-"`
 }

@@ -20,6 +20,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -42,6 +43,17 @@ type Request struct {
 	// when that answer was the fallback for an empty queue.
 	Reply     Reply
 	Exhausted bool
+
+	tokensOnce sync.Once // Tokens
+	tokens     int
+	tokensErr  error
+}
+
+// WithRaw is a copy of r with another body, as a test's script sees a
+// request it rewrote; what r counted of its own body is not carried over.
+func (r *Request) WithRaw(raw []byte) *Request {
+	return &Request{At: r.At, Vendor: r.Vendor, Method: r.Method, Path: r.Path, Query: r.Query, Header: r.Header,
+		Raw: raw, Body: r.Body, Model: r.Model, Stream: r.Stream, Reply: r.Reply, Exhausted: r.Exhausted}
 }
 
 // HasText reports whether any string inside the decoded body contains s.
@@ -52,6 +64,37 @@ func (r *Request) HasText(s string) bool {
 		return bytes.Contains(r.Raw, []byte(s))
 	}
 	return containsString(r.Body, s)
+}
+
+// TextWith returns the first string inside the decoded body that
+// contains s (the prompt, when s is a line of it), or "".
+func (r *Request) TextWith(s string) string {
+	var found string
+	var walk func(v any) bool
+	walk = func(v any) bool {
+		switch v := v.(type) {
+		case string:
+			if strings.Contains(v, s) {
+				found = v
+				return true
+			}
+		case []any:
+			for _, e := range v {
+				if walk(e) {
+					return true
+				}
+			}
+		case map[string]any:
+			for _, e := range v {
+				if walk(e) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	walk(r.Body)
+	return found
 }
 
 func containsString(v any, s string) bool {
@@ -91,6 +134,8 @@ type Server struct {
 	changed chan struct{} // closed and replaced on every new request
 	closed  bool
 	seq     int
+	// prefixes are the prompt prefixes seen so far (Script.Measure).
+	prefixes map[[32]byte]bool
 }
 
 // TB is the part of testing.TB that Start uses, so the package does not
@@ -312,6 +357,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		req.Stream = st
 	}
 	reply, exhausted, seq := s.next(req)
+	if s.script.Measure && reply.Usage == nil {
+		u, err := s.measure(req, reply)
+		if err != nil {
+			s.record(req)
+			http.Error(w, "fakemodel: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
+		reply.Usage = &u
+	}
 	req.Reply, req.Exhausted = reply, exhausted
 	s.record(req)
 
@@ -378,7 +432,7 @@ func (s *Server) next(req *Request) (Reply, bool, int) {
 		s.queues[req.Vendor] = q[1:]
 		return q[0], false, s.seq
 	}
-	if s.script.Default != (Reply{}) {
+	if !reflect.DeepEqual(s.script.Default, Reply{}) {
 		return s.script.Default, true, s.seq
 	}
 	return Text(Exhausted), true, s.seq

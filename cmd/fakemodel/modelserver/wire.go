@@ -77,17 +77,18 @@ func (a *answer) anthropic(w http.ResponseWriter) {
 		blocks = append(blocks, obj{"type": "text", "text": a.reply.Text})
 	}
 	stop := "end_turn"
-	if name, args, ok := a.call(claudeShellTool, "command"); ok {
+	for i, c := range a.calls(claudeShellTool, "command") {
 		stop = "tool_use"
 		blocks = append(blocks, obj{
 			"type":  "tool_use",
-			"id":    fmt.Sprintf("toolu_fake_%d", a.seq),
-			"name":  name,
-			"input": args,
+			"id":    callID("toolu_fake", a.seq, i),
+			"name":  c.Name,
+			"input": c.Args,
 		})
 	}
+	// Anthropic counts the cached part of a prompt apart from the rest.
 	usage := obj{
-		"input_tokens":                u.InputTokens,
+		"input_tokens":                u.InputTokens - u.CachedInputTokens,
 		"output_tokens":               u.OutputTokens,
 		"cache_creation_input_tokens": 0,
 		"cache_read_input_tokens":     u.CachedInputTokens,
@@ -115,7 +116,7 @@ func (a *answer) anthropic(w http.ResponseWriter) {
 		"id": msgID, "type": "message", "role": "assistant", "model": model,
 		"content": []obj{}, "stop_reason": nil, "stop_sequence": nil,
 		"usage": obj{
-			"input_tokens": u.InputTokens, "output_tokens": 1,
+			"input_tokens": u.InputTokens - u.CachedInputTokens, "output_tokens": 1,
 			"cache_creation_input_tokens": 0, "cache_read_input_tokens": u.CachedInputTokens,
 		},
 	}})
@@ -190,15 +191,15 @@ func (a *answer) openai(w http.ResponseWriter) {
 			"content": []obj{{"type": "output_text", "text": a.reply.Text, "annotations": []any{}}},
 		})
 	}
-	name, args, ok := a.call(codexShellTool, "cmd")
-	if ok && a.reply.Command != "" {
-		name, args = codexShellCall(a.req, a.reply.Command)
-	}
-	if ok {
+	for i, c := range a.calls(codexShellTool, "cmd") {
+		name, args := c.Name, c.Args
+		if c.shell != "" {
+			name, args = codexShellCall(a.req, c.shell)
+		}
 		// Responses carries arguments as a JSON string, not an object.
 		items = append(items, obj{
-			"type": "function_call", "id": fmt.Sprintf("fc_fake_%d", a.seq), "status": "completed",
-			"call_id": fmt.Sprintf("call_fake_%d", a.seq), "name": name, "arguments": marshal(args),
+			"type": "function_call", "id": callID("fc_fake", a.seq, i), "status": "completed",
+			"call_id": callID("call_fake", a.seq, i), "name": name, "arguments": marshal(args),
 		})
 	}
 	usage := obj{
@@ -313,8 +314,8 @@ func (a *answer) gemini(w http.ResponseWriter) {
 	if a.reply.Text != "" {
 		parts = append(parts, obj{"text": a.reply.Text})
 	}
-	if name, args, ok := a.call(geminiShellTool, "command"); ok {
-		parts = append(parts, obj{"functionCall": obj{"name": name, "args": args}})
+	for _, c := range a.calls(geminiShellTool, "command") {
+		parts = append(parts, obj{"functionCall": obj{"name": c.Name, "args": c.Args}})
 	}
 	if parts == nil {
 		parts = []obj{{"text": ""}}
@@ -331,23 +332,55 @@ func (a *answer) gemini(w http.ResponseWriter) {
 	}
 }
 
-// call is the tool call the reply asks for, if any: the vendor's shell tool
-// (named shellTool, command line in argument cmdArg) for Command, or Tool
-// as given. A stalled reply never gets as far as a call.
-func (a *answer) call(shellTool, cmdArg string) (string, map[string]any, bool) {
-	switch {
-	case a.reply.Stall:
-		return "", nil, false
-	case a.reply.Command != "":
-		return shellTool, obj{cmdArg: a.reply.Command, "description": "Run the command the script asked for"}, true
-	case a.reply.Tool != nil:
-		args := a.reply.Tool.Args
+// call is one tool call of an answer; shell is its command line when it
+// is a shell command.
+type call struct {
+	Name  string
+	Args  map[string]any
+	shell string
+}
+
+// calls are the tool calls the reply asks for, in order: the vendor's
+// shell tool (named shellTool, command line in argument cmdArg) for
+// Command and each of Commands, then Tool and each of Tools as given. A
+// stalled reply never gets as far as a call.
+func (a *answer) calls(shellTool, cmdArg string) []call {
+	if a.reply.Stall {
+		return nil
+	}
+	var out []call
+	shell := func(cmd string) {
+		out = append(out, call{Name: shellTool, Args: obj{cmdArg: cmd, "description": "Run the command the script asked for"}, shell: cmd})
+	}
+	tool := func(t ToolCall) {
+		args := t.Args
 		if args == nil {
 			args = obj{}
 		}
-		return a.reply.Tool.Name, args, true
+		out = append(out, call{Name: t.Name, Args: args})
 	}
-	return "", nil, false
+	if a.reply.Command != "" {
+		shell(a.reply.Command)
+	}
+	for _, c := range a.reply.Commands {
+		shell(c)
+	}
+	if a.reply.Tool != nil {
+		tool(*a.reply.Tool)
+	}
+	for _, t := range a.reply.Tools {
+		tool(t)
+	}
+	return out
+}
+
+// callID numbers the calls of one answer: the first keeps the form of a
+// single call's id, so samples of one call read as before.
+func callID(prefix string, seq, i int) string {
+	if i == 0 {
+		return fmt.Sprintf("%s_%d", prefix, seq)
+	}
+	return fmt.Sprintf("%s_%d_%d", prefix, seq, i)
 }
 
 // marshal encodes v as JSON without HTML escaping, so a command such as

@@ -99,13 +99,13 @@ func TestKillAndResume(t *testing.T) {
 		agents: map[string]map[string]string{"b": {"grace": "30s"}},
 		scripts: map[string]string{
 			"a": "sign_from: 2",
-			"b": "sign_from: 2\nsteps:\n  - {behavior: grandchild, pid_file: grandchild.pid, hang_after: true}\n  - {}",
+			"b": "sign_from: 2\nsteps:\n  - {behavior: grandchild, pid_file: fake/grandchild.pid, hang_after: true}\n  - {}",
 		}})
 	auto := d.Start("auto", d.name, "--approve")
 	agent := d.waitRunning(auto, 2)
 	var grandchild int
 	sessiontest.WaitFor(t, 20*time.Second, "the grandchild deaf to SIGHUP", func() bool {
-		b, err := os.ReadFile(d.path("grandchild.pid"))
+		b, err := os.ReadFile(d.path("fake/grandchild.pid"))
 		grandchild, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 		return err == nil && grandchild > 0 && blackbox.Ignores(grandchild, syscall.SIGHUP)
 	})
@@ -231,10 +231,14 @@ func TestSIGTERM(t *testing.T) {
 func TestSecondSIGINT(t *testing.T) {
 	s := setup{participants: []string{"a", "b"}, maxRounds: 1,
 		defaults: map[string]string{"kill_grace": "30s"},
-		agents:   map[string]map[string]string{"a": {"command": `[sh, -c, "trap '' TERM; while :; do sleep 1; done"]`}}}
+		agents:   map[string]map[string]string{"a": {"command": `[sh, -c, "trap '' TERM; : > fake/deaf; while :; do sleep 1; done"]`}}}
 	d := newDebate(t, s)
 	auto := d.Start("auto", d.name, "--approve")
 	d.waitRunning(auto, 1)
+	// Deaf before the first SIGINT: a signal in the moment between its
+	// start and its trap (the sandbox's trampoline, the shell's start)
+	// would end it as any process.
+	sessiontest.WaitFor(t, 10*time.Second, "the agent deaf to SIGTERM", func() bool { _, err := os.Stat(d.path("fake/deaf")); return err == nil })
 	auto.Signal(syscall.SIGINT)
 	sessiontest.WaitFor(t, 10*time.Second, "the first SIGINT acknowledged", func() bool {
 		return strings.Contains(auto.Stderr(), "Ctrl-C again")

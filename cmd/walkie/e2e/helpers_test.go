@@ -56,7 +56,7 @@ func newDebate(t *testing.T, s setup) *debate {
 // configure writes walkie.yaml and the scripts for s.
 func (d *debate) configure(s setup) {
 	d.T.Helper()
-	cfg := blackbox.Config{Top: s.top, Defaults: blackbox.FakeDefaults()}
+	cfg := blackbox.Config{Top: s.top, Defaults: blackbox.FakeDefaults(d.Dir)}
 	maps.Copy(cfg.Defaults, s.defaults)
 	for _, p := range s.participants {
 		if !slices.Contains(s.people, p) {
@@ -159,7 +159,7 @@ func (d *debate) waitRunning(p *blackbox.Proc, turn int) int {
 func (d *debate) waitInvoked(agent string, n int) {
 	d.T.Helper()
 	sessiontest.WaitFor(d.T, 20*time.Second, fmt.Sprintf("%s invoked %d times", agent, n), func() bool {
-		return blackbox.Invocations(d.path(agent+".state")) >= n
+		return blackbox.Invocations(filepath.Join(blackbox.FakeDir(filepath.Join(d.Dir, filepath.Dir(agent))), filepath.Base(agent)+".state")) >= n
 	})
 }
 

@@ -16,12 +16,14 @@ import (
 // An agent swaps a committed file of its copy for a named pipe, another
 // for a link to /dev/zero: walkie review lists both as discarded changes
 // and ends, opening neither (issue 27, item 7: an os.Open on the pipe held
-// a review for 739 s, through a SIGTERM).
+// a review for 739 s, through a SIGTERM). The agent runs without walkie's
+// sandbox, which would refuse it the copy's files: this holds where no
+// sandbox can be had.
 func TestReviewCopyWithAPipe(t *testing.T) {
 	t.Parallel()
 	scripts := disagreeingScripts()
 	scripts["claude"] = `shell: "rm cache/cache.go go.mod && mkfifo cache/cache.go && ln -s /dev/zero go.mod"` + "\n" + scripts["claude"]
-	f := newReviewFixture(t, reviewSetup{scripts: scripts})
+	f := newReviewFixture(t, reviewSetup{scripts: scripts, agents: unsandboxed("claude")})
 	r := f.review(exitReviewDisagreed, nil, docPath, "--max-rounds", "1")
 	d := f.report(r).Docs[0]
 	for _, want := range []string{"modified cache/cache.go", "modified go.mod"} {
@@ -37,7 +39,7 @@ func TestReviewCopyWithAPipe(t *testing.T) {
 func TestReviewCancelledWithAPipe(t *testing.T) {
 	t.Parallel()
 	f := newReviewFixture(t, reviewSetup{scripts: map[string]string{
-		"claude": `shell: "rm cache/cache.go && mkfifo cache/cache.go && sleep 60"`, "codex": "sign: true"}})
+		"claude": `shell: "rm cache/cache.go && mkfifo cache/cache.go && sleep 60"`, "codex": "sign: true"}, agents: unsandboxed("claude")})
 	wait := f.startReview(nil, docPath)
 	sessiontest.WaitFor(t, 30*time.Second, "the pipe in claude's copy", func() bool { return findPipe(f.dir) != "" })
 	if err := f.cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -68,4 +70,15 @@ func findPipe(dir string) string {
 		return nil
 	})
 	return found
+}
+
+// unsandboxed is the config keys that run these agents without walkie's
+// sandbox: for attacks the sandbox would stop before the defence under
+// test sees them.
+func unsandboxed(agents ...string) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for _, a := range agents {
+		out[a] = map[string]string{"sandbox": "off"}
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/walkie-sh/walkie/cmd/walkie/internal/blackbox"
 	"github.com/walkie-sh/walkie/gitrepo/gittest"
+	"github.com/walkie-sh/walkie/gitrepo/sshsig/sshsigtest"
 	"github.com/walkie-sh/walkie/session/sessiontest"
 	"github.com/walkie-sh/walkie/walkie"
 )
@@ -35,7 +37,7 @@ func newThread(t *testing.T, scripts map[string]string, agentKeys string, flags 
 	d.Runner = walkieIn(t, dir, d.marker)
 	t.Cleanup(d.marker.Kill)
 	must(t, os.MkdirAll(d.path("agents"), 0o755))
-	cfg := blackbox.Config{Defaults: blackbox.FakeDefaults()}
+	cfg := blackbox.Config{Defaults: blackbox.FakeDefaults(d.path("agents"))}
 	cfg.Defaults["env_allow"] = "[" + blackbox.MarkerVar + ", GIT_*]"
 	for _, p := range []string{"builder", "reviewer"} {
 		a := blackbox.ScriptedAgent(t, d.path("agents"), p, scripts[p], map[string]string{"usage": "none"})
@@ -100,7 +102,15 @@ func TestReviewCycle(t *testing.T) {
   - body_cmd: 'printf "Changes requested: the old token stays valid.\n\nType: verdict\nVerdict: changes-requested\nRefs: main@%s\n" "` + lastCode + `"'
   - body_cmd: 'printf "Approved.\n\nType: verdict\nVerdict: approve\nRefs: main@%s\n" "` + priorCode + `"'
   - body_cmd: 'printf "Approved: the tests pass at %s.\n\nType: verdict\nVerdict: approve\nRefs: main@%s\n" "` + lastCode + `" "` + lastCode + `"'`,
-	}, "", "--git-commit")
+		// A live builder commits in the checkout itself, which holds the
+		// record's .walkie: no sandbox can open that checkout and keep walkie's
+		// state out of reach (a worktree does: TestReviewWorktrees).
+	}, "    sandbox: off\n", "--git-commit")
+	// Who may say approved, on the base: the controller's host key
+	// signs the verdicts it stamps; alice acknowledges.
+	keys := map[string]sshsigtest.Key{"host": sshsigtest.NewKey(t, "ci-host"), "alice": sshsigtest.NewKey(t, "alice@example.com")}
+	base := gittest.Commit(t, d.Dir, ".walkie-signers", keys["host"].Line+keys["alice"].Line, "who may say approved")
+	d.Env = append(d.Env, "WALKIE_SIGNING_KEY="+keys["host"].Path)
 
 	// While the thread is open, no other starts in its channel.
 	r := d.MustRun(3, "thread", "new", "reviews", "logout", "--agents", "builder,reviewer")
@@ -137,8 +147,11 @@ func TestReviewCycle(t *testing.T) {
 	}
 	d.noProcessesLeft()
 
+	// The record names every commit by its full id, as the agents'
+	// abbreviations stood for when they wrote them.
+	abcFull, defFull := d.git("rev-parse", abc), d.git("rev-parse", def)
 	doc := d.doc()
-	want := []string{"review-request main@" + abc, "verdict changes-requested main@" + abc, "fix-report main@" + def, "verdict approve main@" + def, "close "}
+	want := []string{"review-request main@" + abcFull, "verdict changes-requested main@" + abcFull, "fix-report main@" + defFull, "verdict approve main@" + defFull, "close "}
 	var got []string
 	for _, e := range doc.Entries {
 		got = append(got, e.Marker.Tags.Kind()+" "+strings.Join(e.Marker.Tags.RefStrings(), ","))
@@ -155,20 +168,20 @@ func TestReviewCycle(t *testing.T) {
 
 	// The gate: shut without a person's ack, open for def once there is
 	// one, never for abc.
-	r = d.MustRun(3, "gate", d.name, "--ref", def)
-	if !strings.Contains(r.Stderr, "no person has acknowledged it") {
+	r = d.MustRun(3, "gate", d.name, "--ref", def, "--base", base)
+	if !strings.Contains(r.Stderr, "signed by ci-host, but no person has acknowledged it") {
 		t.Fatalf("gate: %s", r.Stderr)
 	}
-	d.MustRun(0, "post", d.name, "--supervisor", "--type", "ack", "--refs", def, "--body-file", d.write2("agents/ack.md", "Read the verdict; merge.\n"))
+	d.MustRun(0, "post", d.name, "--supervisor", "--type", "ack", "--refs", def, "--signing-key", keys["alice"].Path, "--body-file", d.write2("agents/ack.md", "Read the verdict; merge.\n"))
 	full := d.git("rev-parse", def)
-	r = d.MustRun(0, "gate", d.name, "--ref", full)
+	r = d.MustRun(0, "gate", d.name, "--ref", full, "--base", base)
 	if !strings.Contains(r.Stdout, "gate open for "+full) {
 		t.Fatalf("gate: %s", r.Stdout)
 	}
 	// The branch's head is the record's last commit: it changes no code.
-	d.MustRun(0, "gate", d.name, "--ref", d.git("rev-parse", "HEAD"))
-	r = d.MustRun(3, "gate", d.name, "--ref", abc)
-	if !strings.Contains(r.Stderr, "approves main@"+def+", not "+abc) {
+	d.MustRun(0, "gate", d.name, "--ref", d.git("rev-parse", "HEAD"), "--base", base)
+	r = d.MustRun(3, "gate", d.name, "--ref", abc, "--base", base)
+	if !strings.Contains(r.Stderr, "approves main@"+defFull+", not "+abc) {
 		t.Fatalf("gate for abc: %s", r.Stderr)
 	}
 
@@ -176,12 +189,12 @@ func TestReviewCycle(t *testing.T) {
 	// the record clean in git; the side files ignored.
 	subjects := strings.Split(d.git("log", "--format=%s", "--reverse", "--", d.name), "\n")
 	wantSubjects := []string{
-		"login #1 · turn 1 · builder · review-request · main@" + abc,
-		"login #2 · turn 2 · reviewer · verdict changes-requested · main@" + abc,
-		"login #3 · turn 3 · builder · fix-report · main@" + def,
-		"login #4 · turn 4 · reviewer · verdict approve · main@" + def,
+		"login #1 · turn 1 · builder · review-request · main@" + abcFull[:12],
+		"login #2 · turn 2 · reviewer · verdict changes-requested · main@" + abcFull[:12],
+		"login #3 · turn 3 · builder · fix-report · main@" + defFull[:12],
+		"login #4 · turn 4 · reviewer · verdict approve · main@" + defFull[:12],
 		"login #5 · turn 5 · builder · close",
-		"login #6 · supervisor · ack · " + def,
+		"login #6 · supervisor · ack · " + defFull[:12],
 	}
 	if !slices.Equal(subjects, wantSubjects) {
 		t.Fatalf("git log:\n%s\nwant:\n%s", strings.Join(subjects, "\n"), strings.Join(wantSubjects, "\n"))
@@ -220,13 +233,13 @@ func TestReviewWorktrees(t *testing.T) {
 		"reviewer": `steps:
   - shell: 'pwd > ` + seen + `/reviewer-dir && git rev-parse HEAD > ` + seen + `/reviewer-head && cat login.go > ` + seen + `/reviewer-saw'
     body_cmd: 'printf "Approved: v1 is in.\n\nType: verdict\nVerdict: approve\nRefs: walkie/login/turn-1@%s\n" "$(git log -1 --format=%h -- :/login.go)"'`,
-	}, "", "--worktree", "--base", "main")
+	}, fmt.Sprintf("    sandbox_write: [%q]\n", seen), "--worktree", "--base", "main")
 
 	d.auto(0)
 	recs := d.turns()
 	d.wantOutcomes(recs, "accepted", "accepted", "accepted")
 	builderCommit := d.git("rev-parse", "walkie/login/turn-1")
-	if b := recs[0].Branch; b != "walkie/login/turn-1@"+builderCommit[:12] {
+	if b := recs[0].Branch; b != "walkie/login/turn-1@"+builderCommit {
 		t.Fatalf("turn 1 came back on %q", b)
 	}
 	read := func(name string) string {
@@ -243,7 +256,7 @@ func TestReviewWorktrees(t *testing.T) {
 	}
 	// The builder's turn cites its branch though it did not write it.
 	doc := d.doc()
-	if refs := doc.Entries[0].Marker.Tags.RefStrings(); !slices.Equal(refs, []string{"walkie/login/turn-1@" + builderCommit[:12]}) {
+	if refs := doc.Entries[0].Marker.Tags.RefStrings(); !slices.Equal(refs, []string{"walkie/login/turn-1@" + builderCommit}) {
 		t.Fatalf("turn 1 refs %v", refs)
 	}
 	if !strings.Contains(string(doc.Entries[0].Body), "Type: review-request\nRefs: walkie/login/turn-1@") {
@@ -329,7 +342,7 @@ func TestWatchActsOnTheOpenThread(t *testing.T) {
 	if !strings.HasPrefix(actions["login.walkie.md"], "invoked") || !strings.HasPrefix(actions["stray.walkie.md"], "skipped: not the open thread of its channel") {
 		t.Fatalf("actions %v", actions)
 	}
-	if n, _ := strconv.Atoi(strings.TrimSpace(string(d.read("agents/builder.state")))); n != 1 {
+	if n, _ := strconv.Atoi(strings.TrimSpace(string(d.read("agents/fake/builder.state")))); n != 1 {
 		t.Fatalf("the builder ran %d times", n)
 	}
 }

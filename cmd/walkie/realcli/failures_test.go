@@ -118,26 +118,32 @@ func TestAuth(t *testing.T) {
 // starts a new session, which the healthy API lets through.
 func TestServerError(t *testing.T) {
 	for _, cli := range []string{"claude", "codex", "gemini"} {
-		var mu sync.Mutex
-		sessions := map[string]bool{} // ids of sessions that have failed
 		fc := failure{cli: cli, defaults: map[string]string{"retries": "1"}, want: []string{"crashed", "accepted"}, code: exitOK,
-			detail: "the model API failed", within: 60 * time.Second,
-			reply: func(d *debater, r *modelserver.Request) (modelserver.Reply, bool) {
-				if isRouting(r) {
-					return d.reply(r)
-				}
-				// Every call of the first session fails; its id is whatever
-				// the CLI sends to tell its sessions apart.
-				id := sessionID(r)
-				mu.Lock()
-				defer mu.Unlock()
-				if len(sessions) == 0 || sessions[id] {
-					sessions[id] = true
-					return modelserver.Error(500, "the fake model is down"), true
-				}
-				return d.reply(r)
-			}}
+			detail: "the model API failed", within: 60 * time.Second, reply: failFirstSession(500, "the fake model is down")}
 		t.Run(cli, fc.run)
+	}
+}
+
+// failFirstSession answers every model call of the first CLI session
+// with the error status and message, and lets later sessions through, so
+// walkie's retry gets a turn. gemini's routing call is answered as usual.
+func failFirstSession(status int, message string) func(d *debater, r *modelserver.Request) (modelserver.Reply, bool) {
+	var mu sync.Mutex
+	sessions := map[string]bool{} // ids of sessions that have failed
+	return func(d *debater, r *modelserver.Request) (modelserver.Reply, bool) {
+		if isRouting(r) {
+			return d.reply(r)
+		}
+		// A session's id is whatever the CLI sends to tell its sessions
+		// apart.
+		id := sessionID(r)
+		mu.Lock()
+		defer mu.Unlock()
+		if len(sessions) == 0 || sessions[id] {
+			sessions[id] = true
+			return modelserver.Error(status, message), true
+		}
+		return d.reply(r)
 	}
 }
 

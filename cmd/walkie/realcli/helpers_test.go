@@ -64,7 +64,7 @@ type setup struct {
 
 // newFixture makes the debate; script is called with its file's path
 // before the model server starts.
-func newFixture(t *testing.T, script func(file string) modelserver.Script, s setup) *fixture {
+func newFixture(t testing.TB, script func(file string) modelserver.Script, s setup) *fixture {
 	t.Helper()
 	need(t)
 	dir := t.TempDir()

@@ -74,7 +74,7 @@ func run(m *testing.M) int {
 // CLI there is a broken setup, not a pass), and otherwise makes go test's
 // cache depend on walkie's sources and the CLIs' package files: walkie is
 // built in TestMain, which the cache does not see.
-func need(t *testing.T) {
+func need(t testing.TB) {
 	t.Helper()
 	if skip != "" {
 		sessiontest.Need(t, errors.New(skip))

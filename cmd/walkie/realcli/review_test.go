@@ -30,6 +30,8 @@ const (
 	// exitReviewAgents is walkie review's code for agents that kept
 	// failing: not a rejection.
 	exitReviewAgents = 21
+	// reviewToken is the runner's GitHub token, which no agent may see.
+	reviewToken = "ghs_realcliTokenNeverForAgents"
 )
 
 // needReviewCLIs is need, except that in CI (CI set) a missing CLI fails
@@ -53,6 +55,7 @@ type reviewFixture struct {
 	marker           blackbox.Marker
 	event            string
 	summary, outputs string
+	env              []string // more of walkie's environment
 }
 
 func newReviewFixture(t *testing.T, reply func(r *modelserver.Request) (modelserver.Reply, bool)) *reviewFixture {
@@ -89,8 +92,9 @@ func (f *reviewFixture) review(code int, args ...string) blackbox.Result {
 	env := append(blackbox.Env(clis, f.marker), "HOME="+f.home, "TMPDIR="+f.tmp, "LANG=C.UTF-8",
 		"CI=true", "GITHUB_ACTIONS=true", "GITHUB_EVENT_NAME=pull_request", "GITHUB_EVENT_PATH="+f.event,
 		"GITHUB_STEP_SUMMARY="+f.summary, "GITHUB_OUTPUT="+f.outputs, "GITHUB_API_URL="+f.gh.URL,
-		"GITHUB_REPOSITORY="+reviewRepo, "GITHUB_RUN_ID=77", "GITHUB_TOKEN=ghs_realcliTokenNeverForAgents",
+		"GITHUB_REPOSITORY="+reviewRepo, "GITHUB_RUN_ID=77", "GITHUB_TOKEN="+reviewToken,
 	)
+	env = append(env, f.env...)
 	args = append([]string{"review", reviewDoc, "--config", filepath.Join(f.dir, "walkie.yaml"), "--out", filepath.Join(f.dir, "out")}, args...)
 	r := blackbox.Runner{T: f.t, Bin: bin, Dir: f.repo.Dir, Env: env, Limit: 6 * time.Minute}.Run(args...)
 	release()

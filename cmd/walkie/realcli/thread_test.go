@@ -11,6 +11,7 @@ import (
 
 	"github.com/walkie-sh/walkie/cmd/fakemodel/modelserver"
 	"github.com/walkie-sh/walkie/gitrepo/gittest"
+	"github.com/walkie-sh/walkie/gitrepo/sshsig/sshsigtest"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -23,7 +24,8 @@ import (
 // the verdict.
 func TestReviewThreadClaudeCodex(t *testing.T) {
 	gittest.Isolate(t) // not parallel: the repository's git runs with the test's environment
-	var code string
+	var code, base string
+	host, alice := sshsigtest.NewKey(t, "ci-host"), sshsigtest.NewKey(t, "alice@example.com")
 	th := &threadModel{turns: []threadTurn{
 		{"claude", "Please review the login fix: the old session token is revoked on sign-in.\n\nType: review-request\nRefs: main@%s\n"},
 		{"codex", "Approved: the login tests pass at %s.\n\nType: verdict\nVerdict: approve\nRefs: main@%s\n"},
@@ -33,10 +35,14 @@ func TestReviewThreadClaudeCodex(t *testing.T) {
 		create: func(f *fixture) {
 			gittest.Git(t, f.Dir, "init", "--quiet", "--initial-branch=main")
 			f.write(".git/info/exclude", "walkie.yaml\nbrief.md\n")
+			// Who may say approved, on the base: the controller's key
+			// signs the verdict it stamps; alice acknowledges.
+			base = gittest.Commit(t, f.Dir, ".walkie-signers", host.Line+alice.Line, "who may say approved")
 			code = gittest.Commit(t, f.Dir, "login.go", "package login\n", "login: revoke the old token")[:7]
 			f.MustRun(0, "thread", "new", "reviews", "login", "--agents", "claude,codex", "--repo", "..", "--git-commit", "--approve", "--max-rounds", "3")
 		}})
 	th.set(f.Dir, code)
+	f.Env = append(f.Env, "WALKIE_SIGNING_KEY="+host.Path)
 
 	sum := parseSummary(t, f.session(0, "auto", "reviews/login.walkie.md", "--json"))
 	recs := f.turns()
@@ -53,20 +59,21 @@ func TestReviewThreadClaudeCodex(t *testing.T) {
 	for _, e := range d.Entries {
 		kinds = append(kinds, strings.TrimSpace(e.Marker.Tags.Kind()+" "+strings.Join(e.Marker.Tags.RefStrings(), ",")))
 	}
-	if want := []string{"review-request main@" + code, "verdict approve main@" + code, "close"}; !slices.Equal(kinds, want) {
+	full := gittest.Git(t, f.Dir, "rev-parse", code) // the record keeps the full id the agents' abbreviation stood for
+	if want := []string{"review-request main@" + full, "verdict approve main@" + full, "close"}; !slices.Equal(kinds, want) {
 		t.Fatalf("entries %q, want %q", kinds, want)
 	}
 	if n := strings.Count(gittest.Git(t, f.Dir, "log", "--format=%s", "--", "reviews/login.walkie.md"), "\n") + 1; n != 3 {
 		t.Fatalf("%d commits of the record, want one per entry", n)
 	}
 
-	r := f.Run("gate", "reviews/login.walkie.md", "--ref", code)
-	if r.Code != 3 || !strings.Contains(r.Stderr, "no person has acknowledged it") {
+	r := f.Run("gate", "reviews/login.walkie.md", "--ref", code, "--base", base)
+	if r.Code != 3 || !strings.Contains(r.Stderr, "signed by ci-host, but no person has acknowledged it") {
 		t.Fatalf("gate before the ack: exit %d\n%s", r.Code, r.Stderr)
 	}
 	f.write("ack.md", "Read the verdict; merge.\n")
-	f.MustRun(0, "post", "reviews/login.walkie.md", "--supervisor", "--type", "ack", "--refs", code, "--body-file", "ack.md")
-	f.MustRun(0, "gate", "reviews/login.walkie.md", "--ref", gittest.Git(t, f.Dir, "rev-parse", "HEAD"))
+	f.MustRun(0, "post", "reviews/login.walkie.md", "--supervisor", "--type", "ack", "--refs", code, "--signing-key", alice.Path, "--body-file", "ack.md")
+	f.MustRun(0, "gate", "reviews/login.walkie.md", "--ref", gittest.Git(t, f.Dir, "rev-parse", "HEAD"), "--base", base)
 	f.privateDirsGone()
 	for _, r := range recs {
 		t.Log(r)

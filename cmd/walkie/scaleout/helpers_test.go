@@ -73,7 +73,7 @@ func newCluster(t *testing.T, id string, maxRounds int, scripts agentScripts) *c
 // with scripts (kept in dir), and extra keys per agent.
 func (c *cluster) writeConfig(path, dir string, scripts agentScripts, extra map[string]map[string]string) {
 	c.T.Helper()
-	cfg := blackbox.Config{Defaults: blackbox.FakeDefaults()}
+	cfg := blackbox.Config{Defaults: blackbox.FakeDefaults(dir)}
 	cfg.Defaults["stall"] = "5s"
 	for _, p := range slices.Sorted(maps.Keys(scripts)) {
 		a := blackbox.ScriptedAgent(c.T, dir, p, scripts[p], extra[p])

@@ -57,7 +57,7 @@ func TestDebateOnTwoWorkersConverges(t *testing.T) {
 	}
 	// Each worker ran only its own agent: its agent's run counter says so.
 	for dir, want := range map[string]string{aliceDir: "2", bobDir: "1"} {
-		if b, err := os.ReadFile(filepath.Join(dir, strings.TrimPrefix(filepath.Base(dir), "w-")+".state")); err != nil || strings.TrimSpace(string(b)) != want {
+		if b, err := os.ReadFile(filepath.Join(dir, "fake", strings.TrimPrefix(filepath.Base(dir), "w-")+".state")); err != nil || strings.TrimSpace(string(b)) != want {
 			t.Errorf("%s ran its agent %q times (%v), want %s", dir, b, err, want)
 		}
 	}
@@ -144,7 +144,7 @@ func TestKilledWorkersTurnIsRetriedOnTheOther(t *testing.T) {
 	hanging := agentScripts{"alice": "behavior: hang", "bob": converging["bob"]}
 	first, firstDir := c.startWorker("w-first", hanging, nil)
 	c.startHome()
-	c.waitRunning(1, filepath.Join(firstDir, "alice.state"), 1)
+	c.waitRunning(1, filepath.Join(firstDir, "fake", "alice.state"), 1)
 	c.startWorker("w-second", converging, nil)
 	killed := time.Now()
 	first.Kill()
@@ -177,7 +177,7 @@ func TestKilledHomeRestartsWithNothingLostOrRepeated(t *testing.T) {
 	c := newCluster(t, "killhome", 3, slow)
 	w, dir := c.startWorker("w", slow, nil)
 	home := c.startHome()
-	c.waitRunning(2, filepath.Join(dir, "bob.state"), 1)
+	c.waitRunning(2, filepath.Join(dir, "fake", "bob.state"), 1)
 	home.Kill()
 	// The turn ends on the worker while no home is there to settle it.
 	sessiontest.WaitFor(t, 20*time.Second, "turn 2 done on the worker", func() bool {
@@ -214,7 +214,7 @@ func TestHaltEndsTheRemoteTurn(t *testing.T) {
 	c := newCluster(t, "halt", 3, hanging)
 	_, dir := c.startWorker("w", hanging, nil)
 	c.startHome()
-	c.waitRunning(1, filepath.Join(dir, "alice.state"), 1)
+	c.waitRunning(1, filepath.Join(dir, "fake", "alice.state"), 1)
 	sessiontest.WaitFor(t, 10*time.Second, "the agent running", func() bool { return len(c.marker.PidsRunning("fakeagent")) == 1 })
 	// The fleet page shows the remote turn, with the agent's latest
 	// output line from the worker's heartbeats.
@@ -227,7 +227,7 @@ func TestHaltEndsTheRemoteTurn(t *testing.T) {
 	c.MustRun(0, "halt", c.name, "--reason", "enough")
 	sessiontest.WaitFor(t, 15*time.Second, "the halted attempt recorded", func() bool { return len(c.turns()) == 1 })
 	recs := c.turns()
-	if r := recs[0]; r.Outcome != string(walkie.OutcomeHalted) || r.Worker != "w" || !strings.Contains(r.Detail, "walkie halt") {
+	if r := recs[0]; r.Outcome != string(walkie.OutcomeHalted) || r.Worker != "w" || !strings.Contains(r.Detail, "halted by a person") {
 		t.Fatalf("recorded %s", blackbox.Dump(recs))
 	}
 	if took := recs[0].EndedAt().Sub(halted); took > 10*time.Second {
@@ -256,7 +256,7 @@ func TestAuthFailureIsNotRetried(t *testing.T) {
 	}
 	runs := 0
 	for _, dir := range []string{one, two} {
-		if b, err := os.ReadFile(filepath.Join(dir, "alice.state")); err == nil {
+		if b, err := os.ReadFile(filepath.Join(dir, "fake", "alice.state")); err == nil {
 			n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 			runs += n
 		}
@@ -280,7 +280,7 @@ func TestSecondHomeWithTheSameDebateIDIsRefused(t *testing.T) {
 	first := newCluster(t, "owner", 3, hanging)
 	_, dir := first.startWorker("w", hanging, nil)
 	first.startHome()
-	first.waitRunning(1, filepath.Join(dir, "alice.state"), 1)
+	first.waitRunning(1, filepath.Join(dir, "fake", "alice.state"), 1)
 
 	second := *first
 	second.Dir, second.home = t.TempDir(), first.home+"-second"

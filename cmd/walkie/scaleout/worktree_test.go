@@ -54,7 +54,7 @@ func TestWorktreeTurnOnARemoteWorker(t *testing.T) {
 		}
 		branch := "walkie/" + c.id + "/turn-" + strconv.Itoa(r.Turn)
 		head := gittest.Git(t, c.Dir, "rev-parse", "--verify", "--quiet", branch)
-		if want := branch + "@" + head[:min(len(head), 12)]; head == "" || r.Branch != want {
+		if want := branch + "@" + head; head == "" || r.Branch != want { // a full id, as the record keeps it
 			t.Fatalf("turn %d names branch %q, want %q in the home's repository", r.Turn, r.Branch, want)
 		}
 		if got := gittest.Git(t, c.Dir, "show", head+":fix.go"); got != "fixed in turn "+strconv.Itoa(r.Turn) {

@@ -24,20 +24,28 @@ type Agent struct {
 	More string            // more YAML of the entry, indented four spaces
 }
 
-// FakeDefaults are the defaults of a debate between scripted fake agents:
-// limits short enough that a hung or killed session ends in a second or
-// two, one retry, the agents' HOME inherited, and the marker passed on.
-func FakeDefaults() map[string]string {
+// FakeDefaults are the defaults of a debate between scripted fake agents
+// whose scripts are in dir (ScriptedAgent): limits short enough that a
+// hung or killed session ends in a second or two, one retry, the agents'
+// HOME inherited, the marker passed on, and their sandboxes let them
+// write their counters, in dir/fake, and nothing else of the test's.
+func FakeDefaults(dir string) map[string]string {
 	return map[string]string{
-		"timeout":    "20s",
-		"stall":      "10s",
-		"grace":      "100ms",
-		"kill_grace": "500ms",
-		"retries":    "1",
-		"home":       "inherit",
-		"env_allow":  "[" + MarkerVar + "]",
+		"timeout":       "20s",
+		"stall":         "10s",
+		"grace":         "100ms",
+		"kill_grace":    "500ms",
+		"retries":       "1",
+		"home":          "inherit",
+		"env_allow":     "[" + MarkerVar + "]",
+		"sandbox_write": fmt.Sprintf("[%q]", FakeDir(dir)),
 	}
 }
+
+// FakeDir is the folder beside the scripts in dir where the fake agents
+// count their runs: one of their own, so that a sandbox can grant it
+// without the debate's folder.
+func FakeDir(dir string) string { return filepath.Join(dir, "fake") }
 
 // FakeAgentCommand is the command: value that runs the fake agent
 // (cmd/fakeagent) with script; state, unless "", is the file where it
@@ -52,17 +60,22 @@ func FakeAgentCommand(script, state string) string {
 
 // ScriptedAgent writes script to dir/NAME.yaml and returns the agent
 // entry that runs the fake agent with it, counting its runs in
-// dir/NAME.state, its usage read as claude's JSON; keys are laid over
-// those two (a command of its own replaces the fake agent).
+// FakeDir(dir)/NAME.state, its usage read as claude's JSON, its sandbox
+// letting it read the script wherever it works; keys are laid over those
+// (a command of its own replaces the fake agent).
 func ScriptedAgent(t testing.TB, dir, name, script string, keys map[string]string) Agent {
 	t.Helper()
 	path := filepath.Join(dir, name+".yaml")
 	if err := os.WriteFile(path, []byte(script+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.MkdirAll(FakeDir(dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	a := Agent{Name: name, Keys: map[string]string{
-		"command": FakeAgentCommand(path, filepath.Join(dir, name+".state")),
-		"usage":   "claude-json",
+		"command":      FakeAgentCommand(path, filepath.Join(FakeDir(dir), name+".state")),
+		"usage":        "claude-json",
+		"sandbox_read": fmt.Sprintf("[%q]", path),
 	}}
 	maps.Copy(a.Keys, keys)
 	return a

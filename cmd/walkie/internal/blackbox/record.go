@@ -43,10 +43,15 @@ type Turn struct {
 	Worker     string      `json:"worker"`
 	Branch     string      `json:"branch"`
 	Usage      *Usage      `json:"usage"`
+	SentBytes  int64       `json:"sent_bytes"`
+	Budget     int64       `json:"budget_input_tokens"`
 	Transcript *Transcript `json:"transcript"`
+	Sandbox    *Sandbox    `json:"sandbox"`
 	// Provenance.
 	Argv         []string `json:"argv"`
 	PromptSHA256 string   `json:"prompt_sha256"`
+	PromptBytes  int      `json:"prompt_bytes"`
+	KeysProxied  bool     `json:"keys_proxied"`
 	CLIVersion   string   `json:"cli_version"`
 	Model        string   `json:"model"`
 	Effort       string   `json:"effort"`
@@ -55,11 +60,22 @@ type Turn struct {
 // Usage is what an attempt consumed.
 type Usage struct {
 	InputTokens  int64   `json:"input_tokens"`
+	Cached       int64   `json:"cached_input_tokens"`
 	OutputTokens int64   `json:"output_tokens"`
 	CostUSD      float64 `json:"cost_usd"`
 	CostKind     string  `json:"cost_kind"`
 	CostSource   string  `json:"cost_source"`
 	Partial      bool    `json:"partial"`
+}
+
+// Sandbox is how an attempt's boundary was applied and what its output
+// reported refused.
+type Sandbox struct {
+	Kind    string   `json:"kind"`
+	ABI     int      `json:"abi"`
+	Missing []string `json:"missing"`
+	Left    []string `json:"left_out"`
+	Refused []string `json:"refused"`
 }
 
 // Transcript names an attempt's transcripts, relative to the state

@@ -43,7 +43,10 @@ function follow(url, handlers) {
   let last = "";
   let delay = 1000;
   const open = () => {
-    const u = last ? url.split("?")[0] + "?after=" + encodeURIComponent(last) : url;
+    // The stream's own query (the fleet page's ?all=1) stays; only the
+    // position changes.
+    const u = new URL(url, document.baseURI);
+    if (last) u.searchParams.set("after", last);
     const es = new EventSource(u);
     es.onopen = () => { showLive(true); delay = 1000; };
     for (const [name, fn] of Object.entries(handlers)) {
@@ -88,8 +91,56 @@ async function control(form, file) {
     headers: {"Content-Type": "application/json", "X-Walkie-CSRF": csrf}});
   const text = (await r.text()).trim();
   if (r.status === 401 || (r.status === 403 && text.includes("CSRF"))) return location.reload(); // the daemon restarted
-  msg.textContent = r.ok ? action + ": done" : action + " refused: " + text;
+  // A refusal (409) says itself what was refused ("halt refused: …");
+  // any other failure is named here.
+  msg.textContent = r.ok ? action + ": done" : r.status === 409 ? text : action + " failed: " + text;
   if (r.ok) form.reset();
+}
+
+// applyControls shows the controls the debate's standing offers, as the
+// status panel carries them, and hides the others: the page never works
+// out for itself what a debate takes.
+function applyControls() {
+  const st = $("status");
+  const controls = $("controls");
+  if (!st || !controls) return;
+  for (const form of controls.querySelectorAll("form")) {
+    const offered = st.dataset[form.dataset.action];
+    if (offered !== undefined) form.hidden = offered !== "true";
+  }
+}
+
+// applyFilter shows the fleet rows whose names, files, status and runner
+// hold every word of the filter, and keeps the filter in the address (and
+// the scope switch's links), so a reload or a switch keeps it.
+function applyFilter() {
+  const f = $("filter");
+  const rows = $("rows");
+  if (!f || !rows) return;
+  const words = f.value.toLowerCase().split(/\s+/).filter(Boolean);
+  let shown = 0;
+  for (const tr of rows.children) {
+    const hit = words.every((w) => (tr.dataset.filter || "").toLowerCase().includes(w));
+    tr.hidden = !hit;
+    if (hit) shown++;
+  }
+  $("filter-count").textContent = words.length ? shown + " of " + rows.children.length : "";
+  const keep = (u) => {
+    if (words.length) u.searchParams.set("q", f.value);
+    else u.searchParams.delete("q");
+    return u;
+  };
+  history.replaceState(null, "", keep(new URL(location.href)));
+  for (const a of document.querySelectorAll("a.scope-link")) a.href = keep(new URL(a.href));
+}
+
+function setupFilter() {
+  const f = $("filter");
+  if (!f) return;
+  f.value = new URL(location.href).searchParams.get("q") || "";
+  f.addEventListener("input", applyFilter);
+  $("filter-box").hidden = false;
+  applyFilter();
 }
 
 function setupControls() {
@@ -122,6 +173,7 @@ function setupLogin() {
 function start() {
   setupLogin();
   setupControls();
+  setupFilter();
   tick();
   setInterval(tick, 1000);
   const stream = meta("walkie-stream");
@@ -132,6 +184,7 @@ function start() {
         const none = $("none");
         if (none) none.remove();
         put(fragment(html, true), $("rows"));
+        applyFilter();
       },
       gone: (key) => { const r = $("row-" + key); if (r) r.remove(); },
     });
@@ -143,8 +196,9 @@ function start() {
       if (node && !$(node.id)) $("entries").append(node);
     },
     turn: (html) => put(fragment(html, true), $("turns")),
-    status: (html) => put(fragment(html)),
+    status: (html) => { put(fragment(html)); applyControls(); },
     roundtable: (html) => put(fragment(html)),
+    timeline: (html) => put(fragment(html)),
     problem: (text) => { $("control-msg").textContent = text; },
   });
 }

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/walkie-sh/walkie/walkie"
+)
+
+// converged is a debate of ada and brook that converged in round 1: two
+// signed turns.
+func converged(t *testing.T) string {
+	t.Helper()
+	file := mustInit(t, filepath.Join(t.TempDir(), "d.walkie.md"))
+	for _, p := range []walkie.Post{
+		{From: "ada", Body: []byte("Cursors: they survive inserts.\n"), Sign: true},
+		{From: "brook", Body: []byte("Agreed: **cursors**.\n"), Sign: true},
+	} {
+		if _, err := walkie.Append(file, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return file
+}
+
+func TestReadingCommandsParse(t *testing.T) {
+	file := converged(t)
+	if o := parse(t, showCommand, file, "--raw"); o.File != file || !o.Raw {
+		t.Errorf("show options %+v", o)
+	}
+	if o := parse(t, followCommand, file, "--last", "2"); o.File != file || o.Last != 2 {
+		t.Errorf("follow options %+v", o)
+	}
+	if o := parse(t, followCommand, file); o.Last != -1 {
+		t.Errorf("follow without --last: %+v", o)
+	}
+	if o := parse(t, logCommand, file, "--json"); o.File != file || !o.JSON {
+		t.Errorf("log options %+v", o)
+	}
+	if o := parse(t, readCommand, file, "--since", "1", "--type", "verdict,close"); o.Since != 1 || !reflect.DeepEqual(o.Types, []string{"verdict", "close"}) {
+		t.Errorf("read options %+v", o)
+	}
+	if o := parse(t, reportCommand, file, "--format", "json", "--quorum", "1", "--reviewers", "a,b"); o.Format != "json" || o.Quorum != "1" || !reflect.DeepEqual(o.Reviewers, []string{"a", "b"}) {
+		t.Errorf("report options %+v", o)
+	}
+}
+
+// show, follow, log, read and report print a converged debate.
+func TestReadingCommandsRun(t *testing.T) {
+	ctx := context.Background()
+	file := converged(t)
+	f := fakeFactory("")
+
+	out, _, code := f.run(t, func() error { return showRun(ctx, &showOptions{IO: f.IO, File: file}) })
+	for _, want := range []string{"d · converged · ada, brook\n", "── Briefing ──", "── Turn 2 · brook · round 1 · ", " · signed off ──", "  Agreed: **cursors**.\n"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("show: exit %d, lacks %q:\n%s", code, want, out)
+		}
+	}
+
+	out, _, code = f.run(t, func() error { return followRun(ctx, &followOptions{IO: f.IO, File: file, Last: 1}) })
+	for _, want := range []string{"(1 entry before these: walkie show " + file + ")", "── Turn 2 · brook", file + ": converged after 2 turns in 1 round", "Agreed, signed off by ada and brook:"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("follow: exit %d, lacks %q:\n%s", code, want, out)
+		}
+	}
+	if strings.Contains(out, "── Briefing") {
+		t.Errorf("follow --last 1 showed the briefing:\n%s", out)
+	}
+
+	out, _, code = f.run(t, func() error { return readRun(ctx, &readOptions{IO: f.IO, File: file, Since: 1}) })
+	if code != 0 || !strings.HasPrefix(out, "## Turn 2 · brook\n") || !strings.Contains(out, "<!-- walkie seq=2 ") {
+		t.Errorf("read --since 1: exit %d:\n%s", code, out)
+	}
+
+	out, _, code = f.run(t, func() error { return logRun(ctx, &logOptions{IO: f.IO, File: file}) })
+	if code != 0 || out != file+": no turn attempts yet\n" {
+		t.Errorf("log: exit %d, %q", code, out)
+	}
+	line := `{"turn":1,"round":1,"agent":"ada","attempt":1,"started":"2026-11-30T02:00:00Z","duration_ms":1500,"outcome":"accepted","usage":{"cost_usd":0.0042,"cost_source":"reported"},"model":"opus"}` + "\n"
+	if err := os.WriteFile(filepath.Join(walkie.StateDir(file, "d"), "turns.jsonl"), []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code = f.run(t, func() error { return logRun(ctx, &logOptions{IO: f.IO, File: file}) })
+	for _, want := range []string{"TURN  AGENT  TRY  START", "1.5s", "accepted", "$0.0042", "opus", "total cost $0.0042\n"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("log: exit %d, lacks %q:\n%s", code, want, out)
+		}
+	}
+
+	out, _, code = f.run(t, func() error {
+		return reportRun(ctx, &reportOptions{IO: f.IO, Config: f.Config, File: file, Format: "markdown"})
+	})
+	for _, want := range []string{"# Debate d\n", "- outcome: **converged**", "- rounds: 1 of at most 2, 2 turns\n", "| ada | "} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("report: exit %d, lacks %q:\n%s", code, want, out)
+		}
+	}
+}
