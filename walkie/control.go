@@ -387,12 +387,16 @@ func Repair(file string) (string, error) {
 }
 
 // saveTorn writes torn bytes to a new side file, never over an earlier one.
-func saveTorn(dir string, tail []byte) (string, error) {
+func saveTorn(dir string, tail []byte) (string, error) { return saveAside(dir, "torn", ".txt", tail) }
+
+// saveAside writes data to a new, synced side file named prefix, the time
+// and ext, never over an earlier one.
+func saveAside(dir, prefix, ext string, data []byte) (string, error) {
 	stamp := time.Now().UTC().Format("20060102T150405.000")
 	for n := 1; ; n++ {
-		side := filepath.Join(dir, fmt.Sprintf("torn-%s.txt", stamp))
+		side := filepath.Join(dir, fmt.Sprintf("%s-%s%s", prefix, stamp, ext))
 		if n > 1 {
-			side = filepath.Join(dir, fmt.Sprintf("torn-%s-%d.txt", stamp, n))
+			side = filepath.Join(dir, fmt.Sprintf("%s-%s-%d%s", prefix, stamp, n, ext))
 		}
 		f, err := os.OpenFile(side, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if errors.Is(err, fs.ErrExist) {
@@ -401,7 +405,7 @@ func saveTorn(dir string, tail []byte) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if _, err := f.Write(tail); err != nil {
+		if _, err := f.Write(data); err != nil {
 			f.Close()
 			return "", err
 		}

@@ -54,6 +54,7 @@ const (
 	OpWatch     = "watch"   // walkie watch --once's memory between ticks
 	OpCopy      = "copy"    // the supervisor's copy switched on or off
 	OpState     = "state"   // any other change
+	OpDropped   = "dropped" // walkie repair --drop-log-line gave up a damaged line here
 )
 
 // LogLine is one line of the log.

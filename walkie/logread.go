@@ -196,7 +196,7 @@ func (v *logView) scan(path string, data []byte, base int64, visit func(LogLine)
 		}
 		damaged = -1
 		if err := v.fold1(l); err != nil {
-			return &InputError{File: path, Line: line, Msg: "line " + fmt.Sprint(l.N) + "'s set is not a JSON object: " + err.Error(), Fix: fixLog}
+			return &InputError{File: path, Line: line, Msg: "line " + fmt.Sprint(l.N) + "'s set is not a JSON object: " + err.Error(), Fix: fixLog(line)}
 		}
 		v.n, v.lines, v.end, v.lastSum, v.lastLen, v.at = l.N, line, base+int64(pos), sum, nl+1, l.At
 		if visit != nil {
@@ -215,16 +215,18 @@ func (v *logView) scan(path string, data []byte, base int64, visit func(LogLine)
 	return nil
 }
 
-// fixLog is what to do about a log damaged before a whole line.
-const fixLog = "a line recorded before it is damaged, so walkie cannot tell what the debate's state is and changes nothing; " +
-	"restore log.jsonl from a backup, or run walkie repair FILE --drop-log-line N to give up what that line recorded (its bytes are kept beside it)"
+// fixLog is what to do about a log damaged at line n, before a whole line.
+func fixLog(n int) string {
+	return fmt.Sprintf("a line recorded before it is damaged, so walkie cannot tell what the debate's state is and changes nothing; "+
+		"restore log.jsonl from a backup, or run walkie repair FILE --drop-log-line %d to give up what that line recorded (the log as it was is kept beside it)", n)
+}
 
 // check refuses a whole line that does not follow the view: damage before
 // it that it does not name, a gap or a repeat in the count, a layout this
 // walkie does not know.
 func (v *logView) check(path string, l LogLine, line int, off, damaged int64, damagedLine int) error {
 	bad := func(at int, format string, args ...any) error {
-		return &InputError{File: path, Line: at, Msg: fmt.Sprintf(format, args...), Fix: fixLog}
+		return &InputError{File: path, Line: at, Msg: fmt.Sprintf(format, args...), Fix: fixLog(at)}
 	}
 	switch t := l.Torn; {
 	case damaged >= 0 && (t == nil || t.Offset != damaged || t.Offset+t.Bytes != off):

@@ -749,38 +749,67 @@ func extendRun(_ context.Context, o *extendOptions) error {
 	return nil
 }
 
-func repairCommand(f *Factory, runF func(context.Context, *fileOptions) error) *cli.Command {
+func repairCommand(f *Factory, runF func(context.Context, *repairOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "repair",
-		Usage:     "move a torn tail aside so the record verifies again",
+		Usage:     "move a torn tail aside so the record and its log read again",
 		ArgsUsage: "FILE",
 		Description: `A crash in the middle of a write can leave bytes after the last recorded
-entry. walkie reports them and never guesses: this command moves them to
-.walkie/ID/torn-TIME.txt and cuts them from FILE. It refuses while a
-controller runs the debate (its agent may be writing).
+entry, or after the last whole line of the debate's log (.walkie/ID/log.jsonl).
+walkie reports them and never guesses: this command moves a torn record
+tail to .walkie/ID/torn-TIME.txt and a torn log tail to
+.walkie/ID/torn-log-TIME.txt, and cuts them off. Neither held anything
+walkie had acknowledged. It refuses while a controller runs the debate
+(its agent may be writing).
+
+A log line damaged before a whole one (a flipped bit, a line removed) is
+refused by every command, naming its line. --drop-log-line N gives up what
+that line recorded: the log is rewritten with a "dropped" line in its
+place, and the log as it was is kept as .walkie/ID/log-damaged-TIME.jsonl.
+Restoring log.jsonl from a backup loses nothing; prefer that.
 
 EXAMPLES:
-   walkie verify api.walkie.md || walkie repair api.walkie.md`,
+   walkie verify api.walkie.md || walkie repair api.walkie.md
+   walkie repair api.walkie.md --drop-log-line 12`,
+		Flags: []cli.Flag{&cli.IntSliceFlag{Name: "drop-log-line", Usage: "give up the damaged line `N` of the log (repeat for more)"}},
 		Action: func(c *cli.Context) error {
 			file, err := recordArg(c)
 			if err != nil {
 				return err
 			}
-			return runWith(c.Context, runF, repairRun, &fileOptions{IO: f.IO, File: file})
+			return runWith(c.Context, runF, repairRun, &repairOptions{IO: f.IO, File: file, Drop: c.IntSlice("drop-log-line")})
 		},
 	}
 }
 
-func repairRun(_ context.Context, o *fileOptions) error {
+// repairOptions are walkie repair's.
+type repairOptions struct {
+	IO   *IOStreams
+	File string
+	Drop []int // lines of the log to give up
+}
+
+func repairRun(_ context.Context, o *repairOptions) error {
+	lr, err := walkie.RepairLog(o.File, o.Drop...)
+	if err != nil {
+		return err
+	}
+	switch {
+	case lr.Dropped:
+		fmt.Fprintf(o.IO.Out, "%s: log line %v given up (%d bytes); the log as it was is in %s\n", o.File, o.Drop, lr.Bytes, lr.Side)
+	case lr.Side != "":
+		fmt.Fprintf(o.IO.Out, "%s: torn log tail at line %d (%d bytes) moved to %s\n", o.File, lr.Line, lr.Bytes, lr.Side)
+	}
 	side, err := walkie.Repair(o.File)
 	if err != nil {
 		return err
 	}
-	if side == "" {
+	switch {
+	case side != "":
+		fmt.Fprintf(o.IO.Out, "%s: torn tail moved to %s\n", o.File, side)
+	case lr.Side == "":
 		fmt.Fprintf(o.IO.Out, "%s: no torn tail; nothing to do\n", o.File)
-		return nil
 	}
-	fmt.Fprintf(o.IO.Out, "%s: torn tail moved to %s\n", o.File, side)
 	return nil
 }
 
