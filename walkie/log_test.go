@@ -2,11 +2,14 @@ package walkie
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -354,4 +357,122 @@ func FuzzLogTail(f *testing.F) {
 			t.Fatalf("after the append: line %d, %+v", again.v.n, got)
 		}
 	})
+}
+
+// Writers in parallel on one log (posts in turn, supervisor notes,
+// extensions, halts and resumes, and a controller logging attempts that
+// charge a cost): each through its own Log, as separate processes do.
+// Every change acknowledged is in the log exactly once, and the fold holds
+// them all.
+func TestLogConcurrentWriters(t *testing.T) {
+	const each = 12
+	file := newDebate(t, each, "a", "b")
+	dir := StateDir(file, "d")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	run := func(f func() error) {
+		wg.Go(func() {
+			if err := f(); err != nil {
+				errs <- err
+			}
+		})
+	}
+	for _, p := range []string{"a", "b"} {
+		run(func() error {
+			for i := 0; i < each; {
+				_, err := Append(file, turn(p, p+" says "+itoa(i)+"\n"))
+				var re *RefusedError
+				switch {
+				case err == nil:
+					i++
+				case errors.As(err, &re) && re.OutOfTurn:
+					if _, err := WaitTurn(ctx, file, p); err != nil {
+						return err
+					}
+				case errors.As(err, &re):
+					time.Sleep(time.Millisecond) // halted for a moment
+				default:
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	run(func() error {
+		for range each {
+			if _, err := Append(file, supervisorNote("A note.\n")); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	run(func() error {
+		for range each {
+			if _, err := Extend(file, 1); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	run(func() error {
+		for range each {
+			if err := Halt(file, "a look"); err != nil {
+				return err
+			}
+			if err := Resume(file); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	run(func() error {
+		for i := range each {
+			_, _, err := ChangeState(file, dir, StateChange{Op: OpEnded, Attempt: map[string]int{"attempt": i}}, func(_ *Doc, _ []byte, s *State) error {
+				s.AddCost(0.25, true)
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	d := mustVerify(t, file)
+	st, err := LoadState(dir)
+	must(t, err)
+	if p := d.Progress(); st.LastSeq != p.Seq || p.Turns != 2*each {
+		t.Errorf("the log's last entry %d, the record's %d (%d turns)", st.LastSeq, p.Seq, p.Turns)
+	}
+	if st.ExtraRounds != each || st.CostUSD != 0.25*each || st.Status != "" {
+		t.Errorf("fold: %d extra rounds, $%.2f, status %q; want %d, $%.2f, open", st.ExtraRounds, st.CostUSD, st.Status, each, 0.25*each)
+	}
+	recs, err := LogAttempts(dir)
+	must(t, err)
+	seen := map[string]int{}
+	for _, r := range recs {
+		seen[string(r)]++
+	}
+	for i := range each {
+		if n := seen[`{"attempt":`+itoa(i)+`}`]; n != 1 {
+			t.Errorf("attempt %d logged %d times", i, n)
+		}
+	}
+	ops := map[string]int{}
+	for _, line := range bytes.Split(bytes.TrimSpace(readFile(t, filepath.Join(dir, LogFile))), []byte("\n")) {
+		l, _, ok := decodeLine(line)
+		if !ok {
+			t.Fatalf("a line not whole: %s", line)
+		}
+		ops[l.Op]++
+	}
+	if ops[OpExtend] != each || ops[OpHalt] != each || ops[OpResume] != each || ops[OpEnded] != each || ops[OpAppended] != 3*each {
+		t.Errorf("lines by op: %v", ops)
+	}
 }
