@@ -211,7 +211,7 @@ func promptData(t *plan, file string) config.PromptData {
 }
 
 // sessionRole is the role a turn's session plays: a debate turn, or a
-// round table's implementer (role is what turns.jsonl records).
+// round table's implementer (role is what the attempt's record says).
 func sessionRole(role string) string {
 	if role == config.RoleImplementer {
 		return config.RoleImplementer

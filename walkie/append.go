@@ -166,7 +166,7 @@ type Receipt struct {
 
 // Append is the enforced writer: it checks a post against the rules,
 // then, under the record lock, appends it with its marker in one synced
-// write, updates state.json and rings the doorbell. Its cost grows with
+// write, logs it and rings the doorbell. Its cost grows with
 // the entry, not with the file: only the head (front matter, briefing,
 // first entry) and the last few entries are read.
 func Append(file string, p Post) (Receipt, error) {

@@ -48,7 +48,6 @@ const (
 	OpResume    = "resume"
 	OpExtend    = "extend"
 	OpStatus    = "status"  // the controller ended or stopped the debate (failed, over budget, …)
-	OpCost      = "cost"    // an attempt's cost charged on its own (a round table's phases and reviews)
 	OpClosing   = "closing" // walkie's closing note about to be written
 	OpHandled   = "handled" // a watcher or the daemon acted on the record up to a seq
 	OpWatch     = "watch"   // walkie watch --once's memory between ticks

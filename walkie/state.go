@@ -326,7 +326,7 @@ func syncDir(dir string) error {
 }
 
 // LockRecord takes the record lock, waiting for it. Every write to the
-// walkie file and to state.json happens under it, and it is held only
+// walkie file and to the log happens under it, and it is held only
 // for the length of one write, never for a whole agent session.
 func LockRecord(dir string) (*Lock, error) {
 	return LockFile(context.Background(), filepath.Join(dir, "lock"))

@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"os"
+	"encoding/json"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -81,8 +81,9 @@ func TestReadingCommandsRun(t *testing.T) {
 	if code != 0 || out != file+": no turn attempts yet\n" {
 		t.Errorf("log: exit %d, %q", code, out)
 	}
-	line := `{"turn":1,"round":1,"agent":"ada","attempt":1,"started":"2026-11-30T02:00:00Z","duration_ms":1500,"outcome":"accepted","usage":{"cost_usd":0.0042,"cost_source":"reported"},"model":"opus"}` + "\n"
-	if err := os.WriteFile(filepath.Join(walkie.StateDir(file, "d"), "turns.jsonl"), []byte(line), 0o644); err != nil {
+	line := `{"turn":1,"round":1,"agent":"ada","attempt":1,"started":"2026-11-30T02:00:00Z","duration_ms":1500,"outcome":"accepted","usage":{"cost_usd":0.0042,"cost_source":"reported"},"model":"opus"}`
+	if _, _, err := walkie.ChangeState(file, walkie.StateDir(file, "d"), walkie.StateChange{Op: walkie.OpEnded, Attempt: json.RawMessage(line)},
+		func(*walkie.Doc, []byte, *walkie.State) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	out, _, code = f.run(t, func() error { return logRun(ctx, &logOptions{IO: f.IO, File: file}) })

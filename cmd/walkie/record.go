@@ -450,7 +450,7 @@ func statusCommand(f *Factory, runF func(context.Context, *statusOptions) error)
 		Name:      "status",
 		Usage:     "show whose turn it is, the round, signatures and status",
 		ArgsUsage: "FILE|DIR",
-		Description: `Prints where the debate stands, from the record and .walkie/ID/state.json:
+		Description: `Prints where the debate stands, from the record and .walkie/ID/log.jsonl:
 its status (open, converged, closed, max-rounds, halted, failed, over-budget,
 deadlocked) and why, the turns recorded and the round (of a debate that is
 over, the round it ended in, and the cap it held), whose turn is next, whose
@@ -623,7 +623,7 @@ func haltCommand(f *Factory, runF func(context.Context, *haltOptions) error) *cl
 		Name:      "halt",
 		Usage:     "stop a debate; a running turn ends within a second",
 		ArgsUsage: "FILE",
-		Description: `Marks the debate halted in .walkie/ID/state.json, with --reason. Every
+		Description: `Marks the debate halted in .walkie/ID/log.jsonl, with --reason. Every
 controller re-reads the state before each turn and while a turn runs, so a
 running walkie auto, serve or watch ends the running turn (it is recorded as
 halted, never as the agent's failure) and starts no other; walkie post
@@ -663,7 +663,7 @@ func resumeCommand(f *Factory, runF func(context.Context, *fileOptions) error) *
 		Name:      "resume",
 		Usage:     "lift a halt, or reopen a failed, over-budget or deadlocked debate",
 		ArgsUsage: "FILE",
-		Description: `Clears the stop a person or the controller put in .walkie/ID/state.json: a
+		Description: `Clears the stop a person or the controller put in .walkie/ID/log.jsonl: a
 halt, or the failed, over-budget or deadlocked status, with its retry
 counters, so the next walkie auto (or a running walkie serve) takes the next
 turn. It starts nothing itself. A debate with nothing to resume (it is open,
@@ -713,7 +713,7 @@ func extendCommand(f *Factory, runF func(context.Context, *extendOptions) error)
 		Name:      "extend",
 		Usage:     "raise this debate's round cap",
 		ArgsUsage: "FILE",
-		Description: `Adds rounds to this debate only. The extension lives in .walkie/ID/state.json,
+		Description: `Adds rounds to this debate only. The extension lives in .walkie/ID/log.jsonl,
 not in the record, and is cleared when the debate converges. A running
 controller or daemon picks it up at once.
 

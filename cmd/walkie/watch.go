@@ -30,7 +30,7 @@ after an invocation, the participant is invoked once more; after another
 --retry-after the supervisor is told (an escalation to the notify sinks),
 once per sequence number. Participants without a command (a person, a live
 session) answer with walkie post and are never invoked. The tick remembers
-what it did in .walkie/ID/state.json, never in the walkie file. A debate
+what it did in .walkie/ID/log.jsonl, never in the walkie file. A debate
 another controller is running is left alone, so overlapping ticks are safe.
 A debate walkie serve --engine temporal runs is refused (exit 3 when
 nothing else failed); --take-over takes it back once that home is gone for

@@ -36,7 +36,7 @@ func (u *Usage) CostKind() CostKind {
 	if u.Kind != "" {
 		return u.Kind
 	}
-	// A line of turns.jsonl from before the kind existed says it only in
+	// An attempt logged before the kind existed says it only in
 	// its CostSource's words, which were these three.
 	switch {
 	case u.Partial:

@@ -17,8 +17,8 @@ import (
 
 // StampedNotLogged leaves file as a controller killed after stamping the
 // next turn (by agent, with body) and before logging it: the turn is in
-// the record, state.json still holds the attempt as running, turns.jsonl
-// lacks it, and the controller's process is gone.
+// the record, the log still holds the attempt as running and no end of
+// it, and the controller's process is gone.
 func StampedNotLogged(t testing.TB, file, agent, body string) {
 	t.Helper()
 	snapshot, err := os.ReadFile(file)

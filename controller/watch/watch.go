@@ -6,7 +6,7 @@
 // debate), and it was not already invoked for this sequence number. An
 // invocation that did not move the record is retried once after
 // RetryAfter; after another RetryAfter the supervisor is told, once per
-// sequence number. The tick's memory is State.Watch in state.json, never
+// sequence number. The tick's memory is State.Watch in the log, never
 // the walkie file.
 package watch
 
