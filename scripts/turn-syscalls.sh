@@ -26,6 +26,7 @@ go build -o "$tmp/benchagent" ./controller/testdata/benchagent
 mkdir "$tmp/d"
 cd "$tmp/d"
 echo "Benchmark the controller between turns." > brief.md
+: > "$tmp/times" # the agents note their times here: granted, so it must exist
 ../walkie init bench.walkie.md --agents a,b --max-rounds $((turns / 2)) --briefing brief.md >/dev/null
 cat > walkie.yaml <<YAML
 defaults:
@@ -35,17 +36,25 @@ defaults:
 agents:
   a:
     command: ["$tmp/benchagent", "{file}", "{agent}", "{turn}", "$tmp/times"]
+    sandbox_write: ["$tmp/times"]
     usage: none
   b:
     command: ["$tmp/benchagent", "{file}", "{agent}", "{turn}", "$tmp/times"]
+    sandbox_write: ["$tmp/times"]
     usage: none
 YAML
+# Every turn must have run the agent to its end: the times file has a line
+# per turn, or the figures are of something else.
 code=0
 strace -f -qq -o "$tmp/trace.txt" ../walkie auto bench.walkie.md --approve >/dev/null 2>auto.err || code=$?
 if [ "$code" != 10 ]; then
   echo "turn-syscalls: walkie auto exited $code, not 10 (the round cap):" >&2
   cat auto.err >&2
   exit 1
+fi
+if [ "$(wc -l < "$tmp/times")" != "$turns" ]; then
+	echo "turn-syscalls: the agents noted $(wc -l < "$tmp/times") of $turns turns (is the sandbox refusing them?)" >&2
+	exit 1
 fi
 # Each line of trace.txt is "PID call(...)"; a clone's result is a new
 # thread of its caller's process (CLONE_THREAD) or a new process.
