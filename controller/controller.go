@@ -70,6 +70,10 @@ type Options struct {
 	// walkie serve's fleet page shows it. By names who runs it there
 	// ("walkie auto").
 	Registry, By string
+	// RunFile, when set, runs a round table's phase and reviewer sessions
+	// on a remote engine's workers (roundtable.Host.RunFile); nil: with
+	// Engine, here.
+	RunFile func(ctx context.Context, fa engine.FileAttempt) (engine.FileResult, error)
 	// TakeOver takes the debate back from a remote engine's home that is
 	// gone for good (walkie auto --take-over): without it, a debate such
 	// a home marked (HomeFile) is refused with a *HomedError.
@@ -220,26 +224,11 @@ func (c *controller) step(ctx context.Context, t *plan) ([]TurnRecord, error) {
 		c.noteCost(rec, t.Budget)
 		return []TurnRecord{rec}, nil
 	}
-	rt := roundtable.Turn{Turn: t.Turn, Round: t.Round, RoundCap: t.RoundCap, Participant: t.Participant, Meta: t.meta}
-	if err := c.table.CheckWorkspace(&t.meta); err != nil {
-		return nil, err
+	recs, done, err := c.tableStep(ctx, t)
+	if done || err != nil {
+		return recs, err
 	}
-	if t.Participant != t.meta.Implementer {
-		recs, err := c.table.Review(ctx, rt)
-		if err != nil {
-			return recs, fmt.Errorf("round %d review: %w", t.Round, err)
-		}
-		return recs, nil
-	}
-	if t.Round == 1 && len(t.meta.Phases) > 0 {
-		// The phases come before the first implementer's turn: each runs
-		// and is approved, or the loop looks again (halted, failed,
-		// waiting for a person's approval).
-		recs, ready, err := c.table.Phases(ctx, rt, c.opts.Approve)
-		if err != nil || !ready {
-			return recs, err
-		}
-	}
+	rt := tableTurn(t)
 	prompt, err := c.table.ImplementerPrompt(rt)
 	if err != nil {
 		return nil, err
@@ -253,6 +242,38 @@ func (c *controller) step(ctx context.Context, t *plan) ([]TurnRecord, error) {
 		return nil, fmt.Errorf("turn %d (%s): %w", t.Turn, t.Participant, err)
 	}
 	return []TurnRecord{rec}, nil
+}
+
+// tableStep runs a round table's own step, when one comes before the
+// turn t: a round's reviews (t is a reviewer's verdict turn), or the
+// phases before the implementer's first turn. done is true when the step
+// was all there was to do now; false when the implementer's turn follows.
+func (c *controller) tableStep(ctx context.Context, t *plan) (recs []TurnRecord, done bool, err error) {
+	rt := tableTurn(t)
+	if err := c.table.CheckWorkspace(&t.meta); err != nil {
+		return nil, true, err
+	}
+	if t.Participant != t.meta.Implementer {
+		recs, err := c.table.Review(ctx, rt)
+		if err != nil {
+			return recs, true, fmt.Errorf("round %d review: %w", t.Round, err)
+		}
+		return recs, true, nil
+	}
+	if t.Round == 1 && len(t.meta.Phases) > 0 {
+		// The phases come before the first implementer's turn: each runs
+		// and is approved, or the loop looks again (halted, failed,
+		// waiting for a person's approval).
+		recs, ready, err := c.table.Phases(ctx, rt, c.opts.Approve)
+		if err != nil || !ready {
+			return recs, true, err
+		}
+	}
+	return nil, false, nil
+}
+
+func tableTurn(t *plan) roundtable.Turn {
+	return roundtable.Turn{Turn: t.Turn, Round: t.Round, RoundCap: t.RoundCap, Participant: t.Participant, Meta: t.meta}
 }
 
 // retries is how often a failed attempt of a's is retried in this run:
@@ -435,7 +456,7 @@ func newController(o Options) (*controller, error) {
 	}
 	if meta.IsRoundtable() {
 		c.table = roundtable.New(roundtable.Host{File: file, Dir: c.dir, Engine: c.eng, Log: c.log, Emit: c.emit,
-			Agent: c.agentFor, Acquire: o.Acquire, Halted: c.halted,
+			Agent: c.agentFor, Acquire: o.Acquire, Halted: c.halted, RunFile: o.RunFile,
 			SetStatus: func(status, reason string) error { _, err := c.setStatus(status, reason); return err }})
 	}
 	return c, nil

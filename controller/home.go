@@ -36,6 +36,13 @@ type Step struct {
 	// is where the agent finds the record, which only the machine that
 	// runs the agent knows.
 	Prompt config.PromptData
+	// Table, for a round table, says that its own step comes now instead
+	// of a turn: the phases, or a round's reviews (Home.Table runs it).
+	Table bool
+	// Implementer, for a round table's implementer turn, fills its prompt
+	// (the round table's implementer template) with this machine's paths:
+	// the machine that runs the agent puts in its own.
+	Implementer *config.ImplementerPromptData
 }
 
 // TurnRef names one attempt at a turn: what Begin and Settle need of a
@@ -55,15 +62,11 @@ type TurnRef struct {
 var ErrStale = errors.New("the attempt is no longer running")
 
 // OpenHome opens the debate in o.File for the calls of a remote engine.
-// A round table is refused: its reviewers run as one step of their own.
+// A round table's own steps run their sessions with o.RunFile.
 func OpenHome(o Options) (*Home, error) {
 	c, err := newController(o)
 	if err != nil {
 		return nil, err
-	}
-	if c.table != nil {
-		c.close()
-		return nil, badInput(fmt.Errorf("%s is a round table, which runs only on the local engine (walkie serve without --engine temporal, or walkie auto)", c.file))
 	}
 	if err := c.countTries(); err != nil {
 		c.close()
@@ -88,11 +91,74 @@ func (h *Home) Decide() (Step, error) {
 	if err := h.c.recover(); err != nil {
 		return Step{}, err
 	}
+	if h.c.table != nil {
+		// The loop's first look on every pass: a round complete in the
+		// record is decided before anything else.
+		if err := h.c.table.Settle(); err != nil {
+			return Step{}, err
+		}
+	}
 	t, err := h.c.decide()
 	if err != nil {
 		return Step{}, err
 	}
-	return Step{Decision: t.Decision, Attempt: t.attempt, Prompt: promptData(t, "")}, nil
+	step := Step{Decision: t.Decision, Attempt: t.attempt, Prompt: promptData(t, "")}
+	if h.c.table == nil || t.Action != ActRun {
+		return step, nil
+	}
+	rt := tableTurn(t)
+	if err := h.c.table.CheckWorkspace(&t.meta); err != nil {
+		return Step{}, err
+	}
+	pending, err := h.c.table.PhasesPending(rt)
+	if err != nil {
+		return Step{}, err
+	}
+	if t.Participant != t.meta.Implementer || pending {
+		step.Table = true
+		return step, nil
+	}
+	data, err := h.c.table.ImplementerPromptData(rt)
+	if err != nil {
+		return Step{}, err
+	}
+	step.Implementer = &data
+	return step, nil
+}
+
+// Table runs the round table's own step that Decide said comes now
+// instead of the turn r (Step.Table), as the loop runs it: the phases
+// (each run and, unless approved, waited for), or round r.Round's reviews
+// (freeze, grader, the reviewers at once, their verdicts into the
+// record). The sessions run with the Options' RunFile. It returns the
+// attempts it recorded; nothing when the debate moved on since Decide.
+func (h *Home) Table(ctx context.Context, r TurnRef) ([]TurnRecord, error) {
+	if h.c.table == nil {
+		return nil, badInput(fmt.Errorf("%s is not a round table", h.c.file))
+	}
+	t, err := h.c.decide()
+	if err != nil {
+		return nil, err
+	}
+	if t.Action != ActRun || t.Turn != r.Turn || t.Participant != r.Participant {
+		return nil, nil
+	}
+	recs, _, err := h.c.tableStep(ctx, t)
+	return recs, err
+}
+
+// WorkspaceFiles is the round table's workspace as a freeze lists it:
+// its root and its files, for the machine that runs the implementer's
+// session elsewhere.
+func (h *Home) WorkspaceFiles(ctx context.Context) (root string, paths []string, err error) {
+	if h.c.table == nil {
+		return "", nil, nil
+	}
+	m, err := walkie.ReadMeta(h.c.file)
+	if err != nil {
+		return "", nil, err
+	}
+	return h.c.table.WorkspaceFiles(ctx, &m)
 }
 
 // Began is a begun attempt: the snapshot (the bytes the agent starts
@@ -165,9 +231,24 @@ func (h *Home) Begin(r TurnRef) (Began, error) {
 	return Began{Snapshot: snapshot, Started: started, Worktree: wt}, err
 }
 
-// Settle records the result of the running attempt r: after is the file
-// as the agent left it (nil: it was gone), res how its session went, with
-// its transcripts already in the state directory. It judges, stamps or
+// Remote is how a remote attempt went, as Settle records it.
+type Remote struct {
+	// After is the file as the agent left it (nil: it was gone); Session
+	// how its session went, with its transcripts already in the state
+	// directory.
+	After   []byte
+	Session engine.Result
+	// Commits, for a turn that ran in a worktree, is what its session
+	// committed there.
+	Commits *Commits
+	// Land, for a round table's implementer, puts what the session did to
+	// its copy of the workspace into the workspace here. Settle calls it
+	// only for the running attempt, before the turn is judged; after a
+	// crash, again.
+	Land func() error
+}
+
+// Settle records the result of the running attempt r (out). It judges, stamps or
 // restores and logs exactly as the loop does, then applies the attempt's
 // outcome (retries, failed, cost) at once. Settle may be called again for
 // the same attempt, after a crash anywhere inside it: an attempt already
@@ -175,13 +256,14 @@ func (h *Home) Begin(r TurnRef) (Began, error) {
 // be the same each time (res.Ended tells them apart). An attempt no
 // longer running, and not settled with this result, gives ErrStale.
 //
-// commits, for a turn that ran in a worktree, is what its session
+// out.Commits, for a turn that ran in a worktree, is what its session
 // committed there: it becomes the turn's branch in the home's repository
 // before the turn is judged, and the turn is settled as the loop settles
 // a worktree turn (the branch in the turn record, the ref added to the
 // turn).
-func (h *Home) Settle(r TurnRef, after []byte, res engine.Result, commits *Commits) (TurnRecord, error) {
+func (h *Home) Settle(r TurnRef, out Remote) (TurnRecord, error) {
 	c := h.c
+	after, res, commits := out.After, out.Session, out.Commits
 	st, err := c.stateLog.State()
 	if err != nil {
 		return TurnRecord{}, err
@@ -210,6 +292,13 @@ func (h *Home) Settle(r TurnRef, after []byte, res engine.Result, commits *Commi
 	snapshot, err := h.snapshot(st)
 	if err != nil {
 		return TurnRecord{}, err
+	}
+	if out.Land != nil {
+		// Before the turn is judged, as when the agent ran here: what it
+		// did to the workspace stands whatever it wrote in the record.
+		if err := out.Land(); err != nil {
+			return TurnRecord{}, fmt.Errorf("turn %d's workspace: %w", r.Turn, err)
+		}
 	}
 	if err := h.putAgentVersion(r, snapshot, after); err != nil {
 		return TurnRecord{}, err
@@ -343,5 +432,9 @@ func (h *Home) plan(r TurnRef) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &plan{Decision: Decision{Turn: r.Turn, Round: r.Round, Participant: r.Participant, Agent: a}, attempt: r.Attempt, meta: m}, nil
+	t := &plan{Decision: Decision{Turn: r.Turn, Round: r.Round, Participant: r.Participant, Agent: a}, attempt: r.Attempt, meta: m}
+	if h.c.table != nil && r.Participant == m.Implementer {
+		t.role = "implementer" // the round table's implementer runs as a turn
+	}
+	return t, nil
 }

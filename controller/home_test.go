@@ -71,7 +71,7 @@ func TestHomeSettlesARemoteTurnAsTheLoopDoes(t *testing.T) {
 		t.Fatalf("running attempt %+v, want turn 1 with no local session", st.Running)
 	}
 	after, res := remoteTurn(r, snapshot, "From afar.\nSigned-off-by: a")
-	rec, err := openHome(t, file, cfg).Settle(r, after, res, nil)
+	rec, err := openHome(t, file, cfg).Settle(r, Remote{After: after, Session: res, Commits: nil})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestHomeSettlesARemoteTurnAsTheLoopDoes(t *testing.T) {
 	}
 	// Settled again (the home died before Temporal heard of it): nothing
 	// more is recorded.
-	again, err := openHome(t, file, cfg).Settle(r, after, res, nil)
+	again, err := openHome(t, file, cfg).Settle(r, Remote{After: after, Session: res, Commits: nil})
 	if err != nil || again.Seq != 1 {
 		t.Fatalf("second settle: %+v, %v", again, err)
 	}
@@ -123,7 +123,7 @@ func TestHomeSettleFinishesAHalfDoneSettle(t *testing.T) {
 			logBefore := readFile(t, logPath)
 			after, res := remoteTurn(r, snapshot, "Costly.")
 			res.Usage = &Usage{CostUSD: 0.25, CostSource: "reported"}
-			if _, err := openHome(t, file, cfg).Settle(r, after, res, nil); err != nil {
+			if _, err := openHome(t, file, cfg).Settle(r, Remote{After: after, Session: res, Commits: nil}); err != nil {
 				t.Fatal(err)
 			}
 			// Undo what the crash would not have done.
@@ -132,7 +132,7 @@ func TestHomeSettleFinishesAHalfDoneSettle(t *testing.T) {
 				t.Fatal(err)
 			}
 			os.Remove(filepath.Join(dir, "checkpoint.json"))
-			rec, err := openHome(t, file, cfg).Settle(r, after, res, nil)
+			rec, err := openHome(t, file, cfg).Settle(r, Remote{After: after, Session: res, Commits: nil})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -163,7 +163,7 @@ func TestHomeSettleRefusesAStaleAttempt(t *testing.T) {
 		t.Fatalf("recovery logged %v", got)
 	}
 	after, res := remoteTurn(r, snapshot, "Too late.")
-	if _, err := openHome(t, file, cfg).Settle(r, after, res, nil); !errors.Is(err, ErrStale) {
+	if _, err := openHome(t, file, cfg).Settle(r, Remote{After: after, Session: res, Commits: nil}); !errors.Is(err, ErrStale) {
 		t.Fatalf("settle of a recovered attempt: %v, want ErrStale", err)
 	}
 	if !bytes.Equal(readFile(t, file), snapshot) {
@@ -179,7 +179,7 @@ func TestHomeSettleVoidsAHaltedAttemptAndKeepsWhatItWrote(t *testing.T) {
 	r, snapshot := beginRemote(t, file, cfg)
 	after, res := remoteTurn(r, snapshot, "Halfway")
 	res.Stop = walkie.OutcomeHalted
-	rec, err := openHome(t, file, cfg).Settle(r, after, res, nil)
+	rec, err := openHome(t, file, cfg).Settle(r, Remote{After: after, Session: res, Commits: nil})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func TestHomeSettleKeepsAHandEditMadeDuringTheRemoteTurn(t *testing.T) {
 	appendText(t, file, "\nscribbled by hand\n")
 	edited := readFile(t, file)
 	after, res := remoteTurn(r, snapshot, "Mine.")
-	rec, err := openHome(t, file, cfg).Settle(r, after, res, nil)
+	rec, err := openHome(t, file, cfg).Settle(r, Remote{After: after, Session: res, Commits: nil})
 	if err != nil || rec.Outcome != walkie.OutcomeAccepted {
 		t.Fatalf("settle: %+v, %v", rec, err)
 	}
@@ -238,7 +238,7 @@ func TestHomeAppliesRetriesToRemoteFailures(t *testing.T) {
 	r, snapshot := beginRemote(t, file, cfg)
 	res := engine.Result{Result: session.Result{Started: r.Started, Ended: r.Started.Add(time.Second), Ending: session.EndBlocked,
 		RuleOutcome: string(walkie.OutcomeAuth), Detail: "not logged in"}}
-	rec, err := openHome(t, file, cfg).Settle(r, snapshot, res, nil)
+	rec, err := openHome(t, file, cfg).Settle(r, Remote{After: snapshot, Session: res, Commits: nil})
 	if err != nil || rec.Outcome != walkie.OutcomeAuth {
 		t.Fatalf("settle: %+v, %v", rec, err)
 	}
@@ -251,16 +251,34 @@ func TestHomeAppliesRetriesToRemoteFailures(t *testing.T) {
 	}
 }
 
-func TestOpenHomeRefusesARoundTable(t *testing.T) {
+// A round table's home says which of its steps comes: the implementer's
+// turn, with the prompt's data for the machine that runs it, and then the
+// round's reviews, as the round table's own step.
+func TestHomeDecidesARoundTablesSteps(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "rt.walkie.md")
 	if err := walkie.Init(file, walkie.InitOptions{MaxRounds: 2, Briefing: []byte("Build it.\n"),
 		Mode: walkie.ModeRoundtable, Implementer: "impl", Reviewers: []string{"rev"}, Grader: walkie.Command{Shell: "true"}, Workspace: "ws"}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := OpenHome(Options{File: file, Config: config.Default()})
-	if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "round table") {
-		t.Fatalf("OpenHome on a round table: %v, want bad input naming the round table", err)
+	must(t, os.Mkdir(filepath.Join(dir, "ws"), 0o755))
+	_, err := walkie.Approve(file)
+	must(t, err)
+	cfg := config.Default()
+	for _, name := range []string{"impl", "rev"} {
+		cfg.Agents[name] = config.Agent{Name: name, Command: []string{"true"}}
+	}
+	s, err := openHome(t, file, cfg).Decide()
+	must(t, err)
+	if s.Action != ActRun || s.Table || s.Participant != "impl" || s.Implementer == nil || s.Implementer.Workspace != filepath.Join(dir, "ws") {
+		t.Fatalf("first step %+v, want the implementer's turn with its prompt's data", s)
+	}
+	_, err = walkie.Append(file, walkie.Post{From: "impl", Body: []byte("Built.\n")})
+	must(t, err)
+	s, err = openHome(t, file, cfg).Decide()
+	must(t, err)
+	if s.Action != ActRun || !s.Table || s.Participant != "rev" || s.Implementer != nil {
+		t.Fatalf("after the implementer: %+v, want the round's reviews as the table's own step", s)
 	}
 }
 
@@ -342,7 +360,7 @@ func TestHomeLandsARemoteWorktreesCommits(t *testing.T) {
 	if _, err := repo.Unbundle(t.Context(), commits.Bundle, commits.Branch); err != nil {
 		t.Fatal(err)
 	}
-	rec, err := openHome(t, file, cfg).Settle(r, after, res, commits)
+	rec, err := openHome(t, file, cfg).Settle(r, Remote{After: after, Session: res, Commits: commits})
 	must(t, err)
 	ref := "walkie/t/turn-1@" + commits.Head
 	if rec.Outcome != walkie.OutcomeAccepted || rec.Branch != ref {
@@ -356,7 +374,7 @@ func TestHomeLandsARemoteWorktreesCommits(t *testing.T) {
 	if refs := d.Entries[0].Marker.Tags.RefStrings(); !slices.Equal(refs, []string{ref}) {
 		t.Fatalf("turn 1 cites %v, want %s", refs, ref)
 	}
-	again, err := openHome(t, file, cfg).Settle(r, after, res, commits)
+	again, err := openHome(t, file, cfg).Settle(r, Remote{After: after, Session: res, Commits: commits})
 	if err != nil || again.Seq != rec.Seq || len(turnLog(t, file)) != 1 {
 		t.Fatalf("settled again: %+v, %v, %d attempts logged; want the one record", again, err, len(turnLog(t, file)))
 	}
@@ -366,7 +384,7 @@ func TestHomeLandsARemoteWorktreesCommits(t *testing.T) {
 	r2, snapshot := beginRemote(t, file, cfg)
 	wt2 := &Worktree{Branch: "walkie/t/turn-2", Start: commits.Head}
 	after2, res2 := remoteTurn(r2, snapshot, "Looks right.\n\nType: info")
-	rec2, err := openHome(t, file, cfg).Settle(r2, after2, res2, workRemotely(t, clone, wt2, ""))
+	rec2, err := openHome(t, file, cfg).Settle(r2, Remote{After: after2, Session: res2, Commits: workRemotely(t, clone, wt2, "")})
 	must(t, err)
 	if rec2.Outcome != walkie.OutcomeAccepted || rec2.Branch != "" {
 		t.Fatalf("turn 2 recorded %+v, want accepted with no branch", rec2)
@@ -388,7 +406,7 @@ func TestHomeRefusesCommitsOnAnotherBranch(t *testing.T) {
 	must(t, err)
 	r.Started = b.Started
 	after, res := remoteTurn(r, b.Snapshot, "Moved main.")
-	_, err = openHome(t, file, cfg).Settle(r, after, res, &Commits{Branch: "main", Start: b.Worktree.Start, Head: b.Worktree.Start})
+	_, err = openHome(t, file, cfg).Settle(r, Remote{After: after, Session: res, Commits: &Commits{Branch: "main", Start: b.Worktree.Start, Head: b.Worktree.Start}})
 	if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "not the turn's branch walkie/t/turn-1") {
 		t.Fatalf("error %v, want bad input naming the turn's branch", err)
 	}
@@ -409,7 +427,7 @@ func TestHomeSettlesATamperedRemoteTurn(t *testing.T) {
 	commits := workRemotely(t, clone, wt, "")
 	commits.Tampered = "the session changed worker w's clone outside its branches (walkie/t/*): moved refs/heads/main; the worker put it back"
 	after, res := remoteTurn(r, snapshot, "Fixed.\n\nType: review-request")
-	rec, err := openHome(t, file, cfg).Settle(r, after, res, commits)
+	rec, err := openHome(t, file, cfg).Settle(r, Remote{After: after, Session: res, Commits: commits})
 	must(t, err)
 	if rec.Outcome != walkie.OutcomeTampered || !strings.Contains(rec.Detail, commits.Tampered) {
 		t.Fatalf("recorded %+v, want the attempt tampered with the worker's finding", rec)

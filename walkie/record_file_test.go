@@ -168,7 +168,7 @@ func TestSettleBoundsWhatItReads(t *testing.T) {
 	must(t, err)
 	must(t, f.Truncate(1<<30)) // sparse: costs no disk
 	must(t, f.Close())
-	bound := judgeLimit(&Meta{}, before)
+	bound := JudgeLimit(&Meta{}, before)
 	// Far below the file's size, with room for the race detector's own
 	// accounting and the parses of the small record before the turn.
 	const ceiling = 16 << 20

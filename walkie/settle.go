@@ -67,7 +67,7 @@ func Settle(file string, snapshot []byte, want Expect, keep string) (Settled, er
 			return Settled{}, fmt.Errorf("settle %s: expected turn %d by %s, but the record's next turn is %d by %s", file, want.Turn, want.Agent, before.NextTurn, before.NextAgent)
 		}
 	}
-	av, err := readAgentVersion(file, judgeLimit(&meta, snapshot))
+	av, err := readAgentVersion(file, JudgeLimit(&meta, snapshot))
 	if err != nil {
 		return Settled{}, err
 	}
@@ -197,9 +197,10 @@ type agentVersion struct {
 // blank lines and heading before it, a sign-off and a marker after it.
 const growthSlack = 64 << 10
 
-// judgeLimit is the most the judge reads of what an attempt left: the
-// record before it, and one turn of the largest size the record allows.
-func judgeLimit(m *Meta, snapshot []byte) int64 {
+// JudgeLimit is the most the judge reads of what an attempt left (and a
+// remote worker sends of it): the record before it, and one turn of the
+// largest size the record allows.
+func JudgeLimit(m *Meta, snapshot []byte) int64 {
 	return int64(len(snapshot)) + int64(m.TurnLimit()) + growthSlack
 }
 
@@ -364,7 +365,7 @@ func Discard(file string, snapshot []byte, keep string) (Settled, error) {
 		return Settled{}, err
 	}
 	defer lock.Unlock()
-	av, err := readAgentVersion(file, judgeLimit(&d.Meta, snapshot))
+	av, err := readAgentVersion(file, JudgeLimit(&d.Meta, snapshot))
 	if err != nil {
 		return Settled{}, err
 	}
@@ -390,7 +391,7 @@ func TurnIsIn(file string, snapshot []byte, want Expect) bool {
 	if err != nil {
 		return false
 	}
-	av, err := readAgentVersion(file, judgeLimit(&d.Meta, snapshot))
+	av, err := readAgentVersion(file, JudgeLimit(&d.Meta, snapshot))
 	if err != nil {
 		return false
 	}

@@ -23,10 +23,12 @@ func logCommand(f *Factory, runF func(context.Context, *logOptions) error) *cli.
 		Name:      "log",
 		Usage:     "show every turn attempt: agent, timing, outcome, exit, output, cost, model, CLI version",
 		ArgsUsage: "FILE",
-		Description: `Reads .walkie/ID/turns.jsonl. Costs marked ~ are estimates from the config's
+		Description: `Reads the attempts in .walkie/ID/log.jsonl. Costs marked ~ are estimates from the config's
 pricing table; the others were reported by the agent CLI itself; ? is a cost
 walkie could not tell (and +? a figure the CLI was ended before it completed).
-MODEL is the model (and reasoning effort) the attempt ran with, CLI the
+TOKENS are the input (of it, read from the provider's prompt cache) and
+output tokens the CLI reported, or the bytes walkie sent to one that
+reports none. MODEL is the model (and reasoning effort) the attempt ran with, CLI the
 version the agent's CLI gave. Below the table: the total, how many attempts
 are of unknown cost, and where the transcripts are, with the one of each
 attempt that failed. --json prints every field, the command as run (secrets
@@ -108,7 +110,7 @@ func writeTranscripts(w io.Writer, stateDir string, recs []controller.TurnRecord
 // which says how many attempts are of unknown cost.
 func writeLogTable(w io.Writer, recs []controller.TurnRecord) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TURN\tAGENT\tTRY\tSTART\tDURATION\tOUTCOME\tEXIT\tBYTES\tCOST\tMODEL\tCLI\tDETAIL")
+	fmt.Fprintln(tw, "TURN\tAGENT\tTRY\tSTART\tDURATION\tOUTCOME\tEXIT\tBYTES\tCOST\tTOKENS\tMODEL\tCLI\tDETAIL")
 	for _, r := range recs {
 		exit := "-"
 		switch {
@@ -125,12 +127,15 @@ func writeLogTable(w io.Writer, recs []controller.TurnRecord) {
 		if r.Effort != "" {
 			model += " (" + r.Effort + ")"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", r.Turn, r.Agent, r.Attempt, r.Started.Local().Format("15:04:05"),
-			term.Duration(time.Duration(r.DurationMS)*time.Millisecond), outcome, exit, r.Bytes, term.CostCell(r.Usage), model,
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.Turn, r.Agent, r.Attempt, r.Started.Local().Format("15:04:05"),
+			term.Duration(time.Duration(r.DurationMS)*time.Millisecond), outcome, exit, r.Bytes, term.CostCell(r.Usage), term.TokensCell(r.Usage, r.SentBytes), model,
 			orDash(walkie.Clip(r.CLIVersion, 24)), walkie.Clip(r.Detail, 60))
 	}
 	tw.Flush()
 	if t := term.TotalCost(recs); t != "" {
+		fmt.Fprintln(w, t)
+	}
+	if t := term.TotalTokens(recs); t != "" {
 		fmt.Fprintln(w, t)
 	}
 }

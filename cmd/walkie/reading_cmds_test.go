@@ -81,13 +81,13 @@ func TestReadingCommandsRun(t *testing.T) {
 	if code != 0 || out != file+": no turn attempts yet\n" {
 		t.Errorf("log: exit %d, %q", code, out)
 	}
-	line := `{"turn":1,"round":1,"agent":"ada","attempt":1,"started":"2026-11-30T02:00:00Z","duration_ms":1500,"outcome":"accepted","usage":{"cost_usd":0.0042,"cost_source":"reported"},"model":"opus"}`
+	line := `{"turn":1,"round":1,"agent":"ada","attempt":1,"started":"2026-11-30T02:00:00Z","duration_ms":1500,"outcome":"accepted","usage":{"cost_usd":0.0042,"cost_source":"reported","input_tokens":12300,"cached_input_tokens":8100,"output_tokens":212},"model":"opus"}`
 	if _, _, err := walkie.ChangeState(file, walkie.StateDir(file, "d"), walkie.StateChange{Op: walkie.OpEnded, Attempt: json.RawMessage(line)},
 		func(*walkie.Doc, []byte, *walkie.State) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	out, _, code = f.run(t, func() error { return logRun(ctx, &logOptions{IO: f.IO, File: file}) })
-	for _, want := range []string{"TURN  AGENT  TRY  START", "1.5s", "accepted", "$0.0042", "opus", "total cost $0.0042\n"} {
+	for _, want := range []string{"TURN  AGENT  TRY  START", "1.5s", "accepted", "$0.0042", "opus", "12.3k in (8.1k cached), 212 out", "total cost $0.0042\n", "tokens 12.3k in (8.1k cached), 212 out\n"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("log: exit %d, lacks %q:\n%s", code, want, out)
 		}
@@ -96,7 +96,7 @@ func TestReadingCommandsRun(t *testing.T) {
 	out, _, code = f.run(t, func() error {
 		return reportRun(ctx, &reportOptions{IO: f.IO, Config: f.Config, File: file, Format: "markdown"})
 	})
-	for _, want := range []string{"# Debate d\n", "- outcome: **converged**", "- rounds: 1 of at most 2, 2 turns\n", "| ada | "} {
+	for _, want := range []string{"# Debate d\n", "- outcome: **converged**", "- rounds: 1 of at most 2, 2 turns\n", "| ada | ", "| 12.3k in (8.1k cached), 212 out |", "| total | | 1 | $0.00 | 12.3k in (8.1k cached), 212 out |"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("report: exit %d, lacks %q:\n%s", code, want, out)
 		}

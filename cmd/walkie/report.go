@@ -270,18 +270,23 @@ func writeReport(w io.Writer, r *roundtable.Report, ex reportExtras) {
 	for _, a := range ex.Ran {
 		ran[a.Agent] = a
 	}
-	fmt.Fprintf(w, "\n## Cost per agent\n\n| agent | role | sessions | cost | model | CLI |\n|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "\n## Cost per agent\n\n| agent | role | sessions | cost | tokens | model | CLI |\n|---|---|---|---|---|---|---|\n")
 	sessions := 0
+	var total controller.Usage
+	var sent int64
 	for _, a := range r.Agents {
 		note := ""
 		if a.Unknown > 0 {
 			note = fmt.Sprintf(" (%d unknown)", a.Unknown)
 		}
-		fmt.Fprintf(w, "| %s | %s | %d | %s%s | %s | %s |\n", a.Agent, orDash(a.Role), a.Sessions, term.Money(a.CostUSD, a.Estimated > 0), note,
-			orDash(strings.Join(ran[a.Agent].Models, ", ")), orDash(strings.Join(ran[a.Agent].Versions, ", ")))
+		u := controller.Usage{InputTokens: a.InputTokens, CachedInputTokens: a.CachedInputTokens, OutputTokens: a.OutputTokens}
+		fmt.Fprintf(w, "| %s | %s | %d | %s%s | %s | %s | %s |\n", a.Agent, orDash(a.Role), a.Sessions, term.Money(a.CostUSD, a.Estimated > 0), note,
+			term.TokensCell(&u, a.SentBytes), orDash(strings.Join(ran[a.Agent].Models, ", ")), orDash(strings.Join(ran[a.Agent].Versions, ", ")))
 		sessions += a.Sessions
+		total.AddTokens(&u)
+		sent += a.SentBytes
 	}
-	fmt.Fprintf(w, "| total | | %d | %s | | |\n", sessions, term.Money(r.CostUSD, estimatedAny(r.Agents)))
+	fmt.Fprintf(w, "| total | | %d | %s | %s | | |\n", sessions, term.Money(r.CostUSD, estimatedAny(r.Agents)), term.TokensCell(&total, sent))
 
 	if len(r.Scores) > 0 {
 		fmt.Fprintf(w, "\n## Reviewers against the grader\n\n| reviewer | rounds | agreed | approved, grader failed | blocked, grader passed | no verdict | grader unknown | objections | confirmed by grader | confirmed by fix |\n|---|---|---|---|---|---|---|---|---|---|\n")

@@ -67,8 +67,11 @@ daemon stays the home: it owns the files, decides and records every turn
 exactly as the local engine does, and serves the same status, page and
 notifications. walkie halt cancels the remote turn; limits become the
 workers' slots and their queues' rates. Killed, a restarted home settles
-the turns that finished meanwhile. Round tables run only locally. Setup and
-the policy mapping: docs/scale-out.md. The engine lives in walkie-temporal
+the turns that finished meanwhile. Round tables run too: the implementer and
+the reviewers on the workers, the hidden grader here. What is too large for
+a Temporal payload travels by reference through the home's blob store
+(--blobs); --blob-listen serves it to workers that share no filesystem with
+the home. Setup and the policy mapping: docs/scale-out.md. The engine lives in walkie-temporal
 (make install puts it beside walkie): a walkie built without it hands
 --engine temporal to walkie-temporal (same process, arguments and
 environment).
@@ -78,10 +81,12 @@ EXAMPLES:
    walkie serve --dir . --listen 127.0.0.1:7433 --grace 5m
    WALKIE_TOKEN=s3cret walkie serve --dir /srv/walkie --listen 0.0.0.0:7433
    walkie serve --dir ~/debates --allowed-host walkie.example.com   # behind a reverse proxy
-   walkie serve --dir ~/debates --engine temporal --temporal temporal.internal:7233 --namespace walkie`,
+   walkie serve --dir ~/debates --engine temporal --temporal temporal.internal:7233 --namespace walkie
+   WALKIE_BLOB_TOKEN=s3cret walkie serve --dir ~/debates --engine temporal --blob-listen 0.0.0.0:7434`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "engine", Value: "local", Usage: "local: turns run in this process's sessions; temporal: each debate is a Temporal workflow and its turns run on walkie worker machines (see docs/scale-out.md)"},
 			&cli.StringFlag{Name: "home-queue", Usage: "with --engine temporal: this home's task queue (default walkie-home-HOST-HASH of --dir; keep it across restarts)"},
+			&cli.StringFlag{Name: "blob-listen", Usage: "with --engine temporal: serve the home's blob store to workers on another machine at this HTTP address (beyond loopback it needs --blob-token)"},
 			&cli.StringFlag{Name: "dir", Value: ".", Usage: "directory to serve: every *.walkie.md under it"},
 			&cli.StringFlag{Name: "config", Usage: "config file (default: ./walkie.yaml, then the user config dir); SIGHUP re-reads it"},
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:7433", Usage: `HTTP address; "" for none; beyond loopback it needs --token`},
@@ -97,7 +102,7 @@ EXAMPLES:
 				return withCode(exitBadInput, fmt.Errorf("serve takes no arguments (use --dir %s)", c.Args().First()))
 			}
 			return runWith(c.Context, runF, serveRun, &serveOptions{IO: f.IO, Config: f.Config, Logger: f.Logger, Registry: f.Registry,
-				Engine: c.String("engine"), HomeQueue: c.String("home-queue"), Dir: c.String("dir"), ConfigPath: c.String("config"),
+				Engine: c.String("engine"), HomeQueue: c.String("home-queue"), BlobListen: c.String("blob-listen"), Dir: c.String("dir"), ConfigPath: c.String("config"),
 				Listen: c.String("listen"), Token: c.String("token"), AllowedHosts: c.StringSlice("allowed-host"),
 				Grace: c.Duration("grace"), RateWindow: c.Duration("rate-window"),
 				LogFormat: c.String("log-format"), Verbose: c.Bool("verbose"), Temporal: temporalFlagValues(c)})
@@ -114,6 +119,7 @@ type serveOptions struct {
 
 	Engine       string // local or temporal
 	HomeQueue    string
+	BlobListen   string
 	Dir          string
 	ConfigPath   string
 	Listen       string

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller/temporal"
+	"github.com/walkie-sh/walkie/controller/temporal/blob"
 )
 
 // The temporal build (-tags temporal, installed as walkie-temporal): the
@@ -62,6 +64,10 @@ func runTemporalWorker(ctx context.Context, o *workerOptions) error {
 	if err := temporal.CheckAgents(cfg, agents); err != nil {
 		return withCode(exitBadInput, err)
 	}
+	blobs, err := blob.Open(cmp.Or(o.Temporal.Blobs, temporal.DefaultBlobDir()), o.Temporal.BlobToken)
+	if err != nil {
+		return withCode(exitBadInput, err)
+	}
 	ctx, cancel := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer cancel()
 	client, err := temporal.Dial(ctx, temporalConnection(o.Temporal), log)
@@ -74,7 +80,8 @@ func runTemporalWorker(ctx context.Context, o *workerOptions) error {
 		dir = temporal.DefaultWorkerDir()
 	}
 	w, err := temporal.NewWorker(temporal.WorkerOptions{Client: client, Agents: agents, Queues: queues,
-		Config: cfg, Dir: dir, Repos: o.Repos, Identity: o.Identity, Grace: o.Grace, Log: log})
+		Config: cfg, Dir: dir, Repos: o.Repos, Identity: o.Identity, Grace: o.Grace,
+		Blobs: blobs, Version: handoffVersion(), Log: log})
 	if err != nil {
 		return withCode(exitBadInput, err)
 	}
@@ -88,6 +95,13 @@ func newHome(ctx context.Context, o *serveOptions, cfg *config.Config, log *zap.
 	if err != nil {
 		return nil, withCode(exitBadInput, err)
 	}
+	blobs, err := blob.OpenDir(cmp.Or(o.Temporal.Blobs, temporal.DefaultBlobDir()))
+	if err != nil {
+		return nil, withCode(exitBadInput, fmt.Errorf("--blobs: %w", err))
+	}
+	if err := temporal.CheckBlobListen(o.BlobListen, o.Temporal.BlobToken); err != nil {
+		return nil, withCode(exitBadInput, err)
+	}
 	client, err := temporal.Dial(ctx, temporalConnection(o.Temporal), log)
 	if err != nil {
 		return nil, err
@@ -96,7 +110,8 @@ func newHome(ctx context.Context, o *serveOptions, cfg *config.Config, log *zap.
 	if queue == "" {
 		queue = temporal.DefaultHomeQueue(o.Dir)
 	}
-	home, err := temporal.NewHome(temporal.HomeOptions{Client: client, Queue: queue, Queues: queues, Config: cfg, Log: log})
+	home, err := temporal.NewHome(temporal.HomeOptions{Client: client, Queue: queue, Queues: queues, Config: cfg, Blobs: blobs,
+		BlobListen: o.BlobListen, BlobToken: o.Temporal.BlobToken, Version: handoffVersion(), Log: log})
 	if err != nil {
 		return nil, err
 	}

@@ -27,12 +27,16 @@ type temporalOptions struct {
 	TLS                 bool
 	CA, Cert, Key       string
 	APIKey              string
+	// Blobs and BlobToken: the home's blob store as this machine reaches
+	// it (--blobs, --blob-token).
+	Blobs, BlobToken string
 }
 
 // temporalFlagValues reads temporalFlags.
 func temporalFlagValues(c *cli.Context) temporalOptions {
 	return temporalOptions{HostPort: c.String("temporal"), Namespace: c.String("namespace"), Queues: c.StringSlice("queue"), TLS: c.Bool("tls"),
-		CA: c.String("tls-ca"), Cert: c.String("tls-cert"), Key: c.String("tls-key"), APIKey: c.String("api-key")}
+		CA: c.String("tls-ca"), Cert: c.String("tls-cert"), Key: c.String("tls-key"), APIKey: c.String("api-key"),
+		Blobs: c.String("blobs"), BlobToken: c.String("blob-token")}
 }
 
 // temporalFlags connect to a Temporal cluster; serve and worker share them.
@@ -46,6 +50,8 @@ func temporalFlags() []cli.Flag {
 		&cli.StringFlag{Name: "tls-cert", EnvVars: []string{"TEMPORAL_TLS_CERT"}, Usage: "client certificate (PEM) for a Temporal cluster that wants mTLS"},
 		&cli.StringFlag{Name: "tls-key", EnvVars: []string{"TEMPORAL_TLS_KEY"}, Usage: "the client certificate's key (PEM)"},
 		&cli.StringFlag{Name: "api-key", EnvVars: []string{"TEMPORAL_API_KEY"}, Usage: "API key for a Temporal cluster that takes them (give it in the environment, not on the command line)"},
+		&cli.StringFlag{Name: "blobs", EnvVars: []string{"WALKIE_BLOBS"}, Usage: "the blob store for what travels by reference (large records, transcripts, round-table workspaces): a directory (the home's, or one every machine mounts), or on a worker the home's --blob-listen URL (default $XDG_STATE_HOME/walkie/blobs)"},
+		&cli.StringFlag{Name: "blob-token", EnvVars: []string{"WALKIE_BLOB_TOKEN"}, Usage: "bearer token of the home's --blob-listen (give it in the environment)"},
 	}
 }
 
@@ -62,16 +68,26 @@ govern the session. While the agent runs, the worker heartbeats the output's
 size and latest line; a worker that dies is noticed within the heartbeat
 timeout (the agent's stall window, between 5s and 1m) and the turn goes to
 another worker. The agent's version of the file, the session's result and
-the transcript (first and last 128 KiB; the whole of it stays in --dir) go
-back to the home, which judges and records the turn.
+the transcripts (whole; a copy stays in --dir) go back to the home, which
+judges and records the turn.
 
 Debates that run in git worktrees (workspace: worktree): give the worker a
 clone of each repository with --repo PATH (repeatable). The home sends the
 commit the turn starts at and its branch (walkie/ID/turn-N); the worker
 fetches the commit from the clone's origin if the clone lacks it, makes the
 worktree under --dir, runs the agent there, removes it afterwards, and sends
-what the agent committed home as a git bundle (at most 1 MiB), where it
+what the agent committed home as a git bundle (at most 1 GiB), where it
 becomes the turn's branch.
+
+A round table's implementer works on a copy of the workspace the home
+sends, and what it changed goes back; its reviewers and phases run in
+sandboxes the home fills. What is too large for a Temporal payload (a long
+record, transcripts, a workspace) travels by reference: --blobs is the
+home's blob store as this machine reaches it, the directory the home's
+--blobs names (shared, or this same machine), or the URL of the home's
+--blob-listen. The home and every worker must run the same walkie: each
+activity starts by comparing versions, and a mismatch is refused, naming
+both.
 
 Limits from the config: per_agent_sessions (else max_sessions) is how many
 sessions of an agent this worker runs at once; per_agent_turns_per_hour is
@@ -90,7 +106,8 @@ EXAMPLES:
    walkie worker --agents claude,codex
    walkie worker --temporal temporal.internal:7233 --namespace walkie --agents codex
    walkie worker --agents codex --queue codex=walkie-codex-gpu --dir /var/lib/walkie-worker
-   walkie worker --agents claude --repo ~/src/project`,
+   walkie worker --agents claude --repo ~/src/project
+   WALKIE_BLOB_TOKEN=s3cret walkie worker --agents codex --blobs http://home.internal:7434`,
 		Flags: append(temporalFlags(),
 			&cli.StringSliceFlag{Name: "agents", Usage: "configured agents this machine runs, comma separated (required)"},
 			&cli.StringFlag{Name: "config", Usage: "config file (default: ./walkie.yaml, then the user config dir): how each agent runs here"},

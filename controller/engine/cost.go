@@ -76,6 +76,20 @@ func (u *Usage) Cost() (usd float64, complete bool) {
 	return u.CostUSD, u.Complete()
 }
 
+// AddTokens adds o's token counts (a nil o has none) to u's: the sums a
+// log, a report and a run's summary show.
+func (u *Usage) AddTokens(o *Usage) {
+	if o == nil {
+		return
+	}
+	u.InputTokens += o.InputTokens
+	u.CachedInputTokens += o.CachedInputTokens
+	u.OutputTokens += o.OutputTokens
+}
+
+// HasTokens reports whether u counts any tokens; a nil u does not.
+func (u *Usage) HasTokens() bool { return u != nil && (u.InputTokens > 0 || u.OutputTokens > 0) }
+
 // Charge adds an attempt's cost to the debate's state: what it is known
 // to have cost and, when that is not all of it, one more attempt of
 // unknown cost, which a budget counts by its estimate. It is the one place

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
 
+	"github.com/walkie-sh/walkie/controller/tree"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -36,6 +38,10 @@ type FileAttempt struct {
 	// starts, so a controller that dies mid-session leaves enough to end
 	// it; forget is called once the session is over.
 	Note func(id, sandbox string) (forget func(), err error)
+	// Kind names Check for an engine that runs the session on another
+	// machine, which checks the file there with the same rule
+	// (controller/temporal): "verdict", "phase". Empty: none is known.
+	Kind string
 	// Limit is the most of the file walkie reads; a bigger file is
 	// refused by Name, the name the agent was given ("verdict.json").
 	// Check says why the file is of no use (nil: any file is). A job
@@ -49,10 +55,13 @@ type FileAttempt struct {
 	Keep string
 	// Words name things in the outcome's detail.
 	Words FileWords
-	// Inspect, when set, looks at what the session left besides the file
-	// (a reviewer's copy of the workspace) before the attempt is logged,
-	// and may add to its detail.
-	Inspect func(rec *TurnRecord) error
+	// Watch, when set, is a directory of the sandbox (relative to it)
+	// whose changes during the session are listed in the result: what a
+	// reviewer changed in its copy of the workspace, found where the
+	// session ran. Inspect, when set, is given them before the attempt is
+	// logged, and may add to its detail.
+	Watch   string
+	Inspect func(rec *TurnRecord, changed []tree.Change) error
 	// StateDir, when set, is the debate's state directory: the attempt
 	// is logged in its log. Debate, when set, is the record whose state
 	// the attempt's cost is charged to, in the same line (LogAttempt).
@@ -65,7 +74,9 @@ type FileResult struct {
 	// Record is the attempt as logged: outcome and detail, usage, the
 	// kept file, the transcripts.
 	Record TurnRecord
-	// File is what the agent wrote (Wrote), read up to the limit.
+	// File is what the agent wrote (Wrote), read up to the limit; its
+	// Data is nil when nothing could be read (no file, or not a regular
+	// one).
 	File  AgentFile
 	Wrote bool
 	// Bad says why what it wrote is of no use (over the limit, failing
@@ -73,6 +84,8 @@ type FileResult struct {
 	Bad error
 	// Text is the usable file: set when the outcome is accepted.
 	Text []byte
+	// Changed is what the session changed under Watch.
+	Changed []tree.Change
 }
 
 // FileWords are how an attempt names things in its outcome's detail.
@@ -129,23 +142,48 @@ func (e *Engine) runFile(ctx context.Context, a FileAttempt, sandbox string) (Fi
 		}
 		defer forget()
 	}
+	watched := filepath.Join(sandbox, a.Watch)
+	var before tree.Manifest
+	if a.Watch != "" {
+		if before, err = tree.ScanAll(watched); err != nil {
+			return FileResult{}, fmt.Errorf("look at %s before the session: %w", watched, err)
+		}
+	}
 	res, err := e.Run(ctx, j)
 	if err != nil {
 		return FileResult{}, err
 	}
 	out := FileResult{Result: res, Record: a.Record}
+	out.read(j.Result, a)
+	if a.Watch != "" {
+		now, err := tree.ScanAll(watched)
+		if err != nil {
+			return out, fmt.Errorf("look at %s after the session: %w", watched, err)
+		}
+		out.Changed = tree.Diff(before, now)
+	}
+	return a.Finish(started, out)
+}
+
+// Finish is the part of a file attempt after its session, given how the
+// session went and what it wrote (out's Result, File, Wrote, Bad and
+// Changed): the kept copy, the outcome, Inspect, the log and the cost. An
+// engine that ran the session on another machine calls it at home with
+// what came back, so an attempt is recorded the same way wherever it ran;
+// out's transcripts must be where a says the attempt's are kept.
+func (a FileAttempt) Finish(started time.Time, out FileResult) (FileResult, error) {
 	rec := &out.Record
 	rec.Started = started
-	res.Fill(rec, a.StateDir)
-	if err := out.read(j.Result, a); err != nil {
+	out.Result.Fill(rec, a.StateDir)
+	if err := out.keep(a); err != nil {
 		return out, err
 	}
-	rec.Outcome, rec.Detail = classifyFile(res, out.Wrote, out.Bad, a.Words)
+	rec.Outcome, rec.Detail = classifyFile(out.Result, out.Wrote, out.Bad, a.Words)
 	if rec.Outcome == walkie.OutcomeAccepted {
 		out.Text = out.File.Data
 	}
 	if a.Inspect != nil {
-		if err := a.Inspect(rec); err != nil {
+		if err := a.Inspect(rec, out.Changed); err != nil {
 			return out, err
 		}
 	}
@@ -166,17 +204,17 @@ func (a FileAttempt) record(rec TurnRecord) error {
 	return nil
 }
 
-// read reads the file the agent was to write, judges whether it is of
-// use, and keeps it (a.Keep) for inspection.
-func (out *FileResult) read(path string, a FileAttempt) error {
+// read reads the file the agent was to write and judges whether it is
+// of use.
+func (out *FileResult) read(path string, a FileAttempt) {
 	f, err := ReadAgentFile(path, a.Limit)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil
+		return
 	case err != nil:
 		// Not a regular file, or unreadable: written, and of no use.
 		out.Wrote, out.Bad = true, err
-		return nil
+		return
 	}
 	out.File, out.Wrote = f, true
 	switch {
@@ -185,10 +223,14 @@ func (out *FileResult) read(path string, a FileAttempt) error {
 	case a.Check != nil:
 		out.Bad = a.Check(f.Data)
 	}
-	if a.Keep == "" {
+}
+
+// keep keeps what the agent wrote (a.Keep) for inspection, usable or not.
+func (out *FileResult) keep(a FileAttempt) error {
+	if a.Keep == "" || out.File.Data == nil { // nothing written, or nothing that could be read
 		return nil
 	}
-	if err := walkie.WriteFileAtomic(a.Keep, f.Kept(), 0o644); err != nil {
+	if err := walkie.WriteFileAtomic(a.Keep, out.File.Kept(), 0o644); err != nil {
 		return fmt.Errorf("keep what %s wrote: %w", out.Record.Agent, err)
 	}
 	out.Record.Kept = Rel(a.StateDir, a.Keep)

@@ -1,6 +1,8 @@
 package roundtable
 
 import (
+	"context"
+
 	"go.uber.org/zap"
 
 	"github.com/walkie-sh/walkie/controller/engine"
@@ -12,6 +14,39 @@ var (
 	reviewWords = engine.FileWords{Stopped: "review", Written: "verdict recorded", Writer: "reviewer", File: "verdict", Missing: "no verdict file was written"}
 	phaseWords  = engine.FileWords{Stopped: "phase's file", Written: "file written", Writer: "agent", File: "file", Missing: "no file was written"}
 )
+
+// The kinds of the round table's own file attempts (engine.FileAttempt's
+// Kind): what names their check on a machine that runs the session for
+// a remote engine (FileCheck).
+const (
+	KindVerdict = "verdict"
+	KindPhase   = "phase"
+)
+
+// CheckVerdict refuses a verdict file that does not parse as one
+// (docs/roundtable.md, "The verdict").
+func CheckVerdict(b []byte) error { _, err := parseVerdict(b); return err }
+
+// FileCheck is the check of a file attempt of kind, for a machine that
+// runs the session for a remote engine.
+func FileCheck(kind string) (func([]byte) error, bool) {
+	switch kind {
+	case KindVerdict:
+		return CheckVerdict, true
+	case KindPhase:
+		return CheckPhase, true
+	}
+	return nil, false
+}
+
+// runFile runs a file attempt with the host's RunFile (a remote engine's),
+// else with the engine here.
+func (rt *Table) runFile(ctx context.Context, fa engine.FileAttempt) (engine.FileResult, error) {
+	if rt.RunFile != nil {
+		return rt.RunFile(ctx, fa)
+	}
+	return rt.Engine.RunFile(ctx, fa)
+}
 
 // fileAttempt is what every session of the round table's own (a phase, a
 // reviewer) shares as a file attempt: the host's session slots, a note

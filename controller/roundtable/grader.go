@@ -14,6 +14,7 @@ import (
 
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller/engine"
+	"github.com/walkie-sh/walkie/controller/tree"
 	"github.com/walkie-sh/walkie/session"
 	"github.com/walkie-sh/walkie/walkie"
 )
@@ -172,7 +173,7 @@ func (rt *Table) grade(ctx context.Context, round int, fr *Freeze, mf manifest, 
 	}
 	defer os.RemoveAll(tmp)
 	copyDir := filepath.Join(tmp, "workspace")
-	if err := copySnapshot(filepath.Join(rd, "snapshot"), mf, copyDir); err != nil {
+	if err := tree.Copy(filepath.Join(rd, "snapshot"), mf, copyDir); err != nil {
 		return nil, err
 	}
 	dir := filepath.Dir(rt.File)

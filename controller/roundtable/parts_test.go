@@ -16,6 +16,7 @@ import (
 
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller/engine"
+	"github.com/walkie-sh/walkie/controller/tree"
 	"github.com/walkie-sh/walkie/session/sessiontest"
 	"github.com/walkie-sh/walkie/walkie"
 )
@@ -331,12 +332,12 @@ func TestWorkspaceFreeze(t *testing.T) {
 		t.Fatalf("%s listing %v", listing, paths)
 	}
 	snap := filepath.Join(t.TempDir(), "snap")
-	m, err := scan(root, paths, snap)
+	m, err := tree.Scan(root, paths, snap)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cp := filepath.Join(t.TempDir(), "copy")
-	if err := copySnapshot(snap, m, cp); err != nil {
+	if err := tree.Copy(snap, m, cp); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Stat(filepath.Join(cp, "dir/b.sh")); err != nil || fi.Mode().Perm() != 0o755 {
@@ -345,8 +346,8 @@ func TestWorkspaceFreeze(t *testing.T) {
 	if target, err := os.Readlink(filepath.Join(cp, "link")); err != nil || target != "a.txt" {
 		t.Fatalf("the copy's link: %q %v", target, err)
 	}
-	again, err := scanTree(cp)
-	if err != nil || again.hash() != m.hash() {
+	again, err := tree.ScanAll(cp)
+	if err != nil || again.Hash() != m.Hash() {
 		t.Fatalf("the copy does not hash like the original: %v", err)
 	}
 	// Every kind of change changes the hash, and is named.
@@ -359,20 +360,20 @@ func TestWorkspaceFreeze(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(cp, "dir/c"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	changed, _ := scanTree(cp)
-	if changed.hash() == m.hash() {
+	changed, _ := tree.ScanAll(cp)
+	if changed.Hash() == m.Hash() {
 		t.Fatal("changes left the hash alone")
 	}
-	if got := diffManifests(m, changed); !slices.Equal(got, []Change{{"a.txt", "modified"}, {"dir/c", "added"}, {"link", "removed"}}) {
+	if got := tree.Diff(m, changed); !slices.Equal(got, []Change{{Path: "a.txt", Kind: "modified"}, {Path: "dir/c", Kind: "added"}, {Path: "link", Kind: "removed"}}) {
 		t.Fatalf("changes %v", got)
 	}
 	// restore undoes them and keeps the changed versions aside.
 	aside := filepath.Join(t.TempDir(), "aside")
-	if err := restore(cp, snap, m, diffManifests(m, changed), aside); err != nil {
+	if err := restore(cp, snap, m, tree.Diff(m, changed), aside); err != nil {
 		t.Fatal(err)
 	}
-	if back, _ := scanTree(cp); back.hash() != m.hash() {
-		t.Fatalf("restore left %v", diffManifests(m, back))
+	if back, _ := tree.ScanAll(cp); back.Hash() != m.Hash() {
+		t.Fatalf("restore left %v", tree.Diff(m, back))
 	}
 	if _, err := os.Stat(filepath.Join(aside, "dir/c")); err != nil {
 		t.Fatal("the added file was not kept aside")
@@ -409,7 +410,7 @@ func TestWorkspaceGitListing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := scan(root, paths, "")
+	m, err := tree.Scan(root, paths, "")
 	if err != nil {
 		t.Fatal(err)
 	}

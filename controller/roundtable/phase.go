@@ -21,6 +21,7 @@ import (
 
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller/engine"
+	"github.com/walkie-sh/walkie/controller/tree"
 	"github.com/walkie-sh/walkie/session"
 	"github.com/walkie-sh/walkie/walkie"
 )
@@ -192,7 +193,7 @@ func ApprovePhase(file, kind, by string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := checkPhaseText(text); err != nil {
+	if err := CheckPhase(text); err != nil {
 		return "", &walkie.InputError{File: PhasePath(dir, kind), Msg: err.Error(), Fix: "write the file again, or have the phase run again: walkie phase redo " + file + " " + kind}
 	}
 	r.SHA256, r.Bytes = sha256Hex(text), len(text)
@@ -289,8 +290,9 @@ func phaseBriefs(d *walkie.Doc, dir string) ([]PhaseBrief, error) {
 	return out, nil
 }
 
-// checkPhaseText refuses an output nobody can use.
-func checkPhaseText(b []byte) error {
+// CheckPhase refuses a phase output nobody can use: empty, over 256 KiB,
+// or not UTF-8.
+func CheckPhase(b []byte) error {
 	switch {
 	case len(bytes.TrimSpace(b)) == 0:
 		return errors.New("the file is empty")
@@ -475,13 +477,13 @@ func (rt *Table) runPhase(ctx context.Context, m *walkie.Meta, p walkie.Phase, e
 // or halted / interrupted.
 func (rt *Table) phaseAttempt(ctx context.Context, m *walkie.Meta, p walkie.Phase, a config.Agent, attempt int, earlier []config.PhaseFile) (rec engine.TurnRecord, text []byte, stop walkie.Outcome, err error) {
 	fa := rt.fileAttempt("phase-"+p.Kind, engine.TurnRecord{Agent: p.Agent, Role: p.Kind, Attempt: attempt})
-	fa.Sandbox, fa.Words = "walkie-phase-", phaseWords
-	fa.Limit, fa.Name, fa.Check = maxPhaseBytes, "the file", checkPhaseText
+	fa.Sandbox, fa.Words, fa.Kind = "walkie-phase-", phaseWords, KindPhase
+	fa.Limit, fa.Name, fa.Check = maxPhaseBytes, "the file", CheckPhase
 	fa.Keep = filepath.Join(phaseDir(rt.Dir), fmt.Sprintf("%s-%d.md", p.Kind, attempt))
 	fa.Prepare = func(sandbox string, started time.Time) (engine.Job, error) {
 		return rt.phaseJob(ctx, m, p, a, attempt, earlier, sandbox, started)
 	}
-	r, err := rt.Engine.RunFile(ctx, fa)
+	r, err := rt.runFile(ctx, fa)
 	if err != nil {
 		return r.Record, nil, "", err
 	}
@@ -510,7 +512,7 @@ func (rt *Table) phaseJob(ctx context.Context, m *walkie.Meta, p walkie.Phase, a
 	if err := os.MkdirAll(copyDir, 0o755); err != nil {
 		return engine.Job{}, err
 	}
-	if _, err := scan(ws.root, paths, copyDir); err != nil {
+	if _, err := tree.Scan(ws.root, paths, copyDir); err != nil {
 		return engine.Job{}, fmt.Errorf("copy the workspace: %w", err)
 	}
 	if earlier, err = copyPhases(earlier, sandbox); err != nil {

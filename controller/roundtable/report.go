@@ -55,6 +55,13 @@ type AgentCost struct {
 	// Unknown those whose cost could not be told (counted as 0).
 	Estimated int `json:"estimated,omitempty"`
 	Unknown   int `json:"unknown,omitempty"`
+	// The tokens its CLI reported over the sessions (cached: the part of
+	// the input read from the provider's prompt cache), and the bytes
+	// walkie sent in the sessions whose CLI reported none.
+	InputTokens       int64 `json:"input_tokens"`
+	CachedInputTokens int64 `json:"cached_input_tokens"`
+	OutputTokens      int64 `json:"output_tokens"`
+	SentBytes         int64 `json:"sent_bytes,omitempty"`
 }
 
 // RoundBrief is one decided round.
@@ -146,6 +153,13 @@ func BuildReport(d *walkie.Doc, h Head) (*Report, error) {
 			byAgent[k] = a
 		}
 		a.Sessions++
+		if u := rec.Usage; u.HasTokens() {
+			a.InputTokens += u.InputTokens
+			a.CachedInputTokens += u.CachedInputTokens
+			a.OutputTokens += u.OutputTokens
+		} else {
+			a.SentBytes += rec.SentBytes // what was sent to a CLI that counts no tokens
+		}
 		switch {
 		case !rec.Usage.Known():
 			a.Unknown++

@@ -16,6 +16,7 @@ import (
 
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller/engine"
+	"github.com/walkie-sh/walkie/controller/tree"
 	"github.com/walkie-sh/walkie/session"
 	"github.com/walkie-sh/walkie/walkie"
 )
@@ -78,7 +79,7 @@ func (rt *Table) reviewAll(ctx context.Context, t *Turn, fr *Freeze, mf manifest
 		if ok, err := readJSON(filepath.Join(rt.roundDir(t.Round-1), "manifest.json"), &prev); err != nil {
 			return nil, nil, err
 		} else if ok {
-			job.changed = diffManifests(prev, mf)
+			job.changed = tree.Diff(prev, mf)
 		}
 	}
 	results := make([]*ReviewResult, len(m.Reviewers))
@@ -181,27 +182,22 @@ func (rt *Table) review(ctx context.Context, job *reviewJob, name string, turn, 
 func (rt *Table) reviewAttempt(ctx context.Context, job *reviewJob, a config.Agent, name string, turn, attempt int) (rec engine.TurnRecord, verdict *ReviewVerdict, discarded []Change, stop walkie.Outcome, err error) {
 	t := job.plan
 	fa := rt.fileAttempt(name, engine.TurnRecord{Turn: turn, Round: t.Round, Agent: name, Role: "reviewer", Attempt: attempt})
-	fa.Sandbox, fa.Words = "walkie-review-", reviewWords
-	fa.Limit, fa.Name = maxVerdictBytes, "verdict.json"
-	fa.Check = func(b []byte) error { _, err := parseVerdict(b); return err }
+	fa.Sandbox, fa.Words, fa.Kind = "walkie-review-", reviewWords, KindVerdict
+	fa.Limit, fa.Name, fa.Check = maxVerdictBytes, "verdict.json", CheckVerdict
 	fa.Keep = filepath.Join(rt.roundDir(t.Round), fmt.Sprintf("verdict-%s-%d.json", name, attempt))
-	var copyDir string
+	fa.Watch = sandboxWorkspace(t.Meta.Workspace, filepath.Base(rt.File))
 	fa.Prepare = func(sandbox string, started time.Time) (engine.Job, error) {
-		copyDir = filepath.Join(sandbox, sandboxWorkspace(t.Meta.Workspace, filepath.Base(rt.File)))
-		return rt.reviewerJob(job, a, name, turn, attempt, sandbox, copyDir, started)
+		return rt.reviewerJob(job, a, name, turn, attempt, sandbox, filepath.Join(sandbox, fa.Watch), started)
 	}
-	// What it changed in its copy is found and thrown away with the sandbox.
-	fa.Inspect = func(rec *engine.TurnRecord) error {
-		now, err := scanTree(copyDir)
-		if err != nil {
-			return fmt.Errorf("check %s's copy of the workspace: %w", name, err)
-		}
-		if discarded = diffManifests(job.manifest, now); len(discarded) > 0 {
+	// What it changed in its copy is thrown away with the sandbox, and
+	// said.
+	fa.Inspect = func(rec *engine.TurnRecord, changed []Change) error {
+		if discarded = changed; len(discarded) > 0 {
 			rec.Detail += fmt.Sprintf("; %d change(s) to its copy of the workspace discarded", len(discarded))
 		}
 		return nil
 	}
-	r, err := rt.Engine.RunFile(ctx, fa)
+	r, err := rt.runFile(ctx, fa)
 	if err != nil {
 		return r.Record, nil, nil, "", err
 	}
@@ -221,7 +217,7 @@ func (rt *Table) reviewAttempt(ctx context.Context, job *reviewJob, a config.Age
 // once a valid verdict has been on disk and quiet for the grace.
 func (rt *Table) reviewerJob(job *reviewJob, a config.Agent, name string, turn, attempt int, sandbox, copyDir string, started time.Time) (engine.Job, error) {
 	t := job.plan
-	if err := copySnapshot(filepath.Join(rt.roundDir(t.Round), "snapshot"), job.manifest, copyDir); err != nil {
+	if err := tree.Copy(filepath.Join(rt.roundDir(t.Round), "snapshot"), job.manifest, copyDir); err != nil {
 		return engine.Job{}, err
 	}
 	recordCopy := filepath.Join(sandbox, filepath.Base(rt.File))

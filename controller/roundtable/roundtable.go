@@ -128,6 +128,10 @@ type Host struct {
 	Halted func() bool
 	// SetStatus ends the debate with a status and its reason.
 	SetStatus func(status, reason string) error
+	// RunFile, when set, runs the sessions of the phases and the
+	// reviewers somewhere else (a remote engine's workers); nil: with
+	// Engine, here.
+	RunFile func(ctx context.Context, fa engine.FileAttempt) (engine.FileResult, error)
 }
 
 // Turn is the turn the loop is at: the implementer's, or the first
@@ -156,7 +160,42 @@ func (rt *Table) CheckWorkspace(m *walkie.Meta) error { return rt.checkWorkspace
 
 // ImplementerPrompt is the implementer's prompt for t: the last round's
 // blocking objections and, if it did not pass, the grader.
-func (rt *Table) ImplementerPrompt(t Turn) (string, error) { return rt.implementerPrompt(&t) }
+func (rt *Table) ImplementerPrompt(t Turn) (string, error) {
+	data, err := rt.ImplementerPromptData(t)
+	if err != nil {
+		return "", err
+	}
+	return rt.render("implementer", data)
+}
+
+// PhasesPending reports whether the phases still stand before the
+// implementer's first turn: one the front matter declares is not pinned
+// in the record yet.
+func (rt *Table) PhasesPending(t Turn) (bool, error) {
+	if t.Round != 1 || len(t.Meta.Phases) == 0 {
+		return false, nil
+	}
+	d, err := walkie.Load(rt.File)
+	if err != nil {
+		return false, engine.BadInput(err)
+	}
+	pins := PhasePins(d)
+	for _, p := range t.Meta.Phases {
+		if _, ok := pins[p.Kind]; !ok {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// WorkspaceFiles lists the implementer's workspace as a freeze would (git's
+// files in a work tree, else every file; never the record or its state):
+// its root, and the paths relative to it.
+func (rt *Table) WorkspaceFiles(ctx context.Context, m *walkie.Meta) (root string, paths []string, err error) {
+	ws := rt.workspaceOf(m)
+	paths, _, err = ws.list(ctx)
+	return ws.root, paths, err
+}
 
 // Review runs the part of round t.Round after the implementer's turn:
 // freeze, grade, review, and enter the verdicts still missing from the
@@ -192,17 +231,22 @@ func (rt *Table) checkWorkspace(m *walkie.Meta) error {
 // maxFeedbackBytes bounds the objections quoted in the implementer's prompt.
 const maxFeedbackBytes = 48 << 10
 
-func (rt *Table) implementerPrompt(t *Turn) (string, error) {
+// ImplementerPromptData fills the implementer's prompt for t: the last
+// round's blocking objections and, if it did not pass, the grader; the
+// approved phases, checked against their pins. Its paths are this
+// machine's (the record, the workspace, the state directory's phase
+// files).
+func (rt *Table) ImplementerPromptData(t Turn) (config.ImplementerPromptData, error) {
 	m := &t.Meta
 	data := config.ImplementerPromptData{Agent: t.Participant, File: rt.File, Workspace: rt.workspaceOf(m).root, Round: t.Round, MaxRounds: t.RoundCap,
 		Reviewers: m.Reviewers, Heading: config.Heading(t.Turn, t.Participant)}
 	if len(m.Phases) > 0 {
 		d, err := walkie.Load(rt.File)
 		if err != nil {
-			return "", engine.BadInput(err)
+			return data, engine.BadInput(err)
 		}
 		if data.Phases, err = rt.approvedPhases(m.Phases, PhasePins(d)); err != nil {
-			return "", err
+			return data, err
 		}
 		data.Spec = spec(data.Phases)
 	}
@@ -210,7 +254,7 @@ func (rt *Table) implementerPrompt(t *Turn) (string, error) {
 		var prev RoundResult
 		ok, err := readJSON(filepath.Join(rt.roundDir(t.Round-1), "round.json"), &prev)
 		if err != nil {
-			return "", err
+			return data, err
 		}
 		if ok {
 			size := 0
@@ -235,7 +279,7 @@ func (rt *Table) implementerPrompt(t *Turn) (string, error) {
 			}
 		}
 	}
-	return rt.render("implementer", data)
+	return data, nil
 }
 
 // reviewRound runs the part of round t.Round after the implementer's turn:

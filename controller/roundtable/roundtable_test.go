@@ -616,11 +616,11 @@ shell: 'echo intruder >> %s/evaluate.py; echo stray > %s/stray.txt'
 		t.Fatal("the workspace is not in its frozen state after the review")
 	}
 	brook := rr.Reviews[0]
-	want := []roundtable.Change{{"README", "removed"}, {"evaluate.py", "modified"}, {"new.txt", "added"}}
+	want := []roundtable.Change{{Path: "README", Kind: "removed"}, {Path: "evaluate.py", Kind: "modified"}, {Path: "new.txt", Kind: "added"}}
 	if !slices.Equal(brook.Discarded, want) {
 		t.Fatalf("brook's discarded changes %v, want %v", brook.Discarded, want)
 	}
-	if !slices.Equal(rr.Intruded, []roundtable.Change{{"evaluate.py", "modified"}, {"stray.txt", "added"}}) {
+	if !slices.Equal(rr.Intruded, []roundtable.Change{{Path: "evaluate.py", Kind: "modified"}, {Path: "stray.txt", Kind: "added"}}) {
 		t.Fatalf("intrusions %v", rr.Intruded)
 	}
 	aside, err := os.ReadFile(filepath.Join(f.stateDir(), "roundtable", "round-1", "intruded", "evaluate.py"))
@@ -1109,7 +1109,7 @@ func TestRoundtableReviewerLeavesAPipe(t *testing.T) {
 			t.Errorf("brook's attempt %d: %s (%s)", a.Attempt, a.Outcome, a.Detail)
 		}
 	}
-	if want := []roundtable.Change{{"a.txt", "removed"}, {"b.txt", "modified"}}; cy.Outcome != walkie.OutcomeAccepted || !slices.Equal(cy.Discarded, want) {
+	if want := []roundtable.Change{{Path: "a.txt", Kind: "removed"}, {Path: "b.txt", Kind: "modified"}}; cy.Outcome != walkie.OutcomeAccepted || !slices.Equal(cy.Discarded, want) {
 		t.Errorf("cy: %s (%s), discarded %v, want %v", cy.Outcome, cy.Detail, cy.Discarded, want)
 	}
 }

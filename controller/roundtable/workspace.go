@@ -2,11 +2,8 @@ package roundtable
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -17,74 +14,21 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/walkie-sh/walkie/controller/tree"
 	"github.com/walkie-sh/walkie/gitrepo"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
-// A workspace is frozen as a manifest (every file and symlink with its
-// mode and content hash, sorted by path) and a snapshot copy. The hash of
-// the manifest names the state reviewers and the grader judged.
+// A workspace is frozen as a manifest (package tree: every file and
+// symlink with its mode and content hash, sorted by path) and a snapshot
+// copy. The hash of the manifest names the state reviewers and the grader
+// judged.
 
-// wsEntry is one file or symlink of a workspace.
-type wsEntry struct {
-	Path string      `json:"path"` // slash-separated, relative to the root
-	Link bool        `json:"link,omitempty"`
-	Mode fs.FileMode `json:"mode,omitempty"` // permission bits of a file
-	Size int64       `json:"size"`
-	Sum  string      `json:"sha256"` // of the content, or of a link's target
-}
-
-// manifest is a workspace's entries, sorted by path.
-type manifest []wsEntry
-
-// hash names the whole state: paths, kinds, modes and contents.
-func (m manifest) hash() string {
-	h := sha256.New()
-	for _, e := range m {
-		kind := "f"
-		if e.Link {
-			kind = "l"
-		}
-		fmt.Fprintf(h, "%s %o %s %q\n", kind, e.Mode, e.Sum, e.Path)
-	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil))
-}
-
-func (m manifest) byPath() map[string]wsEntry {
-	out := make(map[string]wsEntry, len(m))
-	for _, e := range m {
-		out[e.Path] = e
-	}
-	return out
-}
-
-// Change is one difference between two states of a workspace.
-type Change struct {
-	Path string `json:"path"`
-	Kind string `json:"kind"` // added, removed or modified
-}
-
-// diffManifests lists what changed from a to b, sorted by path.
-func diffManifests(a, b manifest) []Change {
-	am, bm := a.byPath(), b.byPath()
-	var out []Change
-	for _, e := range b {
-		old, ok := am[e.Path]
-		switch {
-		case !ok:
-			out = append(out, Change{e.Path, "added"})
-		case old != e:
-			out = append(out, Change{e.Path, "modified"})
-		}
-	}
-	for _, e := range a {
-		if _, ok := bm[e.Path]; !ok {
-			out = append(out, Change{e.Path, "removed"})
-		}
-	}
-	slices.SortFunc(out, func(x, y Change) int { return strings.Compare(x.Path, y.Path) })
-	return out
-}
+type (
+	manifest = tree.Manifest
+	// Change is one difference between two states of a workspace.
+	Change = tree.Change
+)
 
 // workspace is the implementer's directory and what never belongs to it.
 type workspace struct {
@@ -129,33 +73,12 @@ func (w workspace) listGit(ctx context.Context) ([]string, bool) {
 	return paths, true
 }
 
-// walk lists every file and symlink under dir, relative to it.
+// walk lists every file and symlink under dir, relative to it, leaving
+// out what is excluded and .git directories.
 func (w workspace) walk(dir string) ([]string, error) {
-	var paths []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if w.excluded(p) {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() {
-			if d.Name() == ".git" && p != dir {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		paths = append(paths, filepath.ToSlash(rel))
-		return nil
+	return tree.Walk(dir, func(p string, d fs.DirEntry) bool {
+		return w.excluded(p) || d.IsDir() && d.Name() == ".git"
 	})
-	return paths, err
 }
 
 // excluded reports whether p is one of the excluded paths or inside one:
@@ -166,155 +89,18 @@ func (w workspace) excluded(p string) bool {
 	})
 }
 
-// scan reads the entries of paths under root (paths that vanished or are
-// directories, such as a submodule, are left out). With copyTo set each
-// file is copied there as it is hashed, so a freeze reads every byte once.
-func scan(root string, paths []string, copyTo string) (manifest, error) {
-	var m manifest
-	for _, p := range paths {
-		src := filepath.Join(root, filepath.FromSlash(p))
-		fi, err := os.Lstat(src)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // tracked but deleted
-		}
-		if err != nil {
-			return nil, err
-		}
-		e := wsEntry{Path: p}
-		var dst string
-		if copyTo != "" {
-			dst = filepath.Join(copyTo, filepath.FromSlash(p))
-			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-				return nil, err
-			}
-		}
-		switch {
-		case fi.Mode()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(src)
-			if err != nil {
-				return nil, err
-			}
-			e.Link, e.Size = true, int64(len(target))
-			s := sha256.Sum256([]byte(target))
-			e.Sum = hex.EncodeToString(s[:])
-			if dst != "" {
-				if err := os.Symlink(target, dst); err != nil {
-					return nil, err
-				}
-			}
-		case fi.Mode().IsRegular():
-			e.Mode, e.Size = fi.Mode().Perm(), fi.Size()
-			e.Sum, err = hashFile(src, dst, e.Mode)
-			var nr *walkie.NotRegularError
-			if errors.As(err, &nr) {
-				continue // replaced since the look, by what is never opened
-			}
-			if err != nil {
-				return nil, err
-			}
-		default:
-			continue // directories (a submodule), sockets, fifos, devices: never opened
-		}
-		m = append(m, e)
-	}
-	slices.SortFunc(m, func(a, b wsEntry) int { return strings.Compare(a.Path, b.Path) })
-	return m, nil
-}
-
-// hashFile returns the sha256 of src, copying it to dst (with mode) when
-// dst is set. src must still be a regular file: whoever can write the
-// workspace may have swapped in a named pipe since it was looked at, and
-// opening that would wait for ever (walkie.OpenRegular).
-func hashFile(src, dst string, mode fs.FileMode) (string, error) {
-	in, err := walkie.OpenRegular(src, os.O_RDONLY)
-	if err != nil {
-		return "", err
-	}
-	defer in.Close()
-	h := sha256.New()
-	var w io.Writer = h
-	var out *os.File
-	if dst != "" {
-		if out, err = os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode); err != nil {
-			return "", err
-		}
-		defer out.Close()
-		w = io.MultiWriter(h, out)
-	}
-	if _, err := io.Copy(w, in); err != nil {
-		return "", fmt.Errorf("copy %s: %w", src, err)
-	}
-	if out != nil {
-		// The umask narrowed the mode at creation; the copy keeps the original's.
-		if err := out.Chmod(mode); err != nil {
-			return "", err
-		}
-		if err := out.Close(); err != nil {
-			return "", err
-		}
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// copySnapshot copies a frozen snapshot (exactly the manifest's entries)
-// to dst, a directory that must not exist yet.
-func copySnapshot(snapshot string, m manifest, dst string) error {
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		return err
-	}
-	paths := make([]string, len(m))
-	for i, e := range m {
-		paths[i] = e.Path
-	}
-	got, err := scan(snapshot, paths, dst)
-	if err != nil {
-		return fmt.Errorf("copy the frozen workspace: %w", err)
-	}
-	if got.hash() != m.hash() {
-		return fmt.Errorf("the frozen workspace in %s no longer matches its manifest", snapshot)
-	}
-	return nil
-}
-
-// scanTree reads every file and symlink under dir (a reviewer's copy,
-// where anything it added counts).
-func scanTree(dir string) (manifest, error) {
-	paths, err := workspace{root: dir}.walkAll(dir)
-	if err != nil {
-		return nil, err
-	}
-	return scan(dir, paths, "")
-}
-
-// walkAll is walk without leaving out .git: in a copy, a .git a reviewer
-// created is a change like any other.
-func (w workspace) walkAll(dir string) ([]string, error) {
-	var paths []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err == nil {
-			paths = append(paths, filepath.ToSlash(rel))
-		}
-		return err
-	})
-	return paths, err
-}
-
 // restore puts the workspace back to a frozen snapshot for the paths in
 // changes, first keeping the changed versions under aside.
 func restore(root, snapshot string, frozen manifest, changes []Change, aside string) error {
-	want := frozen.byPath()
+	want := frozen.ByPath()
 	for _, ch := range changes {
 		p := filepath.Join(root, filepath.FromSlash(ch.Path))
-		if ch.Kind != "removed" {
+		if ch.Kind != tree.Removed {
 			keep := filepath.Join(aside, filepath.FromSlash(ch.Path))
 			if err := os.MkdirAll(filepath.Dir(keep), 0o755); err != nil {
 				return err
 			}
-			if _, err := scan(root, []string{ch.Path}, aside); err != nil && !errors.Is(err, fs.ErrExist) {
+			if _, err := tree.Scan(root, []string{ch.Path}, aside); err != nil && !errors.Is(err, fs.ErrExist) {
 				return fmt.Errorf("keep %s aside: %w", ch.Path, err)
 			}
 			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -325,7 +111,7 @@ func restore(root, snapshot string, frozen manifest, changes []Change, aside str
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 				return err
 			}
-			if _, err := scan(snapshot, []string{ch.Path}, root); err != nil {
+			if _, err := tree.Scan(snapshot, []string{ch.Path}, root); err != nil {
 				return fmt.Errorf("restore %s: %w", ch.Path, err)
 			}
 		}
@@ -347,7 +133,7 @@ func (rt *Table) freeze(ctx context.Context, round, turn int, m *walkie.Meta) (*
 	if err != nil {
 		return nil, nil, err
 	}
-	if ok1 && ok2 && mf.hash() == fr.Workspace {
+	if ok1 && ok2 && mf.Hash() == fr.Workspace {
 		return &fr, mf, nil
 	}
 	snap := filepath.Join(rd, "snapshot")
@@ -362,10 +148,10 @@ func (rt *Table) freeze(ctx context.Context, round, turn int, m *walkie.Meta) (*
 	if err := os.MkdirAll(snap, 0o755); err != nil {
 		return nil, nil, err
 	}
-	if mf, err = scan(ws.root, paths, snap); err != nil {
+	if mf, err = tree.Scan(ws.root, paths, snap); err != nil {
 		return nil, nil, err
 	}
-	fr = Freeze{Round: round, Turn: turn, Workspace: mf.hash(), Listing: listing, Files: len(mf), At: time.Now().UTC().Truncate(time.Millisecond)}
+	fr = Freeze{Round: round, Turn: turn, Workspace: mf.Hash(), Listing: listing, Files: len(mf), At: time.Now().UTC().Truncate(time.Millisecond)}
 	for _, e := range mf {
 		fr.Bytes += e.Size
 	}
@@ -392,15 +178,15 @@ func (rt *Table) checkIntrusion(ctx context.Context, round int, fr *Freeze, mf m
 	if err != nil {
 		return err
 	}
-	now, err := scan(ws.root, paths, "")
+	now, err := tree.Scan(ws.root, paths, "")
 	if err != nil {
 		return err
 	}
-	if now.hash() == fr.Workspace {
+	if now.Hash() == fr.Workspace {
 		return nil
 	}
 	rd := rt.roundDir(round)
-	changes := diffManifests(mf, now)
+	changes := tree.Diff(mf, now)
 	aside := filepath.Join(rd, "intruded")
 	if err := restore(ws.root, filepath.Join(rd, "snapshot"), mf, changes, aside); err != nil {
 		return fmt.Errorf("undo changes made to the workspace during review: %w", err)
@@ -423,11 +209,11 @@ func WorkspaceHash(ctx context.Context, root string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	m, err := scan(root, paths, "")
+	m, err := tree.Scan(root, paths, "")
 	if err != nil {
 		return "", err
 	}
-	return m.hash(), nil
+	return m.Hash(), nil
 }
 
 // CopyWorkspace copies the workspace at from (what a freeze would list:
@@ -452,6 +238,6 @@ func CopyWorkspace(ctx context.Context, from, to string, exclude []string) error
 	if err := os.MkdirAll(to, 0o755); err != nil {
 		return err
 	}
-	_, err = scan(from, paths, to)
+	_, err = tree.Scan(from, paths, to)
 	return err
 }

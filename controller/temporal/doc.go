@@ -23,5 +23,14 @@
 //     and its commits go back as a git bundle the home makes the turn's
 //     branch.
 //
+// A round table's implementer turn is a turn with its workspace sent
+// along and its changes put back at home (implementer.go); the round
+// table's own steps run at home through controller.Home.Table, each of
+// their sessions a workflow of its own, Session, whose activity (File)
+// runs engine.RunFile on the worker (table.go, file.go). Every activity
+// begins with a Hello from each side, refused when the versions differ
+// (attempt.go), and what is too large for a payload travels as a Blob by
+// reference to the home's blob store (carry.go, package blob).
+//
 // How walkie's policy maps onto Temporal's is written in docs/scale-out.md.
 package temporal

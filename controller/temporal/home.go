@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,6 +24,7 @@ import (
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/controller/engine"
+	"github.com/walkie-sh/walkie/controller/temporal/blob"
 	"github.com/walkie-sh/walkie/session"
 	"github.com/walkie-sh/walkie/walkie"
 )
@@ -38,17 +41,31 @@ type HomeOptions struct {
 	Queues map[string]string
 	// Config is used until the daemon passes its own with a debate.
 	Config *config.Config
-	Log    *zap.Logger
+	// Blobs is where the home keeps what travels by reference (--blobs);
+	// its workers reach it there, or over HTTP (BlobHandler).
+	Blobs *blob.Dir
+	// BlobListen, when set, is the HTTP address the home serves Blobs at
+	// for workers that share no filesystem with it (their --blobs URL);
+	// BlobToken, when set, is the bearer token it wants (CheckBlobListen).
+	BlobListen, BlobToken string
+	// Version is this walkie's (walkie --version): a worker of another
+	// is refused.
+	Version string
+	Log     *zap.Logger
 }
 
 // Home is the file-owning side of `walkie serve --engine temporal`: the
 // home activities, the workflows' worker, and Run, which takes the place
 // of controller.Run in the daemon.
 type Home struct {
-	o   HomeOptions
-	log *zap.Logger
-	cfg atomic.Pointer[config.Config]
-	w   worker.Worker
+	o     HomeOptions
+	log   *zap.Logger
+	cfg   atomic.Pointer[config.Config]
+	w     worker.Worker
+	carry *carrier
+
+	blobSrv *http.Server // serving Blobs at BlobListen
+	pruning chan struct{}
 
 	mu      sync.Mutex
 	links   map[string]*link        // by record path
@@ -66,6 +83,9 @@ type link struct {
 	out     *controller.TurnRef // the attempt begun and not yet settled
 	halted  bool                // a halt was signalled for out
 	extra   int                 // ExtraRounds when last started (-1: never)
+	// sessions are the round table's sessions out on workers (their
+	// workflows' ids), which a halt cancels.
+	sessions map[string]bool
 }
 
 // DefaultHomeQueue is a home's task queue when none is given: one per
@@ -96,11 +116,19 @@ func NewHome(o HomeOptions) (*Home, error) {
 	if o.Log == nil {
 		o.Log = zap.NewNop()
 	}
+	var store blob.Store
+	if o.Blobs != nil {
+		store = o.Blobs
+	}
+	carry, err := newCarrier(context.Background(), store, o.Version)
+	if err != nil {
+		return nil, err
+	}
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, fmt.Errorf("fsnotify: %w", err)
 	}
-	h := &Home{o: o, log: o.Log.Named("temporal"), links: map[string]*link{}, locks: map[string]*walkie.Lock{}, watcher: w}
+	h := &Home{o: o, log: o.Log.Named("temporal"), carry: carry, links: map[string]*link{}, locks: map[string]*walkie.Lock{}, watcher: w}
 	h.cfg.Store(o.Config)
 	return h, nil
 }
@@ -108,7 +136,9 @@ func NewHome(o HomeOptions) (*Home, error) {
 // Register puts the workflow and the home activities on w.
 func (h *Home) Register(w worker.Registry) {
 	w.RegisterWorkflowWithOptions(Debate, workflow.RegisterOptions{Name: WorkflowName})
-	for name, fn := range map[string]any{ActDecide: h.Decide, ActBegin: h.Begin, ActSettle: h.Settle, ActNotify: h.Notify, ActAbandon: h.Abandon} {
+	w.RegisterWorkflowWithOptions(Session, workflow.RegisterOptions{Name: SessionWorkflow})
+	for name, fn := range map[string]any{ActDecide: h.Decide, ActBegin: h.Begin, ActSettle: h.Settle, ActNotify: h.Notify, ActAbandon: h.Abandon,
+		ActTable: h.Table} {
 		w.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}
 }
@@ -121,6 +151,9 @@ func (h *Home) Start() error {
 		return fmt.Errorf("temporal home worker on %s: %w", h.o.Queue, err)
 	}
 	go h.watchHalts()
+	if err := h.serveBlobs(); err != nil {
+		return err
+	}
 	h.log.Info("home polling", zap.String("task_queue", h.o.Queue))
 	return nil
 }
@@ -131,6 +164,14 @@ func (h *Home) Start() error {
 func (h *Home) Stop() {
 	if h.w != nil {
 		h.w.Stop()
+	}
+	if h.blobSrv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = h.blobSrv.Shutdown(ctx)
+		cancel()
+	}
+	if h.pruning != nil {
+		close(h.pruning)
 	}
 	h.o.Client.Close()
 	_ = h.watcher.Close()
@@ -179,8 +220,10 @@ func (h *Home) plan(hm *controller.Home) (Plan, error) {
 	if step.Action != controller.ActRun {
 		return p, nil
 	}
-	if err := checkSize(hm.File(), "the record"); err != nil {
-		return Plan{}, err
+	p.Ref = controller.TurnRef{Turn: step.Turn, Round: step.Round, Participant: step.Participant, Attempt: step.Attempt}
+	if step.Table {
+		p.Table = true
+		return p, nil
 	}
 	a := step.Agent
 	cfg := h.config()
@@ -192,13 +235,33 @@ func (h *Home) plan(hm *controller.Home) (Plan, error) {
 	if _, err := cfg.RenderPrompt(name, data); err != nil {
 		return Plan{}, engine.BadInput(fmt.Errorf("prompt for %s: %w", step.Participant, err))
 	}
-	p.Ref = controller.TurnRef{Turn: step.Turn, Round: step.Round, Participant: step.Participant, Attempt: step.Attempt}
 	p.Queue = AgentQueue(a.Name, h.o.Queues)
-	p.Turn = TurnInput{Debate: filepath.Base(hm.Dir()), FileName: filepath.Base(hm.File()), Turn: step.Turn, Round: step.Round,
+	p.Turn = TurnInput{Hello: h.carry.says(), Debate: filepath.Base(hm.Dir()), FileName: filepath.Base(hm.File()), Turn: step.Turn, Round: step.Round,
 		Attempt: step.Attempt, Participant: step.Participant, Agent: a.Name, PromptName: name, PromptSource: cfg.Prompts[name],
-		Prompt: step.Prompt, Timeout: a.Timeout, Stall: a.Stall, Grace: a.Grace, KillGrace: a.KillGrace}
+		Prompt: step.Prompt, Timing: timingOf(a.Timing)}
+	if step.Implementer != nil {
+		if _, err := cfg.RenderRoundtable("implementer", *step.Implementer); err != nil {
+			return Plan{}, engine.BadInput(fmt.Errorf("the implementer's prompt: %w", err))
+		}
+		p.Turn.Implementer = &ImplementerTurn{Template: cfg.Roundtable.Implementer, Data: *step.Implementer,
+			Workspace: insideDir(filepath.Dir(hm.File()), step.Implementer.Workspace)}
+	}
 	p.StartToClose, p.Heartbeat = turnTimeouts(a.Timing)
 	return p, nil
+}
+
+func timingOf(t config.Timing) Timing {
+	return Timing{Timeout: t.Timeout, Stall: t.Stall, Grace: t.Grace, KillGrace: t.KillGrace}
+}
+
+// insideDir is path relative to dir, slash-separated, when it lies inside
+// it ("." for dir itself), else "".
+func insideDir(dir, path string) string {
+	rel, err := filepath.Rel(dir, path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return ""
+	}
+	return filepath.ToSlash(rel)
 }
 
 // Heartbeat timeout bounds: the worker heartbeats every heartbeatEvery
@@ -254,10 +317,21 @@ func (h *Home) Begin(ctx context.Context, in BeginInput) (Began, error) {
 		return Began{}, activityError(err)
 	}
 	snapshot, started := b.Snapshot, b.Started
-	if len(snapshot) > MaxRecordBytes {
+	out := Began{Started: started, Worktree: b.Worktree}
+	abandon := func(err error) (Began, error) {
 		_ = hm.Abandon(controller.TurnRef{Turn: in.Ref.Turn, Round: in.Ref.Round, Participant: in.Ref.Participant, Attempt: in.Ref.Attempt, Started: started})
 		h.unlock(hm.Dir())
-		return Began{}, tooLarge("the record", len(snapshot))
+		return Began{}, err
+	}
+	if out.Record, err = h.carry.putBytes(ctx, snapshot); err != nil {
+		return abandon(fmt.Errorf("the record: %w", err))
+	}
+	if in.Implementer {
+		files, err := h.implementerFiles(ctx, hm)
+		if err != nil {
+			return abandon(err)
+		}
+		out.Implementer = &files
 	}
 	ref := in.Ref
 	ref.Started = started
@@ -265,7 +339,7 @@ func (h *Home) Begin(ctx context.Context, in BeginInput) (Began, error) {
 	h.emit(hm.File(), controller.Event{Kind: controller.EventTurnStarted, Turn: ref.Turn, Round: ref.Round, Agent: ref.Participant, Attempt: ref.Attempt, Started: started})
 	h.log.Info("turn sent", zap.String("debate", filepath.Base(hm.Dir())), zap.Int("turn", ref.Turn), zap.String("agent", ref.Participant),
 		zap.Int("attempt", ref.Attempt))
-	return Began{Started: started, Record: snapshot, Worktree: b.Worktree}, nil
+	return out, nil
 }
 
 // Settle is the home activity that records the attempt: the worker's
@@ -284,16 +358,16 @@ func (h *Home) Settle(ctx context.Context, in SettleInput) (Settled, error) {
 		return Settled{}, errors.New("another walkie controller holds the debate; waiting for it")
 	}
 	defer h.unlock(hm.Dir())
-	var after []byte
-	var commits *controller.Commits
-	res := lostResult(in)
+	out := controller.Remote{Session: lostResult(in)}
 	if r := in.Result; r != nil {
-		after, commits = r.After, r.Commits
-		if res, err = homeResult(hm.Dir(), in.Ref, r); err != nil {
+		if err := h.checkWorker(r.Worker, r.Hello); err != nil {
+			return Settled{}, activityError(err)
+		}
+		if out, err = h.remote(ctx, hm, in.Ref, r); err != nil {
 			return Settled{}, err
 		}
 	}
-	rec, err := hm.Settle(in.Ref, after, res, commits)
+	rec, err := hm.Settle(in.Ref, out)
 	h.settled(hm.Dir(), hm.File(), in.Ref, rec, err == nil)
 	if errors.Is(err, controller.ErrStale) {
 		h.log.Warn("a remote turn's result came for an attempt no longer running; not recorded", zap.String("file", hm.File()),
@@ -319,26 +393,48 @@ func lostResult(in SettleInput) engine.Result {
 	return engine.Result{Result: r}
 }
 
-// homeResult writes a worker's transcripts where the loop writes its own
-// and returns the session's result naming them.
-func homeResult(dir string, ref controller.TurnRef, r *TurnResult) (engine.Result, error) {
-	res := r.Session
-	base := engine.TranscriptBase(dir, ref.Turn, ref.Participant, ref.Attempt)
+// remote takes what a worker sent back out of its blobs: the agent's
+// version of the record, its commits, the transcripts (written where the
+// loop writes its own), and what an implementer changed in the workspace.
+func (h *Home) remote(ctx context.Context, hm *controller.Home, ref controller.TurnRef, r *TurnResult) (controller.Remote, error) {
+	out := controller.Remote{Commits: r.Commits}
+	var err error
+	if r.After != nil {
+		if out.After, err = h.carry.bytes(ctx, *r.After, blob.Max); err != nil {
+			return out, fmt.Errorf("the agent's version of the record: %w", err)
+		}
+	}
+	if r.Bundle != nil && out.Commits != nil {
+		c := *out.Commits
+		if c.Bundle, err = h.carry.bytes(ctx, *r.Bundle, blob.Max); err != nil {
+			return out, fmt.Errorf("the turn's commits: %w", err)
+		}
+		out.Commits = &c
+	}
+	if out.Session, err = h.transcripts(ctx, engine.TranscriptBase(hm.Dir(), ref.Turn, ref.Participant, ref.Attempt), r.Session, r.Raw, r.Text); err != nil {
+		return out, fmt.Errorf("the transcript of turn %d: %w", ref.Turn, err)
+	}
+	if ws := r.Workspace; ws != nil {
+		out.Land = func() error { return h.land(ctx, hm, ws) }
+	}
+	return out, nil
+}
+
+// transcripts writes a worker's transcripts where the loop writes its own,
+// base+".log" and ".txt", and returns the session's result naming them.
+func (h *Home) transcripts(ctx context.Context, base string, res engine.Result, raw, text Blob) (engine.Result, error) {
 	if err := os.MkdirAll(filepath.Dir(base), 0o755); err != nil {
 		return res, err
 	}
-	write := func(path string, b []byte, size int64) error {
-		if int64(len(b)) < size {
-			b = append(b, fmt.Sprintf("\n[walkie: %d of %d bytes shown; the whole transcript is on worker %s in %s]\n", len(b), size, r.Worker, r.Kept)...)
-		}
-		return walkie.WriteFileAtomic(path, b, 0o644)
-	}
 	res.RawPath, res.TextPath = base+".log", base+".txt"
-	if err := write(res.RawPath, r.Raw, r.RawSize); err != nil {
-		return res, fmt.Errorf("write the transcript of turn %d: %w", ref.Turn, err)
-	}
-	if err := write(res.TextPath, r.Text, r.TextSize); err != nil {
-		return res, fmt.Errorf("write the transcript of turn %d: %w", ref.Turn, err)
+	for path, b := range map[string]Blob{res.RawPath: raw, res.TextPath: text} {
+		tmp := path + ".tmp"
+		if err := h.carry.writeFile(ctx, b, tmp, 0o644); err != nil {
+			return res, err
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			return res, err
+		}
 	}
 	return res, nil
 }
@@ -421,11 +517,24 @@ func (h *Home) sent(dir, file string, ref *controller.TurnRef) {
 	l := h.linkFor(file)
 	l.id, l.out, l.halted = filepath.Base(dir), ref, false
 	h.mu.Unlock()
+	h.watch(dir, file)
+}
+
+// watch watches the debate's state (in dir) for a halt, while a turn or a
+// round table's sessions are out.
+func (h *Home) watch(dir, file string) {
+	h.mu.Lock()
+	h.linkFor(file).id = filepath.Base(dir)
+	h.mu.Unlock()
 	if err := h.watcher.Add(dir); err != nil {
 		h.log.Warn("cannot watch the debate for halts; walkie halt takes effect after the turn", zap.String("dir", dir), zap.Error(err))
 	}
 	// A halt written before the watch began left no event.
 	h.checkHalt(dir)
+}
+
+func (h *Home) unwatch(dir string) {
+	_ = h.watcher.Remove(dir) // gone already when the home restarted meanwhile
 }
 
 // settled notes that ref is no longer out, and the record if there is one.
@@ -439,7 +548,7 @@ func (h *Home) settled(dir, file string, ref controller.TurnRef, rec controller.
 		l.recs = append(l.recs, rec)
 	}
 	h.mu.Unlock()
-	_ = h.watcher.Remove(dir) // gone already when the home restarted meanwhile
+	h.unwatch(dir)
 }
 
 // emit gives e to the daemon's observer for file, or keeps it until the
@@ -462,23 +571,6 @@ func (h *Home) emit(file string, e controller.Event) {
 	if obs != nil {
 		obs(e)
 	}
-}
-
-// checkSize refuses a file larger than a payload carries.
-func checkSize(file, what string) error {
-	fi, err := os.Stat(file)
-	if err != nil {
-		return err
-	}
-	if fi.Size() > MaxRecordBytes {
-		return tooLarge(what, int(fi.Size()))
-	}
-	return nil
-}
-
-func tooLarge(what string, n int) error {
-	return temporalsdk.NewNonRetryableApplicationError(fmt.Sprintf("%s is %d bytes; the Temporal engine carries records up to %d (Temporal's payload limit is 2 MiB): run this debate on the local engine",
-		what, n, MaxRecordBytes), ErrTypeTooLarge, nil)
 }
 
 // activityError marks bad input as an error no retry fixes; any other

@@ -266,32 +266,42 @@ func (h *Home) watchHalts() {
 	}
 }
 
-// checkHalt signals the halt once per attempt out.
+// checkHalt signals the halt once per attempt out: to the debate's
+// workflow, which cancels its turn, and to the round table's sessions
+// out on workers, each of which cancels its own.
 func (h *Home) checkHalt(dir string) {
 	st, err := walkie.LoadState(dir)
 	if err != nil || st.Status != walkie.StatusHalted {
 		return
 	}
 	id := filepath.Base(dir)
+	var targets []string
 	h.mu.Lock()
-	var l *link
-	for _, x := range h.links {
-		if x.id == id && x.out != nil && !x.halted {
-			l = x
+	for _, l := range h.links {
+		if l.id != id {
+			continue
+		}
+		if l.out != nil && !l.halted {
+			l.halted = true
+			targets = append(targets, id)
+		}
+		for s, signalled := range l.sessions {
+			if !signalled {
+				continue
+			}
+			l.sessions[s] = false // signalled once
+			targets = append(targets, s)
 		}
 	}
-	if l != nil {
-		l.halted = true
-	}
 	h.mu.Unlock()
-	if l == nil {
-		return
+	for _, wid := range targets {
+		ctx, cancel := context.WithTimeout(context.Background(), homeTimeout)
+		err := h.o.Client.SignalWorkflow(ctx, wid, "", SignalHalt, nil)
+		cancel()
+		if err != nil {
+			h.log.Warn("cannot signal the halt; the session runs to its end and the debate stops after it", zap.String("workflow", wid), zap.Error(err))
+			continue
+		}
+		h.log.Info("halt signalled to the running session", zap.String("workflow", wid), zap.String("reason", st.Reason))
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), homeTimeout)
-	defer cancel()
-	if err := h.o.Client.SignalWorkflow(ctx, id, "", SignalHalt, nil); err != nil {
-		h.log.Warn("cannot signal the halt; the turn runs to its end and the debate stops after it", zap.String("debate", id), zap.Error(err))
-		return
-	}
-	h.log.Info("halt signalled to the running turn", zap.String("debate", id), zap.String("reason", st.Reason))
 }

@@ -2,17 +2,12 @@ package temporal
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
-	"time"
 
 	"go.temporal.io/sdk/activity"
 	temporalsdk "go.temporal.io/sdk/temporal"
@@ -21,7 +16,9 @@ import (
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/controller/engine"
+	"github.com/walkie-sh/walkie/controller/temporal/blob"
 	"github.com/walkie-sh/walkie/session"
+	"github.com/walkie-sh/walkie/walkie"
 )
 
 // Turn is the turn activity: one attempt at a turn, run with the engine
@@ -32,6 +29,9 @@ import (
 // stopping ends it as interrupted. The agent's version of the file, the
 // session's result and the transcripts go back; the home judges them.
 func (w *Worker) Turn(ctx context.Context, in TurnInput) (TurnResult, error) {
+	if err := w.hello(ctx, in.Hello); err != nil {
+		return TurnResult{}, err
+	}
 	info := activity.GetInfo(ctx)
 	// These name paths on this machine: a home may not reach outside the
 	// worker's directory with them.
@@ -40,84 +40,51 @@ func (w *Worker) Turn(ctx context.Context, in TurnInput) (TurnResult, error) {
 			return TurnResult{}, w.badInput(fmt.Errorf("the turn names %q, which is not a plain file name", name))
 		}
 	}
-	agent, err := w.o.Config.Agent(in.Agent)
+	role := config.RoleDebater
+	if in.Implementer != nil {
+		role = config.RoleImplementer
+	}
+	agent, err := w.agent(in.Agent, role, in.Timing)
 	if err != nil {
-		return TurnResult{}, w.badInput(fmt.Errorf("no agent %s in its config: %w", in.Agent, err))
+		return TurnResult{}, err
 	}
-	// The home's policy for the session; how to run the CLI is this
-	// machine's, with the tools of a debate turn.
-	agent = agent.ForRole(config.RoleDebater)
-	agent.Timeout, agent.Stall, agent.Grace, agent.KillGrace = in.Timeout, in.Stall, in.Grace, in.KillGrace
 	dir := filepath.Join(w.o.Dir, in.Debate, fmt.Sprintf("%04d-%s-%d.%d", in.Turn, in.Participant, in.Attempt, info.Attempt))
-	work := filepath.Join(dir, "work")
-	if err := os.MkdirAll(work, 0o755); err != nil {
-		return TurnResult{}, fmt.Errorf("attempt directory: %w", err)
+	a, err := w.newAttempt(ctx, dir, engine.TranscriptBase(dir, in.Turn, in.Participant, in.Attempt)+".log")
+	if err != nil {
+		return TurnResult{}, err
 	}
+	defer a.close()
+	work := filepath.Join(dir, "work")
 	// The agent's scratch goes with the attempt; the transcripts stay.
 	defer os.RemoveAll(work)
 	file := filepath.Join(work, in.FileName)
-	if err := os.WriteFile(file, in.Record, 0o644); err != nil {
-		return TurnResult{}, fmt.Errorf("copy of the record: %w", err)
-	}
-	data := in.Prompt
-	data.File = file
-	prompt, err := (&config.Config{Prompts: map[string]string{in.PromptName: in.PromptSource}}).RenderPrompt(in.PromptName, data)
+	before, err := w.copyRecord(ctx, in.Record, file)
 	if err != nil {
-		return TurnResult{}, w.badInput(fmt.Errorf("prompt for %s: %w", in.Participant, err))
-	}
-	control := filepath.Join(dir, "control")
-	if err := os.WriteFile(control, nil, 0o644); err != nil {
 		return TurnResult{}, err
 	}
-	var halted atomic.Bool
-	var line atomic.Value
-	line.Store("")
-	// The session outlives the activity's context on purpose, as it
-	// outlives the loop's: it is ended, and the attempt reported, rather
-	// than dropped.
-	runCtx, interrupt := context.WithCancel(context.WithoutCancel(ctx))
-	defer interrupt()
-	watching := make(chan struct{})
-	defer close(watching)
-	go func() {
-		select {
-		case <-watching:
-			return
-		case <-ctx.Done():
+	var ws *copiedWorkspace
+	prompt, err := w.turnPrompt(in, file)
+	if in.Implementer != nil && err == nil {
+		// The record stays outside the workspace, as at home; the agent
+		// changes the copy, and what it changed goes back.
+		ws, err = w.copyWorkspace(ctx, in, work)
+		if err == nil {
+			prompt, err = w.implementerPrompt(in.Implementer, file, ws)
 		}
-		if w.stopping.Err() != nil || errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			interrupt() // the worker is stopping, or the server gave up on it
-			return
-		}
-		// The workflow cancels a turn only for a halt: the engine sees it
-		// through the control file, as it sees the log at home.
-		halted.Store(true)
-		_ = os.WriteFile(control, []byte("halted\n"), 0o644)
-	}()
-	at := engine.TurnAttempt{File: file, Before: in.Record, Turn: in.Turn, Round: in.Round, Attempt: in.Attempt,
-		Participant: in.Participant, Agent: agent, Prompt: prompt, StateDir: dir, Control: control, Halted: halted.Load,
-		Started: func(s *session.Session) { w.noteSession(dir, s) },
-		Output:  func(l string) { line.Store(l) },
 	}
-	transcript := engine.TranscriptBase(dir, in.Turn, in.Participant, in.Attempt) + ".log"
-	beating, stopBeating := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(beating)
-		heartbeat(ctx, stopBeating, func() Progress {
-			var n int64
-			if fi, err := os.Stat(transcript); err == nil {
-				n = fi.Size()
-			}
-			return Progress{Worker: w.identity, Bytes: n, Line: line.Load().(string)}
-		})
-	}()
-	// No heartbeat may race the activity's return: the SDK cancels its
-	// context then, and the heartbeat would fail.
-	stop := sync.OnceFunc(func() {
-		close(stopBeating)
-		<-beating
-	})
-	defer stop()
+	if err != nil {
+		return TurnResult{}, err
+	}
+	id := session.NewID()
+	at := engine.TurnAttempt{File: file, Before: before, Turn: in.Turn, Round: in.Round, Attempt: in.Attempt,
+		Participant: in.Participant, Agent: agent, Prompt: prompt, StateDir: dir, Control: a.control, Halted: a.halted.Load, ID: id,
+		Started: a.started,
+		Output:  func(l string) { a.line.Store(l) },
+		Role:    role,
+	}
+	if ws != nil {
+		at.Reach = ws.reach()
+	}
 	// Heartbeating already: fetching the start commit may take a while.
 	// The record stays outside the worktree, as at home: the agent
 	// appends to the file its prompt names.
@@ -130,11 +97,13 @@ func (w *Worker) Turn(ctx context.Context, in TurnInput) (TurnResult, error) {
 		at.Dir, at.Env = tr.Path, controller.WorktreeEnv(tr.Path, tr.Branch, tr.start)
 		at.Reach = engine.WorktreeReach(tr.Path, tr.repo.Root)
 	}
+	if err := a.starting(id, ""); err != nil {
+		return TurnResult{}, err
+	}
 	w.log.Info("turn started", zap.String("debate", in.Debate), zap.Int("turn", in.Turn), zap.String("agent", in.Participant),
 		zap.Int("attempt", in.Attempt), zap.Int32("delivery", info.Attempt))
-	res, err := w.eng.RunTurn(runCtx, at)
-	stop()
-	_ = os.Remove(filepath.Join(dir, sessionFile))
+	res, err := w.eng.RunTurn(a.ctx, at)
+	a.close()
 	if err != nil {
 		if errors.Is(err, engine.ErrBadInput) {
 			return TurnResult{}, w.badInput(err)
@@ -142,125 +111,116 @@ func (w *Worker) Turn(ctx context.Context, in TurnInput) (TurnResult, error) {
 		return TurnResult{}, err
 	}
 	res.Worker = w.identity
-	r, err := w.result(file, dir, res, info.Attempt)
+	r, err := w.result(ctx, file, before, dir, res, info.Attempt)
 	if err == nil {
-		r.Commits, err = w.finish(ctx, tr, dir, MaxRecordBytes-len(r.After))
+		r.Commits, r.Bundle, err = w.finish(ctx, tr, dir)
+	}
+	if err == nil && ws != nil {
+		r.Workspace, err = w.workspaceChanges(ctx, ws)
 	}
 	if err != nil {
 		return TurnResult{}, err
 	}
 	w.log.Info("turn done", zap.String("debate", in.Debate), zap.Int("turn", in.Turn), zap.String("agent", in.Participant),
 		zap.String("ending", string(res.Ending)), zap.String("stop", string(res.Stop)), zap.Int64("output_bytes", res.Bytes))
-	if res.Stop == "" {
-		if out, detail, ok := engine.Failure(res.Result, "turn"); ok && !out.Retryable() {
-			// Never retried, by walkie's rule: the retry policy lists the
-			// type, and the attempt travels in the details to be recorded.
-			return TurnResult{}, temporalsdk.NewApplicationErrorWithOptions(detail, string(out), temporalsdk.ApplicationErrorOptions{Details: []any{r}})
-		}
-	}
-	return r, nil
+	return r, w.unretried(res, "turn", r)
 }
 
-// result gathers what goes home: the agent's version of the file and the
-// transcripts, cut to size.
-func (w *Worker) result(file, dir string, res engine.Result, delivery int32) (TurnResult, error) {
-	r := TurnResult{Session: res, Worker: w.identity, Delivery: delivery, Kept: dir}
-	// The agent may have left a gibibyte: read no more than can travel.
-	after, size, err := readCapped(file, MaxRecordBytes)
+// agent is the configured agent name as it runs here, with the tools of
+// the session's role and the home's timing: the home's policy for the
+// session; how to run the CLI is this machine's.
+func (w *Worker) agent(name, role string, t Timing) (config.Agent, error) {
+	agent, err := w.o.Config.Agent(name)
+	if err != nil {
+		return agent, w.badInput(fmt.Errorf("no agent %s in its config: %w", name, err))
+	}
+	agent = agent.ForRole(role)
+	agent.Timeout, agent.Stall, agent.Grace, agent.KillGrace = t.Timeout, t.Stall, t.Grace, t.KillGrace
+	return agent, nil
+}
+
+// unretried fails the activity with its result in the details when the
+// session's outcome is never retried, by walkie's rule: the retry policy
+// lists the type, and the attempt travels in the details to be recorded.
+func (w *Worker) unretried(res engine.Result, what string, details any) error {
+	if res.Stop != "" {
+		return nil
+	}
+	if out, detail, ok := engine.Failure(res.Result, what); ok && !out.Retryable() {
+		return temporalsdk.NewApplicationErrorWithOptions(detail, string(out), temporalsdk.ApplicationErrorOptions{Details: []any{details}})
+	}
+	return nil
+}
+
+// copyRecord writes the record the home sent into the worker's copy and
+// returns its bytes.
+func (w *Worker) copyRecord(ctx context.Context, record Blob, file string) ([]byte, error) {
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return nil, err
+	}
+	b, err := w.carry.bytes(ctx, record, blob.Max)
+	if err != nil {
+		return nil, fmt.Errorf("the record: %w", err)
+	}
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		return nil, fmt.Errorf("copy of the record: %w", err)
+	}
+	return b, nil
+}
+
+// turnPrompt renders the home's prompt template for the worker's copy.
+func (w *Worker) turnPrompt(in TurnInput, file string) (string, error) {
+	data := in.Prompt
+	data.File = file
+	prompt, err := (&config.Config{Prompts: map[string]string{in.PromptName: in.PromptSource}}).RenderPrompt(in.PromptName, data)
+	if err != nil {
+		return "", w.badInput(fmt.Errorf("prompt for %s: %w", in.Participant, err))
+	}
+	return prompt, nil
+}
+
+// result gathers what goes home: the agent's version of the file, read no
+// further than the home's judge would read it, and the transcripts.
+func (w *Worker) result(ctx context.Context, file string, before []byte, dir string, res engine.Result, delivery int32) (TurnResult, error) {
+	r := TurnResult{Hello: w.carry.says(), Session: res, Worker: w.identity, Delivery: delivery, Kept: dir}
+	limit := int64(len(before)) + int64(walkie.DefaultMaxTurnBytes) + (64 << 10)
+	if m, err := walkie.ReadMeta(file); err == nil {
+		limit = walkie.JudgeLimit(&m, before)
+	}
+	// The agent may have left a gibibyte: read no more than is judged.
+	after, err := readHead(file, limit+1)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, os.ErrNotExist):
 	case err != nil:
 		return r, err
-	case size > MaxRecordBytes:
-		return r, tooLarge("the agent's version of the record", int(size))
 	default:
-		r.After = after
+		b, err := w.carry.putBytes(ctx, after)
+		if err != nil {
+			return r, fmt.Errorf("the agent's version of the record: %w", err)
+		}
+		r.After = &b
 	}
-	if r.Raw, r.RawSize, err = readCapped(res.RawPath, TranscriptCap); err != nil {
-		return r, err
+	if r.Raw, err = w.carry.putFile(ctx, res.RawPath); err != nil {
+		return r, fmt.Errorf("the transcript: %w", err)
 	}
-	if r.Text, r.TextSize, err = readCapped(res.TextPath, TranscriptCap); err != nil {
-		return r, err
+	if r.Text, err = w.carry.putFile(ctx, res.TextPath); err != nil {
+		return r, fmt.Errorf("the transcript: %w", err)
 	}
 	return r, nil
 }
 
-// readCapped reads path whole when it is at most limit bytes, else its
-// first and last halves around a line saying how much was cut: the start
-// says what the agent set out to do, the end how it ended.
-func readCapped(path string, limit int) ([]byte, int64, error) {
-	if path == "" {
-		return nil, 0, nil
-	}
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, 0, nil
+// readHead reads at most n bytes of a regular file.
+func readHead(path string, n int64) ([]byte, error) {
+	f, err := walkie.OpenRegular(path, os.O_RDONLY)
+	var nr *walkie.NotRegularError
+	if errors.As(err, &nr) {
+		return nil, os.ErrNotExist // replaced by what is never opened: no agent's version to judge
 	}
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, 0, err
-	}
-	size := fi.Size()
-	if size <= int64(limit) {
-		// Something the agent left running may still write: the bound
-		// holds anyway.
-		b, err := io.ReadAll(io.LimitReader(f, int64(limit)))
-		return b, size, err
-	}
-	half := int64(limit / 2)
-	head := make([]byte, half)
-	tail := make([]byte, half)
-	if _, err := f.ReadAt(head, 0); err != nil {
-		return nil, 0, err
-	}
-	if _, err := f.ReadAt(tail, size-half); err != nil {
-		return nil, 0, err
-	}
-	out := append(head, fmt.Sprintf("\n[walkie: %d bytes cut here]\n", size-2*half)...)
-	return append(out, tail...), size, nil
-}
-
-// heartbeat reports progress every heartbeatEvery until done closes: a
-// worker that stops heartbeating is lost, and its turn goes to another.
-// Each heartbeat is also how a cancel reaches the activity.
-func heartbeat(ctx context.Context, done <-chan struct{}, progress func() Progress) {
-	t := time.NewTicker(heartbeatEvery)
-	defer t.Stop()
-	for {
-		activity.RecordHeartbeat(ctx, progress())
-		select {
-		case <-done:
-			return
-		case <-ctx.Done():
-			return // cancelled: the session is being ended, and nobody reads progress now
-		case <-t.C:
-		}
-	}
-}
-
-// sessionFile, in an attempt's directory, names the running session's
-// process, so a worker that died leaves enough for the next start to end
-// the agent it left behind.
-const sessionFile = "session.json"
-
-func (w *Worker) noteSession(dir string, s *session.Session) {
-	id, err := session.Identify(s.Pid())
-	if err != nil {
-		w.log.Warn("cannot identify the session's process", zap.Int("pid", s.Pid()), zap.Error(err))
-		return
-	}
-	w.noteSessionID(dir, id)
-}
-
-func (w *Worker) noteSessionID(dir string, id session.ProcIdentity) {
-	b, _ := json.Marshal(id)
-	if err := os.WriteFile(filepath.Join(dir, sessionFile), b, 0o644); err != nil {
-		w.log.Warn("cannot record the session's process", zap.Error(err))
-	}
+	return io.ReadAll(io.LimitReader(f, n))
 }
 
 // badInput is an error no retry on any worker fixes until a person acts.

@@ -2,8 +2,8 @@ package temporal
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +22,7 @@ import (
 
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller/engine"
+	"github.com/walkie-sh/walkie/controller/temporal/blob"
 	"github.com/walkie-sh/walkie/session"
 	"github.com/walkie-sh/walkie/walkie"
 )
@@ -35,14 +36,29 @@ func newTestWorker(t *testing.T, command, extra string) *Worker {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &Worker{o: WorkerOptions{Config: cfg, Dir: t.TempDir()}, log: zap.NewNop(), identity: "test-worker", stopping: t.Context()}
+	store, err := blob.OpenDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	carry, err := newCarrier(t.Context(), store, testBuild)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &Worker{o: WorkerOptions{Config: cfg, Dir: t.TempDir(), Blobs: store}, log: zap.NewNop(), identity: "test-worker", stopping: t.Context(), carry: carry}
 	w.eng = engine.New(cfg, zap.NewNop())
 	t.Cleanup(w.eng.Close)
 	return w
 }
 
-// turnInput is turn 1 of a fresh record, as the home plans it.
-func turnInput(t *testing.T) TurnInput {
+// testBuild is the walkie version the tests' homes and workers run.
+const testBuild = "v0.0.0-test"
+
+// homeHello is what a home of the test build, keeping its blobs where w
+// reads them, says.
+func homeHello(w *Worker) Hello { return w.carry.says() }
+
+// turnInput is turn 1 of a fresh record, as the home of w plans it.
+func turnInput(t *testing.T, w *Worker) TurnInput {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "d.walkie.md")
 	if err := walkie.Init(file, walkie.InitOptions{Participants: []string{"alice", "bob"}, MaxRounds: 2, Briefing: []byte("Decide.\n")}); err != nil {
@@ -55,10 +71,23 @@ func turnInput(t *testing.T) TurnInput {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return TurnInput{Debate: "d", FileName: "d.walkie.md", Record: record, Turn: 1, Round: 1, Attempt: 1, Participant: "alice", Agent: "alice",
+	return TurnInput{Hello: homeHello(w), Debate: "d", FileName: "d.walkie.md", Record: Blob{Data: record}, Turn: 1, Round: 1, Attempt: 1, Participant: "alice", Agent: "alice",
 		PromptName: "turn", PromptSource: "Write turn {{.Turn}} of {{.File}} as {{.Agent}}.",
-		Prompt:  config.PromptData{Agent: "alice", Turn: 1, Round: 1, MaxRounds: 2, Participants: []string{"alice", "bob"}},
-		Timeout: 20 * time.Second, Stall: 10 * time.Second, Grace: 100 * time.Millisecond, KillGrace: 500 * time.Millisecond}
+		Prompt: config.PromptData{Agent: "alice", Turn: 1, Round: 1, MaxRounds: 2, Participants: []string{"alice", "bob"}},
+		Timing: Timing{Timeout: 20 * time.Second, Stall: 10 * time.Second, Grace: 100 * time.Millisecond, KillGrace: 500 * time.Millisecond}}
+}
+
+// got is what a Blob carries, over w's store.
+func got(t *testing.T, w *Worker, b *Blob) []byte {
+	t.Helper()
+	if b == nil {
+		return nil
+	}
+	data, err := w.carry.bytes(t.Context(), *b, blob.Max)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }
 
 func runTurnActivity(t *testing.T, w *Worker, in TurnInput, beats func(Progress)) (TurnResult, error) {
@@ -91,7 +120,7 @@ func runTurnActivity(t *testing.T, w *Worker, in TurnInput, beats func(Progress)
 // session's result and its transcript come back.
 func TestTurnRunsOnACopyWithAPromptForItsPath(t *testing.T) {
 	w := newTestWorker(t, `[sh, -c, 'echo "prompt: $0"; sleep 1.2; printf "\n## Turn 1 · alice\nFrom the worker.\n" >> "$1"', "{prompt}", "{file}"]`, "")
-	in := turnInput(t)
+	in := turnInput(t, w)
 	var mu sync.Mutex
 	var beats []Progress
 	r, err := runTurnActivity(t, w, in, func(p Progress) {
@@ -102,14 +131,15 @@ func TestTurnRunsOnACopyWithAPromptForItsPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.HasPrefix(r.After, in.Record) || !bytes.Contains(r.After, []byte("From the worker.")) {
-		t.Fatalf("the agent's version does not hold its turn on top of the record:\n%s", r.After)
+	after, text := got(t, w, r.After), got(t, w, &r.Text)
+	if !bytes.HasPrefix(after, in.Record.Data) || !bytes.Contains(after, []byte("From the worker.")) {
+		t.Fatalf("the agent's version does not hold its turn on top of the record:\n%s", after)
 	}
 	copyPath := filepath.Join(r.Kept, "work", "d.walkie.md")
-	if !strings.HasPrefix(r.Kept, w.o.Dir) || !bytes.Contains(r.Text, []byte("prompt: Write turn 1 of "+copyPath+" as alice.")) {
-		t.Fatalf("the prompt did not name the worker's copy %s; transcript:\n%s", copyPath, r.Text)
+	if !strings.HasPrefix(r.Kept, w.o.Dir) || !bytes.Contains(text, []byte("prompt: Write turn 1 of "+copyPath+" as alice.")) {
+		t.Fatalf("the prompt did not name the worker's copy %s; transcript:\n%s", copyPath, text)
 	}
-	if r.Worker != "test-worker" || r.Session.Worker != "test-worker" || r.Session.ExitCode != 0 || r.TextSize != int64(len(r.Text)) {
+	if r.Worker != "test-worker" || r.Session.Worker != "test-worker" || r.Session.ExitCode != 0 || r.Hello != w.carry.says() {
 		t.Fatalf("result %+v", r.Session)
 	}
 	if _, err := os.Stat(filepath.Join(r.Kept, "work")); !errors.Is(err, os.ErrNotExist) {
@@ -133,7 +163,7 @@ func TestTurnRunsOnACopyWithAPromptForItsPath(t *testing.T) {
 func TestTurnFailsAuthWithTheAttempt(t *testing.T) {
 	w := newTestWorker(t, `[sh, -c, 'echo "Not logged in · Please run /login"; sleep 5']`,
 		"    rules: [{match: \"Not logged in\", outcome: auth, detail: \"log alice in\"}]\n")
-	_, err := runTurnActivity(t, w, turnInput(t), nil)
+	_, err := runTurnActivity(t, w, turnInput(t, w), nil)
 	var app *temporalsdk.ApplicationError
 	if !errors.As(err, &app) || app.Type() != string(walkie.OutcomeAuth) {
 		t.Fatalf("error %v, want an application error of type auth", err)
@@ -148,7 +178,7 @@ func TestTurnFailsAuthWithTheAttempt(t *testing.T) {
 // worker, and never retried.
 func TestTurnWithAMissingCommandIsBadInput(t *testing.T) {
 	w := newTestWorker(t, `[no-such-agent-cli-here]`, "")
-	_, err := runTurnActivity(t, w, turnInput(t), nil)
+	_, err := runTurnActivity(t, w, turnInput(t, w), nil)
 	var app *temporalsdk.ApplicationError
 	if !errors.As(err, &app) || app.Type() != ErrTypeBadInput || !app.NonRetryable() || !strings.Contains(app.Error(), "test-worker") {
 		t.Fatalf("error %v, want non-retryable bad input naming the worker", err)
@@ -158,13 +188,13 @@ func TestTurnWithAMissingCommandIsBadInput(t *testing.T) {
 		func(in *TurnInput) { in.Debate = ".." },
 		func(in *TurnInput) { in.Participant = "a/b" },
 	} {
-		in := turnInput(t)
+		in := turnInput(t, w)
 		bad(&in)
 		if _, err := runTurnActivity(t, w, in, nil); !errors.As(err, &app) || app.Type() != ErrTypeBadInput || !strings.Contains(app.Error(), "not a plain file name") {
 			t.Fatalf("error %v, want bad input for a path outside the worker's directory", err)
 		}
 	}
-	in := turnInput(t)
+	in := turnInput(t, w)
 	in.Agent = "carol"
 	if _, err := runTurnActivity(t, w, in, nil); !errors.As(err, &app) || app.Type() != ErrTypeBadInput || !strings.Contains(app.Error(), "carol") {
 		t.Fatalf("error %v, want bad input for an agent this worker lacks", err)
@@ -175,7 +205,7 @@ func TestTurnWithAMissingCommandIsBadInput(t *testing.T) {
 // says: here the home's one-second timeout ends a sleeping agent.
 func TestTurnTakesTheHomesTiming(t *testing.T) {
 	w := newTestWorker(t, `[sleep, "30"]`, "")
-	in := turnInput(t)
+	in := turnInput(t, w)
 	in.Timeout = time.Second
 	start := time.Now()
 	r, err := runTurnActivity(t, w, in, nil)
@@ -187,56 +217,61 @@ func TestTurnTakesTheHomesTiming(t *testing.T) {
 	}
 }
 
-func TestReadCappedKeepsTheStartAndTheEnd(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "t.log")
-	body := "START" + strings.Repeat("x", 10_000) + "END"
-	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	b, size, err := readCapped(path, 1000)
-	if err != nil || size != int64(len(body)) {
-		t.Fatalf("size %d, %v", size, err)
-	}
-	if !bytes.HasPrefix(b, []byte("START")) || !bytes.HasSuffix(b, []byte("END")) || !bytes.Contains(b, []byte(fmt.Sprintf("%d bytes cut", len(body)-1000))) || len(b) > 1100 {
-		t.Fatalf("capped to %d bytes: %q…%q", len(b), b[:20], b[len(b)-20:])
-	}
-	if b, size, err := readCapped(path, 1<<20); err != nil || string(b) != body || size != int64(len(body)) {
-		t.Fatal("a short transcript is not read whole")
-	}
-	if b, size, err := readCapped(filepath.Join(t.TempDir(), "none"), 10); err != nil || b != nil || size != 0 {
-		t.Fatal("a missing transcript is an error")
-	}
-}
-
 // A worker that died left its agent running (the group outlives it): the
 // next start ends it and removes the attempt's copy.
 func TestWorkerStartEndsSessionsLeftBehind(t *testing.T) {
 	w := newTestWorker(t, `[true]`, "")
-	cmd := exec.Command("sleep", "60")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	start := func(attr *syscall.SysProcAttr, env ...string) (*exec.Cmd, chan struct{}) {
+		cmd := exec.Command("sleep", "60")
+		cmd.SysProcAttr, cmd.Env = attr, append(os.Environ(), env...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		t.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
+		return cmd, done
+	}
+	sid := session.NewID()
+	// The session's leader, in its group; and a helper it left that moved
+	// to a session of its own, found only by the session's id in its
+	// environment; and the session's private HOME and TMPDIR.
+	lead, leadDone := start(&syscall.SysProcAttr{Setpgid: true})
+	_, helperDone := start(&syscall.SysProcAttr{Setsid: true}, session.SessionVar+"="+sid)
+	private := []string{filepath.Join(os.TempDir(), "walkie-home-"+sid), filepath.Join(os.TempDir(), "walkie-tmp-"+sid)}
+	for _, d := range private {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sandbox, err := os.MkdirTemp("", "walkie-review-")
+	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	t.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
 	dir := filepath.Join(w.o.Dir, "d", "0001-alice-1.1")
 	if err := os.MkdirAll(filepath.Join(dir, "work"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	id, err := session.Identify(cmd.Process.Pid)
+	id, err := session.Identify(lead.Process.Pid)
 	if err != nil {
 		t.Skipf("no process identity here: %v", err)
 	}
-	w.noteSessionID(dir, id)
-	w.cleanStale()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the session left behind is still running")
+	b, _ := json.Marshal(sessionNote{ProcIdentity: id, Session: sid, Sandbox: sandbox})
+	if err := os.WriteFile(filepath.Join(dir, sessionFile), b, 0o644); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "work")); !errors.Is(err, os.ErrNotExist) {
-		t.Fatal("the copy of the record is left")
+	w.cleanStale()
+	for what, done := range map[string]chan struct{}{"the session left behind": leadDone, "the helper it left": helperDone} {
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s is still running", what)
+		}
+	}
+	for _, p := range append(private, sandbox, filepath.Join(dir, "work"), filepath.Join(dir, sessionFile)) {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s is left", p)
+		}
 	}
 }
 
@@ -291,8 +326,10 @@ func TestConnectionTLS(t *testing.T) {
 }
 
 // An agent that left a gibibyte as its version of the record (sparse: no
-// disk): the worker refuses it as too large without reading it.
+// disk): the worker reads no more of it than the home's judge would, and
+// sends that, by reference; the judge at home finds it too big.
 func TestTurnResultDoesNotReadAHugeRecord(t *testing.T) {
+	w := newTestWorker(t, `[true]`, "")
 	file := filepath.Join(t.TempDir(), "d.walkie.md")
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -303,13 +340,16 @@ func TestTurnResultDoesNotReadAHugeRecord(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	_, err := (&Worker{}).result(file, t.TempDir(), engine.Result{}, 1)
+	r, err := w.result(t.Context(), file, nil, t.TempDir(), engine.Result{}, 1)
 	runtime.ReadMemStats(&after)
-	var app *temporalsdk.ApplicationError
-	if !errors.As(err, &app) || app.Type() != ErrTypeTooLarge || !strings.Contains(app.Message(), "1073741824 bytes") {
-		t.Fatalf("err = %v, want too large, naming the size", err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := walkie.JudgeLimit(&walkie.Meta{}, nil)
+	if r.After == nil || r.After.Ref == nil || r.After.Size() != limit+1 {
+		t.Fatalf("sent %+v, want the first %d bytes by reference", r.After, limit+1)
 	}
 	if n := after.TotalAlloc - before.TotalAlloc; n > 16<<20 {
-		t.Errorf("allocated %d MiB to refuse it", n>>20)
+		t.Errorf("allocated %d MiB to send it", n>>20)
 	}
 }

@@ -1,6 +1,7 @@
 package temporal
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -8,6 +9,9 @@ import (
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/controller/engine"
+	"github.com/walkie-sh/walkie/controller/temporal/blob"
+	"github.com/walkie-sh/walkie/controller/tree"
+	"github.com/walkie-sh/walkie/session"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -23,6 +27,12 @@ const (
 	ActSettle  = "walkie.Settle"
 	ActNotify  = "walkie.Notify"
 	ActAbandon = "walkie.Abandon"
+	// ActTable runs a round table's own step at home (the phases, a
+	// round's reviews); each session of it is a SessionWorkflow, whose
+	// activity, ActFile, runs on the agent's queue.
+	ActTable        = "walkie.Table"
+	ActFile         = "walkie.File"
+	SessionWorkflow = "walkie.Session"
 
 	// SignalHalt cancels the running turn (walkie halt); the worker ends
 	// the session and the attempt is recorded as halted.
@@ -39,14 +49,29 @@ const (
 	// ErrTypeBadInput: the debate or a configuration must change first
 	// (the record does not verify, the worker cannot start the agent).
 	ErrTypeBadInput = "bad-input"
-	// ErrTypeTooLarge: the record or the agent's version of it is more
-	// than a Temporal payload carries.
+	// ErrTypeTooLarge: what a turn left cannot travel (a worktree's
+	// commits over MaxBundleBytes).
 	ErrTypeTooLarge = "too-large"
 )
 
-// MaxRecordBytes bounds the record and the agent's version of it: both
-// travel in one activity payload, which Temporal caps at 2 MiB by default.
-const MaxRecordBytes = 1536 << 10
+// Protocol is the version of what a home and its workers say to each
+// other: the activities, their inputs and results. Each side sends it,
+// with its build, at the start of every activity (Hello), and refuses
+// the other's when either differs.
+const Protocol = 2
+
+// Hello opens every activity's input (the home's) and result (the
+// worker's): which walkie speaks, and which blob store it reaches.
+type Hello struct {
+	Protocol int
+	// Build is the walkie version (walkie --version's first line).
+	Build string
+	// Store is the id of the blob store the home keeps what travels by
+	// reference in ("" on a worker's result).
+	Store string `json:",omitempty"`
+}
+
+func (h Hello) String() string { return fmt.Sprintf("walkie %s (protocol %d)", h.Build, h.Protocol) }
 
 // QueuePrefix begins every agent's task queue name (AgentQueue).
 const QueuePrefix = "walkie-agent-"
@@ -101,12 +126,18 @@ type Plan struct {
 	Turn TurnInput
 	// StartToClose and Heartbeat are the turn activity's timeouts.
 	StartToClose, Heartbeat time.Duration
+	// Table: a round table's own step comes instead of the turn
+	// (ActTable runs it at home); Ref names the turn it stands for.
+	Table bool `json:",omitempty"`
 }
 
 // BeginInput begins the planned attempt.
 type BeginInput struct {
 	File string
 	Ref  controller.TurnRef
+	// Implementer: a round table's implementer turn, whose workspace
+	// travels with it.
+	Implementer bool `json:",omitempty"`
 }
 
 // Began is a begun attempt: its start and the record the agent starts
@@ -114,19 +145,23 @@ type BeginInput struct {
 // must decide again.
 type Began struct {
 	Started time.Time
-	Record  []byte
+	Record  Blob
 	Stale   bool
+	// Implementer, for a round table's implementer turn, is the workspace
+	// and the phase files, packed (ImplementerTurn.Files).
+	Implementer *Blob `json:",omitempty"`
 	// Worktree, for a turn that runs in one, is where it starts.
 	Worktree *controller.Worktree
 }
 
 // TurnInput is everything a worker needs to run one attempt at a turn.
 type TurnInput struct {
+	Hello
 	Debate string // the debate's id
 	// FileName is the record's base name; the worker's copy keeps it.
 	FileName string
 	// Record is the record as it stood when the attempt began.
-	Record []byte
+	Record Blob
 	// Worktree, for a debate with workspace: worktree (or an agent with
 	// it), is the worktree the session runs in, which the worker makes in
 	// its clone of the repository (its --repo).
@@ -141,34 +176,68 @@ type TurnInput struct {
 	// the data that fills it (File is the worker's copy), and its timing.
 	PromptName, PromptSource string
 	Prompt                   config.PromptData
-	Timeout, Stall           time.Duration
-	Grace, KillGrace         time.Duration
+	Timing
+	// Implementer, for a round table's implementer turn, replaces the
+	// prompt above with the round table's, and brings the workspace.
+	Implementer *ImplementerTurn `json:",omitempty"`
+}
+
+// Timing is the home's timing for a session: its config's, whatever the
+// worker's says.
+type Timing struct {
+	Timeout, Stall   time.Duration
+	Grace, KillGrace time.Duration
+}
+
+// ImplementerTurn is what a round table's implementer turn adds: its
+// prompt (the home's implementer template, and its data with the home's
+// paths, which the worker replaces with its copies'), and the workspace
+// and approved phase files, packed (Files: workspace/PATH and
+// phases/KIND.md).
+type ImplementerTurn struct {
+	Template string
+	Data     config.ImplementerPromptData
+	Files    Blob
+	// Workspace is where the workspace lies relative to the record's
+	// directory ("." for that directory itself), "" when it lies outside:
+	// the worker's copies keep the layout, so paths the briefing and the
+	// turns mention read the same.
+	Workspace string
 }
 
 // TurnResult is what a worker sends back: the agent's version of the file,
 // how the session went, and its transcripts.
 type TurnResult struct {
+	Hello
 	// After is the file as the agent left it; nil when it was gone.
-	After []byte
+	After *Blob
 	// Commits, for a turn in a worktree, is what the session committed
-	// there: its branch's head and the bundle of its commits.
+	// there: its branch's head; the bundle of its commits is Bundle.
 	Commits *controller.Commits
+	Bundle  *Blob `json:",omitempty"`
 	// Session is the engine's result; its transcript paths are the
 	// worker's.
 	Session engine.Result
-	// Raw and Text are the transcripts, cut to TranscriptCap around the
-	// middle when longer; the whole of them stays on the worker (Kept).
-	Raw, Text         []byte
-	RawSize, TextSize int64
-	Kept              string
-	Worker            string // the worker's identity
+	// Raw and Text are the transcripts, whole (each at most the agent's
+	// transcript_cap).
+	Raw, Text Blob
+	// Kept is the attempt's directory on the worker.
+	Kept   string
+	Worker string // the worker's identity
 	// Delivery is the activity's attempt: above 1 when the workers that
 	// took the turn before were lost.
 	Delivery int32
+	// Workspace, for a round table's implementer, is what the session
+	// changed in its copy of the workspace.
+	Workspace *WorkspaceChanges `json:",omitempty"`
 }
 
-// TranscriptCap is how much of each transcript travels home.
-const TranscriptCap = 256 << 10
+// WorkspaceChanges is what a session changed in a copy of a workspace:
+// the added and modified files, packed, and the paths it removed.
+type WorkspaceChanges struct {
+	Changed []tree.Change
+	Files   Blob
+}
 
 // SettleInput settles the running attempt with a worker's result, or
 // records that no worker could deliver one (Lost).
@@ -212,6 +281,83 @@ type Progress struct {
 	Line   string // the latest output line
 }
 
+// TableInput runs a round table's own step at home (Step.Table).
+type TableInput struct {
+	File string
+	Ref  controller.TurnRef
+}
+
+// Tabled is how the step went: the attempts it recorded.
+type Tabled struct {
+	Attempts int
+}
+
+// SessionInput starts the workflow of one of a round table's own
+// sessions (a phase's, a reviewer's): its file attempt, on the agent's
+// queue, with the activity's timeouts.
+type SessionInput struct {
+	Queue                   string
+	StartToClose, Heartbeat time.Duration
+	File                    FileInput
+}
+
+// FileInput is one file attempt for a worker to run (engine.FileAttempt,
+// as it travels): the home made and filled its sandbox, and sends it
+// packed, with the session's job; every path in the job that lies in the
+// home's sandbox (Home) the worker moves into its own.
+type FileInput struct {
+	Hello
+	Debate string
+	Role   string // reviewer, or the phase's kind
+	// Session is the role the session runs in (config.RoleReviewer,
+	// config.RolePhase): its tools and its sandbox follow from it; Reach
+	// is what it reaches, named in the home's sandbox.
+	Session                         string
+	Reach                           session.Reach
+	Turn, Round, Attempt            int
+	Agent                           string // the configured agent
+	Sandbox                         Blob
+	Home                            string // the sandbox's path at home
+	Prompt, Dir, Result, Done, Keep string
+	Vars                            config.Vars
+	Env                             []string
+	Timing
+	// The file: its check's kind (roundtable.FileCheck), how much of it is
+	// read, the name it was given, the words of its outcomes, and the
+	// directory of the sandbox whose changes are listed.
+	Kind  string
+	Limit int
+	Name  string
+	Words engine.FileWords
+	Watch string
+}
+
+// FileOutput is how a worker's file attempt went: the session, the file
+// as far as it was read, what changed under Watch, the transcripts.
+type FileOutput struct {
+	Hello
+	Session engine.Result
+	File    *Blob // nil when nothing could be read
+	Size    int64 // the file's whole size
+	Wrote   bool
+	Bad     string // why the file is of no use ("" when usable or missing)
+	Changed []tree.Change
+	Raw     Blob
+	Text    Blob
+	Worker  string
+}
+
+// SessionOutput is how a session's workflow ended: the worker's result,
+// or why none came (Lost), or nothing when a halt came before any worker
+// took it (Halted).
+type SessionOutput struct {
+	Result      *FileOutput
+	Lost        string
+	LostTimeout bool
+	Halted      bool
+	At          time.Time
+}
+
 // nonRetryable are the error types the turn activity's retry policy never
 // retries: what no other attempt or worker can fix, by walkie's own rule.
 func nonRetryable() []string {
@@ -222,4 +368,37 @@ func nonRetryable() []string {
 		}
 	}
 	return out
+}
+
+// Blob is a file that travels: inside the payload when it is small, else
+// by reference to the home's blob store (package blob), so what goes
+// between a home and its workers is bounded by walkie's own bounds
+// (docs/format.md), not by Temporal's payload limit.
+type Blob struct {
+	Data []byte    `json:",omitempty"`
+	Ref  *blob.Ref `json:",omitempty"`
+}
+
+// InlineMax is the most a Blob carries inside a payload: a result holds
+// a few (the agent's version, two transcripts), well under Temporal's 2
+// MiB.
+const InlineMax = 128 << 10
+
+// UnmarshalJSON also reads the bytes a field of a Blob's place held
+// before it was one (protocol 1, base64 in a JSON string): the histories
+// of workflows that ran then replay.
+func (b *Blob) UnmarshalJSON(data []byte) error {
+	if len(data) > 0 && data[0] == '"' {
+		return json.Unmarshal(data, &b.Data)
+	}
+	type plain Blob
+	return json.Unmarshal(data, (*plain)(b))
+}
+
+// Size is how many bytes the blob carries.
+func (b Blob) Size() int64 {
+	if b.Ref != nil {
+		return b.Ref.Size
+	}
+	return int64(len(b.Data))
 }

@@ -19,8 +19,8 @@ import (
 
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller/engine"
+	"github.com/walkie-sh/walkie/controller/temporal/blob"
 	"github.com/walkie-sh/walkie/gitrepo"
-	"github.com/walkie-sh/walkie/session"
 )
 
 // WorkerOptions configure `walkie worker`.
@@ -47,7 +47,13 @@ type WorkerOptions struct {
 	// Grace is how long running turns may go on after Run's context ends;
 	// then their sessions are ended and the attempts reported interrupted.
 	Grace time.Duration
-	Log   *zap.Logger
+	// Blobs is the home's blob store, as this machine reaches it (--blobs):
+	// what is too large for a payload comes and goes through it.
+	Blobs blob.Store
+	// Version is this walkie's (walkie --version): a home of another is
+	// refused.
+	Version string
+	Log     *zap.Logger
 }
 
 // DefaultWorkerGrace is how long running turns get after SIGTERM.
@@ -58,11 +64,14 @@ type Worker struct {
 	o        WorkerOptions
 	log      *zap.Logger
 	eng      *engine.Engine
+	carry    *carrier
 	repos    []*gitrepo.Repo
 	identity string
 	// stopping ends when Run's context does: a turn cancelled after that
 	// was interrupted by the worker stopping, not halted.
 	stopping context.Context
+	// bundleMax, when set, replaces MaxBundleBytes (tests).
+	bundleMax int64
 }
 
 // NewWorker checks the options: every agent must be configured here.
@@ -91,7 +100,17 @@ func NewWorker(o WorkerOptions) (*Worker, error) {
 	if err != nil {
 		return nil, engine.BadInput(err)
 	}
-	return &Worker{o: o, log: o.Log.Named("worker"), eng: engine.New(o.Config, o.Log), repos: repos, identity: o.Identity}, nil
+	if o.Blobs == nil {
+		return nil, errors.New("temporal worker: no blob store (--blobs)")
+	}
+	carry, err := newCarrier(context.Background(), o.Blobs, o.Version)
+	if err != nil {
+		return nil, engine.BadInput(fmt.Errorf("--blobs %s: %w (give the home's --blob-token)", o.Blobs.Where(), err))
+	}
+	if _, err := carry.own(context.Background()); err != nil {
+		o.Log.Warn("the home's blob store does not answer yet; each turn asks again", zap.String("blobs", o.Blobs.Where()), zap.Error(err))
+	}
+	return &Worker{o: o, log: o.Log.Named("worker"), eng: engine.New(o.Config, o.Log), carry: carry, repos: repos, identity: o.Identity}, nil
 }
 
 // CheckAgents refuses a worker's --agents unless each is configured:
@@ -165,6 +184,7 @@ func (w *Worker) queueWorker(agent string) worker.Worker {
 	q := AgentQueue(agent, w.o.Queues)
 	tw := worker.New(w.o.Client, q, opts)
 	tw.RegisterActivityWithOptions(w.Turn, activity.RegisterOptions{Name: ActTurn})
+	tw.RegisterActivityWithOptions(w.File, activity.RegisterOptions{Name: ActFile})
 	w.log.Info("polling", zap.String("agent", agent), zap.String("task_queue", q), zap.Int("slots", slots),
 		zap.Int("turns_per_hour", lim.PerAgentTurnsPerHour[agent]))
 	return tw
@@ -180,20 +200,21 @@ func (w *Worker) slots(agent string) int {
 	return cmp.Or(lim.PerAgentSessions[agent], lim.MaxSessions)
 }
 
-// cleanStale ends the sessions a worker that died left running (their
-// process groups outlive it) and removes their copies of the record and
-// their worktrees: the turns themselves were given to other workers by
-// then.
+// cleanStale ends what the sessions of a worker that died left running
+// (their process groups outlive it, and so may processes that left the
+// group), removes their private HOME and TMPDIR, as local recovery does
+// (session.Sweep), and their sandboxes, copies of the record and
+// worktrees: the turns themselves were given to other workers by then.
 func (w *Worker) cleanStale() {
 	matches, _ := filepath.Glob(filepath.Join(w.o.Dir, "*", "*", sessionFile))
 	for _, m := range matches {
-		var id session.ProcIdentity
-		if b, err := os.ReadFile(m); err == nil && json.Unmarshal(b, &id) == nil && id.Pid > 0 {
-			if err := session.KillStale(id); err != nil {
-				w.log.Warn("cannot end a session left by an earlier worker", zap.Int("pid", id.Pid), zap.Error(err))
+		var n sessionNote
+		if b, err := os.ReadFile(m); err == nil && json.Unmarshal(b, &n) == nil {
+			if err := sweepStale(n); err != nil {
+				w.log.Warn("cannot end a session left by an earlier worker", zap.Int("pid", n.Pid), zap.String("session", n.Session), zap.Error(err))
 				continue
 			}
-			w.log.Warn("ended a session left by an earlier worker", zap.Int("pid", id.Pid), zap.String("attempt", filepath.Dir(m)))
+			w.log.Warn("ended a session left by an earlier worker", zap.Int("pid", n.Pid), zap.String("session", n.Session), zap.String("attempt", filepath.Dir(m)))
 		}
 		_ = os.Remove(m)
 		_ = os.RemoveAll(filepath.Join(filepath.Dir(m), "work"))
@@ -204,14 +225,18 @@ func (w *Worker) cleanStale() {
 
 // DefaultWorkerDir is where a worker keeps attempts when --dir is not
 // given: walkie/worker under the user's state directory.
-func DefaultWorkerDir() string {
+func DefaultWorkerDir() string { return stateDir("worker") }
+
+// stateDir is walkie/NAME under the user's state directory
+// ($XDG_STATE_HOME, else ~/.local/state).
+func stateDir(name string) string {
 	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
-		return filepath.Join(d, "walkie", "worker")
+		return filepath.Join(d, "walkie", name)
 	}
 	if home, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(home, ".local", "state", "walkie", "worker")
+		return filepath.Join(home, ".local", "state", "walkie", name)
 	}
-	return filepath.Join(os.TempDir(), "walkie-worker")
+	return filepath.Join(os.TempDir(), "walkie-"+name)
 }
 
 // ParseAgents reads --agents a,b,c.

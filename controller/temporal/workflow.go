@@ -68,8 +68,18 @@ func Debate(ctx workflow.Context, in DebateInput) (Ended, error) {
 			out.Action, out.Status, out.Why = p.Action, p.Status, p.Why
 			return out, nil
 		}
+		if p.Table {
+			// A round table's own step, at home; its sessions are
+			// workflows of their own.
+			var t Tabled
+			if err := workflow.ExecuteActivity(tableContext(ctx), ActTable, TableInput{File: in.File, Ref: p.Ref}).Get(ctx, &t); err != nil {
+				return out, err
+			}
+			out.Turns += t.Attempts
+			continue
+		}
 		var b Began
-		if err := workflow.ExecuteLocalActivity(home, ActBegin, BeginInput{File: in.File, Ref: p.Ref}).Get(ctx, &b); err != nil {
+		if err := workflow.ExecuteLocalActivity(home, ActBegin, BeginInput{File: in.File, Ref: p.Ref, Implementer: p.Turn.Implementer != nil}).Get(ctx, &b); err != nil {
 			return out, err
 		}
 		if b.Stale {
@@ -97,6 +107,15 @@ func Debate(ctx workflow.Context, in DebateInput) (Ended, error) {
 		settle.File, settle.Ref, settle.At = in.File, p.Ref, workflow.Now(ctx)
 		var s Settled
 		if err := workflow.ExecuteLocalActivity(home, ActSettle, *settle).Get(ctx, &s); err != nil {
+			if isBadInput(err) {
+				// The result cannot be recorded (a worker of another
+				// version sent it): the attempt is undone, and the run
+				// ends with why.
+				ab := AbandonInput{File: in.File, Ref: p.Ref, Cause: err.Error()}
+				if aerr := workflow.ExecuteLocalActivity(home, ActAbandon, ab).Get(ctx, nil); aerr != nil {
+					return out, aerr
+				}
+			}
 			return out, err
 		}
 		if !s.Stale {
@@ -117,32 +136,15 @@ func Debate(ctx workflow.Context, in DebateInput) (Ended, error) {
 // It returns nil, nil when the halt came before any worker took the turn,
 // and an error when the turn cannot run until something changes.
 func runTurn(ctx workflow.Context, p Plan, b Began, halts workflow.ReceiveChannel) (*SettleInput, error) {
-	tctx, cancel := workflow.WithCancel(ctx)
-	defer cancel()
-	tctx = workflow.WithActivityOptions(tctx, workflow.ActivityOptions{
-		TaskQueue:           p.Queue,
-		StartToCloseTimeout: p.StartToClose,
-		HeartbeatTimeout:    p.Heartbeat,
-		// The worker ends the session on a cancel and reports the attempt
-		// as halted: wait for that report rather than drop it.
-		WaitForCancellation: true,
-		RetryPolicy: &temporalsdk.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
-			MaximumAttempts: turnDeliveries, NonRetryableErrorTypes: nonRetryable()},
-		Summary: fmt.Sprintf("turn %d · %s, attempt %d", p.Ref.Turn, p.Ref.Participant, p.Ref.Attempt),
-	})
 	in := p.Turn
 	in.Record, in.Worktree = b.Record, b.Worktree
-	f := workflow.ExecuteActivity(tctx, ActTurn, in)
-	done := false
-	sel := workflow.NewSelector(ctx)
-	sel.AddFuture(f, func(workflow.Future) { done = true })
-	sel.AddReceive(halts, func(c workflow.ReceiveChannel, _ bool) {
-		c.Receive(ctx, nil)
-		cancel()
-	})
-	for !done {
-		sel.Select(ctx)
+	if in.Implementer != nil && b.Implementer != nil {
+		it := *in.Implementer
+		it.Files = *b.Implementer
+		in.Implementer = &it
 	}
+	f := sessionActivity(ctx, halts, ActTurn, in, p.Queue, p.StartToClose, p.Heartbeat,
+		fmt.Sprintf("turn %d · %s, attempt %d", p.Ref.Turn, p.Ref.Participant, p.Ref.Attempt))
 	// Halts that came while the turn ran are spent: the next Decide reads
 	// the halt from the state.
 	drain(halts)
@@ -170,7 +172,7 @@ func failedTurn(err error) (*SettleInput, error) {
 	if errors.As(err, &cancelled) {
 		return nil, nil
 	}
-	if errors.As(err, &app) && (app.Type() == ErrTypeBadInput || app.Type() == ErrTypeTooLarge) {
+	if isBadInput(err) {
 		return nil, err
 	}
 	var timeout *temporalsdk.TimeoutError
@@ -180,8 +182,94 @@ func failedTurn(err error) (*SettleInput, error) {
 	return &SettleInput{Lost: fmt.Sprintf("no worker could deliver the turn in %d tries: %v", turnDeliveries, err)}, nil
 }
 
+// sessionActivity runs an activity that runs an agent's session on its
+// queue (a turn, a round table's file attempt) and waits for it to end: a
+// lost worker's delivery is retried on another, up to turnDeliveries; an
+// outcome walkie never retries is not; a halt signal cancels it, and the
+// worker ends the session and answers with the halted attempt, which is
+// waited for rather than dropped. The future it returns is done.
+func sessionActivity(ctx workflow.Context, halts workflow.ReceiveChannel, name string, in any, queue string, startToClose, heartbeat time.Duration, summary string) workflow.Future {
+	actx, cancel := workflow.WithCancel(ctx)
+	defer cancel()
+	actx = workflow.WithActivityOptions(actx, workflow.ActivityOptions{
+		TaskQueue:           queue,
+		StartToCloseTimeout: startToClose,
+		HeartbeatTimeout:    heartbeat,
+		WaitForCancellation: true,
+		RetryPolicy: &temporalsdk.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
+			MaximumAttempts: turnDeliveries, NonRetryableErrorTypes: nonRetryable()},
+		Summary: summary,
+	})
+	f := workflow.ExecuteActivity(actx, name, in)
+	done := false
+	sel := workflow.NewSelector(ctx)
+	sel.AddFuture(f, func(workflow.Future) { done = true })
+	sel.AddReceive(halts, func(c workflow.ReceiveChannel, _ bool) {
+		c.Receive(ctx, nil)
+		cancel()
+	})
+	for !done {
+		sel.Select(ctx)
+	}
+	return f
+}
+
 // drain takes every signal waiting on c.
 func drain(c workflow.ReceiveChannel) {
 	for c.ReceiveAsync(nil) {
 	}
+}
+
+// isBadInput reports whether err is one no retry fixes until something
+// changes.
+func isBadInput(err error) bool {
+	var app *temporalsdk.ApplicationError
+	return errors.As(err, &app) && (app.Type() == ErrTypeBadInput || app.Type() == ErrTypeTooLarge)
+}
+
+// tableContext runs a round table's own step on the home's task queue (the
+// workflow's own): a regular activity, not a local one, since it waits
+// for sessions and the grader for as long as they take, heartbeating; a
+// home that dies inside it runs it again once it is back.
+func tableContext(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 7 * 24 * time.Hour,
+		HeartbeatTimeout:    tableHeartbeatTimeout,
+		RetryPolicy: &temporalsdk.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
+			NonRetryableErrorTypes: []string{ErrTypeBadInput, ErrTypeTooLarge}},
+		Summary: "round table step",
+	})
+}
+
+// Session is the workflow of one of a round table's own sessions: its
+// file attempt on the agent's task queue, with a turn's timeouts, retries
+// of delivery and halt, and how it ended. The home waits for it; a home
+// that died meanwhile finds it again by its id.
+func Session(ctx workflow.Context, in SessionInput) (SessionOutput, error) {
+	halts := workflow.GetSignalChannel(ctx, SignalHalt)
+	f := sessionActivity(ctx, halts, ActFile, in.File, in.Queue, in.StartToClose, in.Heartbeat,
+		fmt.Sprintf("%s · %s, attempt %d", in.File.Role, in.File.Agent, in.File.Attempt))
+	var r FileOutput
+	err := f.Get(ctx, &r)
+	out := SessionOutput{At: workflow.Now(ctx)}
+	if err == nil {
+		out.Result = &r
+		return out, nil
+	}
+	var app *temporalsdk.ApplicationError
+	if errors.As(err, &app) && app.HasDetails() && app.Details(&r) == nil {
+		out.Result = &r // an outcome never retried, with its attempt
+		return out, nil
+	}
+	var cancelled *temporalsdk.CanceledError
+	switch {
+	case errors.As(err, &cancelled):
+		out.Halted = true
+	case isBadInput(err):
+		return out, err
+	default:
+		s, _ := failedTurn(err)
+		out.Lost, out.LostTimeout = s.Lost, s.LostTimeout
+	}
+	return out, nil
 }

@@ -34,6 +34,10 @@ type fakeHome struct {
 	decideErr error
 	// turn is the turn activity.
 	turn func(ctx context.Context, in TurnInput) (TurnResult, error)
+	// tableAt, when set, is the turn a round table's own step stands for
+	// (Decide plans it once, then the turn).
+	tableAt int
+	tabled  []TableInput
 
 	mu       sync.Mutex
 	turns    int
@@ -66,6 +70,9 @@ func (f *fakeHome) Decide(_ context.Context, _ DebateInput) (Plan, error) {
 	}
 	n := f.turns + 1
 	who := []string{"alice", "bob"}[(n-1)%2]
+	if n == f.tableAt && len(f.tabled) == 0 {
+		return Plan{Action: string(controller.ActRun), Ref: controller.TurnRef{Turn: n, Participant: who, Attempt: 1}, Table: true}, nil
+	}
 	return Plan{Action: string(controller.ActRun), Ref: controller.TurnRef{Turn: n, Round: (n + 1) / 2, Participant: who, Attempt: 1},
 		Queue: "q-" + who, Turn: TurnInput{Debate: "d", Turn: n, Participant: who, Agent: who, Attempt: 1},
 		StartToClose: time.Hour, Heartbeat: 7 * time.Second}, nil
@@ -79,7 +86,7 @@ func (f *fakeHome) Begin(_ context.Context, in BeginInput) (Began, error) {
 		f.stale--
 		return Began{Stale: true}, nil
 	}
-	return Began{Started: started, Record: []byte(fmt.Sprintf("record before turn %d", in.Ref.Turn))}, nil
+	return Began{Started: started, Record: Blob{Data: []byte(fmt.Sprintf("record before turn %d", in.Ref.Turn))}}, nil
 }
 
 func (f *fakeHome) Turn(ctx context.Context, in TurnInput) (TurnResult, error) {
@@ -95,7 +102,7 @@ func (f *fakeHome) Turn(ctx context.Context, in TurnInput) (TurnResult, error) {
 }
 
 func acceptedResult(in TurnInput) TurnResult {
-	return TurnResult{After: append(in.Record, "\n## Turn ..."...), Worker: "w", Session: engine.Result{Result: session.Result{Ending: session.EndCaller}}}
+	return TurnResult{After: &Blob{Data: append(in.Record.Data, "\n## Turn ..."...)}, Worker: "w", Session: engine.Result{Result: session.Result{Ending: session.EndCaller}}}
 }
 
 func (f *fakeHome) Settle(_ context.Context, in SettleInput) (Settled, error) {
@@ -125,6 +132,15 @@ func (f *fakeHome) Settle(_ context.Context, in SettleInput) (Settled, error) {
 
 func (f *fakeHome) Notify(_ context.Context, _ NotifyInput) error { f.call("notify"); return nil }
 
+func (f *fakeHome) Table(ctx context.Context, in TableInput) (Tabled, error) {
+	f.call("table")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.tabled = append(f.tabled, in)
+	f.infos = append(f.infos, activity.GetInfo(ctx))
+	return Tabled{Attempts: 2}, nil
+}
+
 func (f *fakeHome) Abandon(_ context.Context, _ AbandonInput) error { f.call("abandon"); return nil }
 
 // run executes the workflow against f in the SDK's test environment.
@@ -134,7 +150,8 @@ func (f *fakeHome) run(setup func(env *testsuite.TestWorkflowEnvironment)) *test
 	s.SetLogger(sdkLogger{zap.NewNop().Sugar()})
 	env := s.NewTestWorkflowEnvironment()
 	env.RegisterWorkflowWithOptions(Debate, workflow.RegisterOptions{Name: WorkflowName})
-	for name, fn := range map[string]any{ActDecide: f.Decide, ActBegin: f.Begin, ActTurn: f.Turn, ActSettle: f.Settle, ActNotify: f.Notify, ActAbandon: f.Abandon} {
+	for name, fn := range map[string]any{ActDecide: f.Decide, ActBegin: f.Begin, ActTurn: f.Turn, ActSettle: f.Settle, ActNotify: f.Notify, ActAbandon: f.Abandon,
+		ActTable: f.Table} {
 		env.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}
 	if setup != nil {
@@ -181,7 +198,7 @@ func TestDebateAsksTheHomeBeforeEveryTurnAndSettlesEachOnce(t *testing.T) {
 	}
 	for i, in := range f.turnSeen {
 		// The record comes from Begin, through the workflow, to the worker.
-		if got, want := string(in.Record), fmt.Sprintf("record before turn %d", i+1); got != want {
+		if got, want := string(in.Record.Data), fmt.Sprintf("record before turn %d", i+1); got != want {
 			t.Errorf("turn %d got record %q, want %q", i+1, got, want)
 		}
 		info := f.infos[i]
@@ -399,9 +416,94 @@ func TestNonRetryableTypesFollowWalkiesRule(t *testing.T) {
 // code without a non-determinism error. A change to the workflow that
 // breaks running debates fails here.
 func TestReplayRecordedHistory(t *testing.T) {
-	r := worker.NewWorkflowReplayer()
-	r.RegisterWorkflowWithOptions(Debate, workflow.RegisterOptions{Name: WorkflowName})
-	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/converge.history.json"); err != nil {
-		t.Fatal(err)
+	// converge: a debate on two workers, recorded with protocol 1 (its
+	// records are bytes, not Blobs); roundtable: a round table with its
+	// phases, approvals and two rounds.
+	for _, name := range []string{"converge", "roundtable"} {
+		r := worker.NewWorkflowReplayer()
+		r.RegisterWorkflowWithOptions(Debate, workflow.RegisterOptions{Name: WorkflowName})
+		if err := r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/"+name+".history.json"); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+}
+
+// A round table's own step runs as one activity on the home's queue,
+// heartbeating, for as long as its sessions take; then the workflow
+// decides again.
+func TestRoundTableStepRunsAtHome(t *testing.T) {
+	f := &fakeHome{t: t, goal: 2, tableAt: 2}
+	e := f.ended(f.run(nil))
+	want := []string{"decide", "begin", "turn", "settle", "notify", "decide", "table", "decide", "begin", "turn", "settle", "notify", "decide"}
+	if !slices.Equal(f.calls, want) {
+		t.Fatalf("calls %v\nwant  %v", f.calls, want)
+	}
+	if e.Turns != 4 || len(f.tabled) != 1 || f.tabled[0].Ref.Turn != 2 || f.tabled[0].File != "/home/d.walkie.md" {
+		t.Fatalf("ended %+v, tabled %+v", e, f.tabled)
+	}
+	info := f.infos[1]
+	if info.HeartbeatTimeout != tableHeartbeatTimeout || info.TaskQueue == "q-bob" {
+		t.Fatalf("the table step ran on %q with heartbeat timeout %s", info.TaskQueue, info.HeartbeatTimeout)
+	}
+}
+
+// A round table's session: the worker's result, an outcome never retried
+// with its attempt, a halt before any worker took it, workers lost, bad
+// input.
+func TestSessionWorkflowSaysHowTheSessionEnded(t *testing.T) {
+	result := FileOutput{Worker: "w", Wrote: true}
+	done := make(chan struct{})
+	defer close(done)
+	for _, tc := range []struct {
+		name   string
+		file   func(ctx context.Context, in FileInput) (FileOutput, error)
+		halt   bool
+		check  func(SessionOutput) bool
+		failed bool
+	}{
+		{"a result", func(context.Context, FileInput) (FileOutput, error) { return result, nil },
+			false, func(o SessionOutput) bool { return o.Result != nil && o.Result.Wrote }, false},
+		{"auth, with its attempt", func(context.Context, FileInput) (FileOutput, error) {
+			return FileOutput{}, temporalsdk.NewApplicationErrorWithOptions("no", "auth", temporalsdk.ApplicationErrorOptions{Details: []any{result}})
+		}, false, func(o SessionOutput) bool { return o.Result != nil && o.Result.Worker == "w" }, false},
+		{"lost", func(context.Context, FileInput) (FileOutput, error) {
+			return FileOutput{}, temporalsdk.NewHeartbeatTimeoutError()
+		},
+			false, func(o SessionOutput) bool {
+				return o.Result == nil && strings.Contains(o.Lost, "no worker could deliver")
+			}, false},
+		{"bad input", func(context.Context, FileInput) (FileOutput, error) {
+			return FileOutput{}, temporalsdk.NewNonRetryableApplicationError("worker w: start cy: not found", ErrTypeBadInput, nil)
+		}, false, nil, true},
+		{"halted", func(ctx context.Context, _ FileInput) (FileOutput, error) {
+			select { // the test environment never cancels an activity's context
+			case <-ctx.Done():
+			case <-done:
+			}
+			return FileOutput{}, ctx.Err()
+		}, true, func(o SessionOutput) bool { return o.Halted && o.Result == nil }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var s testsuite.WorkflowTestSuite
+			s.SetLogger(sdkLogger{zap.NewNop().Sugar()})
+			env := s.NewTestWorkflowEnvironment()
+			env.RegisterWorkflowWithOptions(Session, workflow.RegisterOptions{Name: SessionWorkflow})
+			env.RegisterActivityWithOptions(tc.file, activity.RegisterOptions{Name: ActFile})
+			if tc.halt {
+				env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalHalt, nil) }, time.Second)
+			}
+			env.ExecuteWorkflow(SessionWorkflow, SessionInput{Queue: "q", StartToClose: time.Hour, Heartbeat: 5 * time.Second, File: FileInput{Role: "reviewer", Agent: "cy"}})
+			err := env.GetWorkflowError()
+			if tc.failed {
+				if err == nil || !strings.Contains(err.Error(), "not found") {
+					t.Fatalf("workflow error %v, want the worker's bad input", err)
+				}
+				return
+			}
+			var out SessionOutput
+			if err != nil || env.GetWorkflowResult(&out) != nil || !tc.check(out) {
+				t.Fatalf("ended %+v, %v", out, err)
+			}
+		})
 	}
 }

@@ -1,6 +1,7 @@
 package temporal
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/walkie-sh/walkie/controller"
+	"github.com/walkie-sh/walkie/controller/temporal/blob"
 	"github.com/walkie-sh/walkie/gitrepo"
 )
 
@@ -22,18 +24,17 @@ import (
 // the loop runs it in the home's repository. What the session committed
 // goes home as a git bundle, and the home makes it the turn's branch.
 
-// MaxBundleBytes caps the bundle of a turn's commits. It travels in the
-// turn's result beside the agent's version of the record, and the two
-// together are held to MaxRecordBytes: the one payload carries both.
-const MaxBundleBytes = 1 << 20
+// MaxBundleBytes caps the bundle of a turn's commits, which travels by
+// reference like any large file (a Blob).
+const MaxBundleBytes = blob.Max
 
 // treeFile, in an attempt's directory, names the worktree the attempt
 // made, written before it is made: a worker killed mid-turn leaves enough
 // for its next start to remove it.
 const treeFile = "worktree.json"
 
-// tree is a worktree one attempt's session runs in.
-type tree struct {
+// gitTree is a worktree one attempt's session runs in.
+type gitTree struct {
 	Repo, Path, Branch string
 	start              string
 	repo               *gitrepo.Repo
@@ -83,7 +84,7 @@ func (w *Worker) clone(ctx context.Context, wt *controller.Worktree) (*gitrepo.R
 
 // makeTree makes the worktree of the turn in the worker's clone, in the
 // attempt's directory dir; nil for a turn that runs in none.
-func (w *Worker) makeTree(ctx context.Context, dir string, in TurnInput) (*tree, error) {
+func (w *Worker) makeTree(ctx context.Context, dir string, in TurnInput) (*gitTree, error) {
 	wt := in.Worktree
 	if wt == nil {
 		return nil, nil
@@ -103,7 +104,7 @@ func (w *Worker) makeTree(ctx context.Context, dir string, in TurnInput) (*tree,
 		}
 		return nil, w.badInput(fmt.Errorf("the turn starts at %s, which the clone %s lacks, and %s: push it where that clone's origin serves it, or point --repo at a clone that has it", wt.Start, repo.Root, why))
 	}
-	t := &tree{Repo: repo.Root, Path: filepath.Join(dir, "tree"), Branch: wt.Branch, start: wt.Start, repo: repo}
+	t := &gitTree{Repo: repo.Root, Path: filepath.Join(dir, "tree"), Branch: wt.Branch, start: wt.Start, repo: repo}
 	b, _ := json.Marshal(t)
 	if err := os.WriteFile(filepath.Join(dir, treeFile), b, 0o644); err != nil {
 		return nil, fmt.Errorf("note the worktree: %w", err)
@@ -125,7 +126,7 @@ func (w *Worker) makeTree(ctx context.Context, dir string, in TurnInput) (*tree,
 // restore puts back what the session changed in the clone outside its
 // debate's branches, and says it as the turn's tampered detail ("" when
 // nothing). A no-op once done.
-func (w *Worker) restore(ctx context.Context, t *tree) string {
+func (w *Worker) restore(ctx context.Context, t *gitTree) string {
 	if t.guard == nil {
 		return ""
 	}
@@ -145,49 +146,54 @@ func (w *Worker) restore(ctx context.Context, t *tree) string {
 
 // finish removes the worktree and gathers what the session committed on
 // its branch: the head, and the commits since the start as a bundle of
-// at most room bytes. The branch leaves the clone once its commits are
-// on their way; over the cap it stays, and the error says where.
-func (w *Worker) finish(ctx context.Context, t *tree, dir string, room int) (*controller.Commits, error) {
+// at most MaxBundleBytes. The branch leaves the clone once its commits
+// are on their way; over the cap it stays, and the error says where.
+func (w *Worker) finish(ctx context.Context, t *gitTree, dir string) (*controller.Commits, *Blob, error) {
 	if t == nil || t.done {
-		return nil, nil
+		return nil, nil, nil
 	}
 	ctx = context.WithoutCancel(ctx) // an interrupted session still cleans up
 	tampered := w.restore(ctx, t)
 	head, herr := t.repo.Head(ctx, t.Branch)
 	if err := t.repo.RemoveWorktree(ctx, t.Path); err != nil {
-		return nil, err // the note stays: the next start removes it
+		return nil, nil, err // the note stays: the next start removes it
 	}
 	_ = os.Remove(filepath.Join(dir, treeFile))
 	t.done = true
 	if herr != nil {
-		return nil, herr
+		return nil, nil, herr
 	}
 	c := &controller.Commits{Branch: t.Branch, Start: t.start, Head: head, Tampered: tampered}
+	var bundle *Blob
 	if head != "" && head != t.start {
-		limit := int64(min(MaxBundleBytes, room))
+		limit := cmp.Or(w.bundleMax, MaxBundleBytes)
 		b, err := t.repo.Bundle(ctx, t.Branch, t.start, limit)
 		if tl := (*gitrepo.BundleTooLargeError)(nil); errors.As(err, &tl) {
-			return nil, temporalsdk.NewNonRetryableApplicationError(fmt.Sprintf(
-				"worker %s: %v (%d bytes at most, and with the agent's version of the record %d): the commits are kept in the worker's clone %s as %s; fetch them from there, or run this debate on the local engine",
-				w.identity, err, MaxBundleBytes, MaxRecordBytes, t.Repo, t.Branch), ErrTypeTooLarge, nil)
+			return nil, nil, temporalsdk.NewNonRetryableApplicationError(fmt.Sprintf(
+				"worker %s: %v (%d bytes at most): the commits are kept in the worker's clone %s as %s; fetch them from there, or run this debate on the local engine",
+				w.identity, err, limit, t.Repo, t.Branch), ErrTypeTooLarge, nil)
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		c.Bundle = b
+		blob, err := w.carry.putBytes(ctx, b)
+		if err != nil {
+			return nil, nil, fmt.Errorf("the turn's commits: %w", err)
+		}
+		bundle = &blob
 	}
 	if head != "" {
 		if err := t.repo.DeleteBranch(ctx, t.Branch); err != nil {
 			w.log.Warn("the turn's branch was not deleted from the worker's clone", zap.String("repo", t.Repo), zap.Error(err))
 		}
 	}
-	return c, nil
+	return c, bundle, nil
 }
 
 // drop removes the worktree and its branch of an attempt that returns
 // no result (the session could not run, or its result cannot travel):
 // the turn runs again elsewhere, from the start. A no-op once finished.
-func (w *Worker) drop(ctx context.Context, t *tree, dir string) {
+func (w *Worker) drop(ctx context.Context, t *gitTree, dir string) {
 	if t == nil || t.done {
 		return
 	}
@@ -207,7 +213,7 @@ func (w *Worker) drop(ctx context.Context, t *tree, dir string) {
 func (w *Worker) cleanTrees(ctx context.Context) {
 	matches, _ := filepath.Glob(filepath.Join(w.o.Dir, "*", "*", treeFile))
 	for _, m := range matches {
-		var t tree
+		var t gitTree
 		b, err := os.ReadFile(m)
 		if err != nil || json.Unmarshal(b, &t) != nil || t.Path == "" {
 			_ = os.Remove(m)

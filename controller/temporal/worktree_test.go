@@ -46,7 +46,7 @@ func worktreeSetupWith(t *testing.T, agentKeys, command string) (w *Worker, home
 	if w.repos, err = openRepos(t.Context(), []string{clone}); err != nil {
 		t.Fatal(err)
 	}
-	in = turnInput(t)
+	in = turnInput(t, w)
 	in.Worktree = &controller.Worktree{Branch: "walkie/d/turn-1", Start: start, Roots: roots, Origin: homeDir}
 	return w, home, clone, in
 }
@@ -89,14 +89,14 @@ func TestTurnInAWorktreeSendsItsCommitsHome(t *testing.T) {
 	if want := tree + "\nwalkie/d/turn-1 " + in.Worktree.Start + " " + tree + "\npackage a\n"; string(b) != want {
 		t.Fatalf("the session saw:\n%s\nwant:\n%s", b, want)
 	}
-	c := r.Commits
-	if c == nil || c.Branch != "walkie/d/turn-1" || c.Start != in.Worktree.Start || c.Head == c.Start || len(c.Bundle) == 0 {
-		t.Fatalf("commits %+v, want the session's commit on its branch, bundled", c)
+	c, bundle := r.Commits, got(t, w, r.Bundle)
+	if c == nil || c.Branch != "walkie/d/turn-1" || c.Start != in.Worktree.Start || c.Head == c.Start || len(bundle) == 0 || c.Bundle != nil {
+		t.Fatalf("commits %+v, want the session's commit on its branch, bundled apart", c)
 	}
-	if !strings.Contains(string(r.After), "Fixed on my branch.") {
-		t.Fatalf("the agent's version:\n%s", r.After)
+	if after := got(t, w, r.After); !strings.Contains(string(after), "Fixed on my branch.") {
+		t.Fatalf("the agent's version:\n%s", after)
 	}
-	head, err := home.Unbundle(t.Context(), c.Bundle, c.Branch)
+	head, err := home.Unbundle(t.Context(), bundle, c.Branch)
 	if err != nil || head != c.Head {
 		t.Fatalf("the home's branch at %s (%v), want %s", head, err, c.Head)
 	}
@@ -137,6 +137,7 @@ func TestTurnInAWorktreeThatTampers(t *testing.T) {
 // worker makes them smaller.
 func TestTurnInAWorktreeRefusesCommitsOverTheCap(t *testing.T) {
 	w, _, clone, in := worktreeSetup(t, `[sh, -c, 'head -c 1300000 /dev/urandom > big.bin && git add big.bin && git commit -qm big']`)
+	w.bundleMax = 1 << 20 // a gibibyte is the real cap
 	_, err := runTurnActivity(t, w, in, nil)
 	var app *temporalsdk.ApplicationError
 	if !errors.As(err, &app) || app.Type() != ErrTypeTooLarge || !app.NonRetryable() {

@@ -3,7 +3,9 @@
 // `walkie post`: each tick looks at every debate once and invokes the next
 // party only when controller.Next says it may run (it has a command, its
 // debounce since the record last moved has passed, nobody else holds the
-// debate), and it was not already invoked for this sequence number. An
+// debate), and it was not already invoked for this sequence number. A
+// round table's next step runs whole: the implementer's turn, a phase, or
+// a round's reviews at once. An
 // invocation that did not move the record is retried once after
 // RetryAfter; after another RetryAfter the supervisor is told, once per
 // sequence number. The tick's memory is State.Watch in the log, never
@@ -23,6 +25,7 @@ import (
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/controller/notify"
+	"github.com/walkie-sh/walkie/controller/roundtable"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -166,6 +169,10 @@ func one(ctx context.Context, o Options, file string) Result {
 	}
 	dec := at.Decision
 	r.Status = at.Status
+	waits, err := tableWaits(file, &d.Meta)
+	if err != nil {
+		return fail(err)
+	}
 	switch {
 	case dec.Action == controller.ActEnd && !dec.Record:
 		r.Action, r.Detail = Ended, "the debate is "+dec.Status
@@ -173,10 +180,8 @@ func one(ctx context.Context, o Options, file string) Result {
 	case d.Meta.BriefingSHA256 == "":
 		r.Action, r.Detail = Skipped, "the briefing is not approved"
 		return r
-	case d.Meta.IsRoundtable():
-		// A round is one implementer turn and parallel reviews judged
-		// together; one party at a time would break its sealing.
-		r.Action, r.Detail = Skipped, "a round table runs whole rounds: use walkie auto or walkie serve"
+	case waits != "" && dec.Action == controller.ActRun:
+		r.Action, r.Detail = Waiting, waits
 		return r
 	case dec.Action == controller.ActWait, dec.Action == controller.ActDebounce:
 		r.Action, r.Detail = Waiting, at.Waiting
@@ -267,6 +272,28 @@ func invoke(ctx context.Context, o Options, file string, d *walkie.Doc, st *walk
 }
 
 var errMoved = errors.New("the record moved")
+
+// tableWaits says why a round table's next step waits for a person, ""
+// when it does not. A tick runs a round table's next step whole, as
+// walkie turn does (the implementer's turn, a phase, or a round's reviews
+// all at once, sealed from each other), never one reviewer apart from
+// the rest; a phase whose file awaits approval is a person's to approve.
+func tableWaits(file string, m *walkie.Meta) (string, error) {
+	if !m.IsRoundtable() || len(m.Phases) == 0 {
+		return "", nil
+	}
+	phases, err := roundtable.ListPhases(file)
+	if err != nil {
+		return "", err
+	}
+	for _, p := range phases {
+		if p.State == roundtable.PhaseWritten {
+			return fmt.Sprintf("the %s phase's file by %s awaits approval: read it (walkie phase show %s %s), then walkie phase approve %s %s",
+				p.Phase, p.Agent, file, p.Phase, file, p.Phase), nil
+		}
+	}
+	return "", nil
+}
 
 // escalate tells the supervisor, once per sequence number.
 func escalate(o Options, file string, d *walkie.Doc, p walkie.Progress, w *walkie.WatchMemory, emit func(controller.Event), r Result) Result {

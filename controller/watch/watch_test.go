@@ -15,6 +15,7 @@ import (
 	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/controller/notify"
 	"github.com/walkie-sh/walkie/controller/recovertest"
+	"github.com/walkie-sh/walkie/controller/roundtable"
 	"github.com/walkie-sh/walkie/controller/watch"
 	"github.com/walkie-sh/walkie/walkie"
 )
@@ -358,26 +359,75 @@ func turnLogOf(t *testing.T, file string) []controller.TurnRecord {
 	return recs
 }
 
-// A round table is never stepped one party at a time by the cron tick.
-func TestWatchOnceSkipsRoundTable(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "rt.walkie.md")
-	rt := "---\nwalkie: 1\nid: rt\nmode: roundtable\nimplementer: fa\nreviewers: [fb]\ngrader: [\"true\"]\nworkspace: w\nmax_rounds: 2\n---\n# Briefing\nBuild it.\n"
-	if err := os.WriteFile(file, []byte(rt), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := walkie.Approve(file); err != nil {
-		t.Fatal(err)
-	}
-	res, err := watch.Once(context.Background(), watch.Options{Path: file, Config: watchConfig(t, 0)})
+// A round table's next step runs whole on each tick: the implementer's
+// turn, then the round's reviews together (sealed from each other, as in
+// walkie auto), then the table has converged. A phase whose file awaits
+// approval is a person's: the tick says so, and how.
+func TestWatchOnceRunsARoundTablesSteps(t *testing.T) {
+	bin := watchFakeAgent(t)
+	y := "defaults:\n  timeout: 20s\n  grace: 50ms\n  kill_grace: 300ms\n  retries: 0\n  debounce: 0s\nagents:\n" +
+		fmt.Sprintf("  fa:\n    command: [%q, --file, '{file}', --agent, '{agent}', --shell, 'echo done > w/out']\n    usage: none\n", bin) +
+		fmt.Sprintf("  fb:\n    command: [%q, --file, '{file}', --agent, '{agent}', --behavior, verdict]\n    usage: none\n", bin) +
+		fmt.Sprintf("  fc:\n    command: [%q, --file, '{file}', --agent, '{agent}', --behavior, write]\n    usage: none\n", bin)
+	cfg, err := config.Parse("", []byte(y))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res) != 1 || res[0].Action != watch.Skipped || !strings.Contains(res[0].Detail, "round table") {
-		t.Fatalf("watch --once on a round table: %+v", res)
+	tick := func(file string) watch.Result {
+		t.Helper()
+		res, err := watch.Once(context.Background(), watch.Options{Path: file, Config: cfg})
+		if err != nil || len(res) != 1 {
+			t.Fatalf("tick: %+v, %v", res, err)
+		}
+		return res[0]
 	}
-	if recs := turnLogOf(t, file); len(recs) != 0 {
-		t.Fatalf("a party was invoked: %+v", recs)
+	table := func(id, more string) string {
+		dir := t.TempDir()
+		if err := os.Mkdir(filepath.Join(dir, "w"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(dir, id+".walkie.md")
+		rt := "---\nwalkie: 2\nid: " + id + "\nmode: roundtable\nimplementer: fa\nreviewers: [fb]\n" + more + "grader: [\"true\"]\nworkspace: w\nmax_rounds: 2\n---\n# Briefing\nBuild it.\n"
+		if err := os.WriteFile(file, []byte(rt), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := walkie.Approve(file); err != nil {
+			t.Fatal(err)
+		}
+		return file
+	}
+	file := table("rt", "")
+	for i, want := range []struct{ action, turns string }{{watch.Invoked, "1"}, {watch.Invoked, "2"}, {watch.Ended, "2"}} {
+		r := tick(file)
+		d, err := walkie.Load(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Action != want.action || fmt.Sprint(d.Progress().Turns) != want.turns {
+			t.Fatalf("tick %d: %+v with %d turns, want %s with %s", i+1, r, d.Progress().Turns, want.action, want.turns)
+		}
+	}
+	if r := tick(file); r.Status != walkie.StatusConverged {
+		t.Fatalf("the table is %s, want converged", r.Status)
+	}
+	recs := turnLogOf(t, file)
+	if len(recs) != 2 || recs[1].Role != "reviewer" || recs[1].Outcome != walkie.OutcomeAccepted {
+		t.Fatalf("attempts %+v", recs)
+	}
+
+	phased := table("ph", "phases:\n  - research: fc\n")
+	if r := tick(phased); r.Action != watch.Invoked {
+		t.Fatalf("the phase's tick: %+v", r)
+	}
+	r := tick(phased)
+	if r.Action != watch.Waiting || !strings.Contains(r.Detail, "the research phase's file by fc awaits approval") || !strings.Contains(r.Detail, "walkie phase approve "+phased+" research") {
+		t.Fatalf("after the phase wrote its file: %+v", r)
+	}
+	if _, err := roundtable.ApprovePhase(phased, "research", roundtable.ApprovedByPerson); err != nil {
+		t.Fatal(err)
+	}
+	if r := tick(phased); r.Action != watch.Invoked || !strings.Contains(r.Detail, "fa wrote turn 1") {
+		t.Fatalf("after the approval: %+v", r)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -188,6 +189,15 @@ body_cmd: 'printf "Approved.\n\nType: verdict\nVerdict: approve\nRefs: feat@%s\n
 	// GitHub: bob approved the head after the verdict; mallory, whom the
 	// base does not list, too; alice before the verdict.
 	verdictAt := doc.Entries[1].Marker.At
+	review := func(login, state string, at time.Time) string {
+		return fmt.Sprintf(`{"user":{"login":%q},"state":%q,"commit_id":%q,"submitted_at":%q}`, login, state, head, at.Format(time.RFC3339))
+	}
+	// The stand-in's answer changes between two gates; the server's own
+	// goroutines read it, so it is swapped atomically.
+	var reviews atomic.Value
+	reviews.Store("[" + review("alice", "APPROVED", verdictAt.Add(-time.Minute)) + "," +
+		review("mallory", "APPROVED", verdictAt.Add(time.Minute)) + "," +
+		review("bob", "COMMENTED", verdictAt.Add(time.Minute)) + "]")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if req.URL.Path != "/repos/o/r/pulls/7/reviews" || req.Header.Get("Authorization") != "Bearer t0ken" {
 			http.NotFound(w, req)
@@ -197,17 +207,12 @@ body_cmd: 'printf "Approved.\n\nType: verdict\nVerdict: approve\nRefs: feat@%s\n
 			fmt.Fprint(w, "[]")
 			return
 		}
-		fmt.Fprintf(w, `[{"user":{"login":"alice"},"state":"APPROVED","commit_id":%q,"submitted_at":%q},
-			{"user":{"login":"mallory"},"state":"APPROVED","commit_id":%q,"submitted_at":%q},
-			{"user":{"login":"bob"},"state":"COMMENTED","commit_id":%q,"submitted_at":%q}]`,
-			head, verdictAt.Add(-time.Minute).Format(time.RFC3339), head, verdictAt.Add(time.Minute).Format(time.RFC3339), head, verdictAt.Add(time.Minute).Format(time.RFC3339))
+		fmt.Fprint(w, reviews.Load().(string))
 	}))
 	defer srv.Close()
 	d.Env = append(d.Env, "GITHUB_API_URL="+srv.URL, "GITHUB_TOKEN=t0ken")
 	d.MustRun(3, "gate", d.name, "--ref", head, "--base", base, "--github-pr", "7", "--github-repo", "o/r")
-	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		fmt.Fprintf(w, `[{"user":{"login":"bob"},"state":"APPROVED","commit_id":%q,"submitted_at":%q}]`, head, verdictAt.Add(time.Minute).Format(time.RFC3339))
-	})
+	reviews.Store("[" + review("bob", "APPROVED", verdictAt.Add(time.Minute)) + "]")
 	r = d.MustRun(0, "gate", d.name, "--ref", head, "--base", base, "--github-pr", "7", "--github-repo", "o/r")
 	if !strings.Contains(r.Stdout, "approved on the platform by github:bob") {
 		t.Fatalf("gate with bob's approval: %s", r.Stdout)

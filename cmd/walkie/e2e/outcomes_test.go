@@ -51,7 +51,7 @@ func TestConverge(t *testing.T) {
 	if s := d.status(); s != "converged" {
 		t.Errorf("status %s", s)
 	}
-	if !strings.Contains(r.Stdout, "converged after 4 turns") || !strings.Contains(r.Stdout, "$0.06\n") {
+	if !strings.Contains(r.Stdout, "converged after 4 turns") || !strings.Contains(r.Stdout, "$0.06, tokens 600 in, 120 out\n") {
 		t.Errorf("summary:\n%s", r.Stdout)
 	}
 	log := d.MustRun(0, "log", d.name)

@@ -255,6 +255,11 @@ type reportJSON struct {
 			CostUSD   float64 `json:"cost_usd"`
 			Estimated int     `json:"estimated"`
 			Unknown   int     `json:"unknown"`
+			// What the CLIs reported, or walkie sent to one that reports none.
+			InputTokens       int64 `json:"input_tokens"`
+			CachedInputTokens int64 `json:"cached_input_tokens"`
+			OutputTokens      int64 `json:"output_tokens"`
+			SentBytes         int64 `json:"sent_bytes"`
 		} `json:"costs"`
 		CostUSD     float64  `json:"cost_usd"`
 		BudgetUSD   float64  `json:"budget_usd"`
@@ -351,6 +356,11 @@ func TestReviewConverges(t *testing.T) {
 	}
 	if len(d.Costs) != 2 || d.CostUSD < 0.0368 || d.CostUSD > 0.0370 {
 		t.Errorf("costs %+v, total %f", d.Costs, d.CostUSD)
+	}
+	for _, c := range d.Costs {
+		if c.InputTokens == 0 && c.SentBytes == 0 {
+			t.Errorf("%s's cost counts neither tokens nor bytes sent: %+v", c.Agent, c)
+		}
 	}
 	if rep.PullRequest == nil || rep.PullRequest.Number != prNumber || rep.Head != f.repo.Head || rep.BaseSHA != f.repo.Base {
 		t.Errorf("report: pull request %+v, head %s, base %s", rep.PullRequest, rep.Head, rep.BaseSHA)

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,6 +42,12 @@ type cluster struct {
 	// uncounted: the agents keep no run counter (a counter file shared by
 	// many debates at once would be torn).
 	uncounted bool
+	// blobs is the home's blob store, which the workers share (one
+	// machine); blobFlags replace it on a worker (the home's URL).
+	blobs     string
+	blobFlags []string
+	// sub is the record's directory under the home's, "" for the home's.
+	sub string
 }
 
 // agentScripts are the fake agents' scripts (YAML) by participant.
@@ -50,20 +57,35 @@ type agentScripts map[string]string
 // (in sorted order), approved, with a home config that knows each agent.
 func newCluster(t *testing.T, id string, maxRounds int, scripts agentScripts) *cluster {
 	t.Helper()
+	return newClusterWith(t, id, maxRounds, scripts, "")
+}
+
+// newClusterWith is newCluster with more front matter (YAML lines), set
+// before the briefing is approved.
+func newClusterWith(t *testing.T, id string, maxRounds int, scripts agentScripts, meta string) *cluster {
+	t.Helper()
 	needServer(t)
 	n := runs.Add(1)
 	c := &cluster{name: id + ".walkie.md", id: fmt.Sprintf("%s-%d-%d", id, os.Getpid(), n), marker: blackbox.NewMarker(t)}
 	c.Runner = walkieIn(t, t.TempDir(), c.marker)
+	c.blobs = filepath.Join(t.TempDir(), "blobs")
 	c.name = c.id + ".walkie.md"
 	participants := slices.Sorted(maps.Keys(scripts))
 	for _, p := range participants {
 		c.queues = append(c.queues, "--queue", fmt.Sprintf("%s=%s-%s", p, c.id, p))
 	}
 	c.home = c.id + "-home"
-	c.listen = fmt.Sprintf("127.0.0.1:%d", freePorts(1)[0])
+	c.listen = anyPort
 	c.writeConfig(filepath.Join(c.Dir, "walkie.yaml"), c.Dir, scripts, nil)
 	c.write("briefing.md", "Should the test pass? One turn each.\n\n## What a sign-off means\nYou agree it passes.\n")
 	c.MustRun(0, "init", c.name, "--agents", strings.Join(participants, ","), "--max-rounds", strconv.Itoa(maxRounds), "--briefing", "briefing.md")
+	if meta != "" {
+		b, err := os.ReadFile(c.path(c.name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.write(c.name, strings.Replace(string(b), "\n---\n", "\n"+meta+"---\n", 1))
+	}
 	c.MustRun(0, "brief", "approve", c.name, "--yes")
 	t.Cleanup(c.marker.Kill)
 	return c
@@ -87,7 +109,7 @@ func (c *cluster) writeConfig(path, dir string, scripts agentScripts, extra map[
 
 func (c *cluster) path(name string) string { return filepath.Join(c.Dir, name) }
 
-func (c *cluster) stateDir() string { return filepath.Join(c.Dir, ".walkie", c.id) }
+func (c *cluster) stateDir() string { return filepath.Join(c.Dir, c.sub, ".walkie", c.id) }
 
 func (c *cluster) write(name, content string) {
 	c.T.Helper()
@@ -100,31 +122,91 @@ func (c *cluster) write(name, content string) {
 // binaries first on PATH, and the test's marker. What it starts (the home,
 // the workers) the test's end kills.
 func walkieIn(t testing.TB, dir string, m blackbox.Marker) blackbox.Runner {
-	return blackbox.Runner{T: t, Bin: filepath.Join(bin, "walkie"), Dir: dir,
-		Env: append(os.Environ(), blackbox.Env(bin, m)...), Limit: time.Minute}
+	// A state directory of the test's own: the registry of debates and a
+	// default blob store must not be the user's.
+	env := append(os.Environ(), append(blackbox.Env(bin, m), "XDG_STATE_HOME="+t.TempDir())...)
+	return blackbox.Runner{T: t, Bin: filepath.Join(bin, "walkie"), Dir: dir, Env: env, Limit: time.Minute}
 }
 
-// startHome starts walkie serve --engine temporal on the directory.
-func (c *cluster) startHome() *blackbox.Proc {
+// startHome starts walkie serve --engine temporal on the directory, with
+// more flags. With c.listen set it binds a port of its own choosing and
+// c.listen becomes the address it serves on: a port picked free by the
+// test and bound later may be taken in between (by the dev server's own
+// ports).
+func (c *cluster) startHome(more ...string) *blackbox.Proc {
 	c.T.Helper()
-	return c.Start(append([]string{"serve", "--engine", "temporal", "--temporal", server, "--dir", ".", "--listen", c.listen,
-		"--home-queue", c.home, "--grace", "2s", "--log-format", "json"}, c.queues...)...)
+	listen := c.listen
+	if listen != "" {
+		listen = anyPort
+	}
+	args := append([]string{"serve", "--engine", "temporal", "--temporal", server, "--dir", ".", "--listen", listen,
+		"--home-queue", c.home, "--grace", "2s", "--log-format", "json", "--blobs", c.blobs}, c.queues...)
+	p := c.Start(append(args, more...)...)
+	if listen != "" {
+		c.listen = c.saidAddr(p, "serving", "http")
+	}
+	return p
 }
+
+// saidAddr waits for p's JSON log line msg and returns the address its
+// key names.
+func (c *cluster) saidAddr(p *blackbox.Proc, msg, key string) string {
+	c.T.Helper()
+	if err := p.WaitSaid(`"msg":"`+msg+`"`, 1, time.Minute); err != nil {
+		c.T.Fatal(err)
+	}
+	re := regexp.MustCompile(`"msg":"` + regexp.QuoteMeta(msg) + `".*?"` + regexp.QuoteMeta(key) + `":"([^"]+)"`)
+	m := re.FindStringSubmatch(p.Stderr())
+	if m == nil {
+		c.T.Fatalf("the home said %q, but on no address:\n%s", msg, p.Stderr())
+	}
+	return m[1]
+}
+
+// anyPort asks the home to bind a free port itself.
+const anyPort = "127.0.0.1:0"
 
 // startWorker starts a walkie worker for agents, with its own directory
 // and its own config (the agents' scripts kept there), and more flags.
 func (c *cluster) startWorker(name string, scripts agentScripts, extra map[string]map[string]string, more ...string) (*blackbox.Proc, string) {
 	c.T.Helper()
-	dir := filepath.Join(c.T.TempDir(), name)
+	return c.worker(workerSpec{name: name, scripts: scripts, extra: extra, more: more})
+}
+
+// workerSpec is a worker to start: its name, agents' scripts and keys,
+// its directory (a fresh one when ""), its environment's additions, and
+// more flags.
+type workerSpec struct {
+	name    string
+	scripts agentScripts
+	extra   map[string]map[string]string
+	dir     string
+	env     []string
+	more    []string
+}
+
+func (c *cluster) worker(s workerSpec) (*blackbox.Proc, string) {
+	c.T.Helper()
+	dir := s.dir
+	if dir == "" {
+		dir = filepath.Join(c.T.TempDir(), s.name)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		c.T.Fatal(err)
 	}
 	cfg := filepath.Join(dir, "walkie.yaml")
-	c.writeConfig(cfg, dir, scripts, extra)
-	agents := strings.Join(slices.Sorted(maps.Keys(scripts)), ",")
+	c.writeConfig(cfg, dir, s.scripts, s.extra)
+	agents := strings.Join(slices.Sorted(maps.Keys(s.scripts)), ",")
+	blobs := []string{"--blobs", c.blobs}
+	if c.blobFlags != nil {
+		blobs = c.blobFlags
+	}
 	args := append([]string{"worker", "--temporal", server, "--agents", agents, "--config", cfg, "--dir", filepath.Join(dir, "attempts"),
-		"--identity", name, "--grace", "2s", "--log-format", "json"}, append(c.queues, more...)...)
-	p := c.Start(args...)
+		"--identity", s.name, "--grace", "2s", "--log-format", "json"}, blobs...)
+	args = append(args, append(c.queues, s.more...)...)
+	r := c.Runner
+	r.Env = append(slices.Clone(r.Env), s.env...)
+	p := r.Start(args...)
 	c.waitPolling(p, strings.Count(agents, ",")+1)
 	return p, dir
 }

@@ -3,7 +3,6 @@ package scaleout
 import (
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -72,13 +71,13 @@ func TestDebateOnTwoWorkersConverges(t *testing.T) {
 	if got := turnStarts(events); !slices.Equal(got, []int32{1, 1, 1}) {
 		t.Errorf("turn activity starts %v, want three first deliveries", got)
 	}
-	replay(t, events)
+	replay(t, events, "converge")
 }
 
 // replay replays a history from a real run against the workflow code, and
-// with WALKIE_RECORD_HISTORY set, writes it as the history the unit tests
-// replay (controller/temporal/testdata).
-func replay(t *testing.T, events []*historypb.HistoryEvent) {
+// with WALKIE_RECORD_HISTORY set, writes it as one the unit tests replay
+// (controller/temporal/testdata/NAME.history.json).
+func replay(t *testing.T, events []*historypb.HistoryEvent, name string) {
 	t.Helper()
 	b, err := protojson.MarshalOptions{Indent: "  "}.Marshal(&historypb.History{Events: events})
 	if err != nil {
@@ -86,7 +85,7 @@ func replay(t *testing.T, events []*historypb.HistoryEvent) {
 	}
 	path := filepath.Join(t.TempDir(), "history.json")
 	if os.Getenv("WALKIE_RECORD_HISTORY") != "" {
-		path = "../../../controller/temporal/testdata/converge.history.json"
+		path = "../../../controller/temporal/testdata/" + name + ".history.json"
 		b = scrubPaths(t, b)
 	}
 	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
@@ -284,7 +283,7 @@ func TestSecondHomeWithTheSameDebateIDIsRefused(t *testing.T) {
 
 	second := *first
 	second.Dir, second.home = t.TempDir(), first.home+"-second"
-	second.listen = fmt.Sprintf("127.0.0.1:%d", freePorts(1)[0])
+	second.listen = anyPort
 	for _, name := range []string{first.name, "walkie.yaml"} {
 		b, err := os.ReadFile(first.path(name))
 		if err != nil {

@@ -45,6 +45,7 @@ func TestWorktreeTurnOnARemoteWorker(t *testing.T) {
 	c.verify(3)
 	recs := c.turns()
 	c.onceEach(recs, 3)
+	from := start // where the next of alice's turns starts
 	for _, r := range recs {
 		if r.Agent == "bob" {
 			if r.Branch != "" {
@@ -60,9 +61,13 @@ func TestWorktreeTurnOnARemoteWorker(t *testing.T) {
 		if got := gittest.Git(t, c.Dir, "show", head+":fix.go"); got != "fixed in turn "+strconv.Itoa(r.Turn) {
 			t.Errorf("fix.go on %s: %q", branch, got)
 		}
-		if parent := gittest.Git(t, c.Dir, "rev-parse", head+"^"); parent != start {
-			t.Errorf("%s's commit sits on %s, want the home's HEAD %s", branch, parent, start)
+		// The record cites each turn's branch, so a turn starts where the
+		// last cited commit is: the first at the home's HEAD, the next on
+		// the first's commit (docs/review-threads.md, "Worktrees").
+		if parent := gittest.Git(t, c.Dir, "rev-parse", head+"^"); parent != from {
+			t.Errorf("%s's commit sits on %s, want %s", branch, parent, from)
 		}
+		from = head
 	}
 	if gittest.Git(t, c.Dir, "rev-parse", "main") != start {
 		t.Error("the home's main moved")
@@ -124,7 +129,7 @@ func TestKilledWorkersWorktreeIsRemovedOnItsNextStart(t *testing.T) {
 	cfg := filepath.Join(again, "walkie.yaml")
 	c.writeConfig(cfg, again, agentScripts{"alice": scripts["alice"]}, gitEnv)
 	p := c.Start(append([]string{"worker", "--temporal", server, "--agents", "alice", "--config", cfg, "--dir", attempts,
-		"--identity", "w-again", "--grace", "2s", "--log-format", "json", "--repo", clone}, c.queues...)...)
+		"--identity", "w-again", "--grace", "2s", "--log-format", "json", "--repo", clone, "--blobs", c.blobs}, c.queues...)...)
 	c.waitPolling(p, 1)
 	// Polling begins only after the clean-up.
 	if _, err := os.Stat(left[0]); err == nil {

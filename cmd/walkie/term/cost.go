@@ -76,3 +76,44 @@ func nonNil(r []controller.TurnRecord) []controller.TurnRecord {
 	}
 	return r
 }
+
+// Tokens is a count as a person reads it: 812, 12.3k, 1.74M.
+func Tokens(n int64) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprint(n)
+	case n < 1_000_000:
+		return fmt.Sprintf("%.1fk", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%.2fM", float64(n)/1e6)
+}
+
+// TokensCell is an attempt's tokens: "12.3k in (8.1k cached), 212 out"
+// as its CLI reported them, "~14.2 KB sent" for one that reports none,
+// "-" when neither is known.
+func TokensCell(u *controller.Usage, sentBytes int64) string {
+	if !u.HasTokens() {
+		if sentBytes > 0 {
+			return fmt.Sprintf("~%.1f KB sent", float64(sentBytes)/1024)
+		}
+		return "-"
+	}
+	s := Tokens(u.InputTokens) + " in"
+	if u.CachedInputTokens > 0 {
+		s += " (" + Tokens(u.CachedInputTokens) + " cached)"
+	}
+	return s + ", " + Tokens(u.OutputTokens) + " out"
+}
+
+// TotalTokens sums the tokens the attempts' CLIs reported: "tokens 48.2k
+// in (20.1k cached), 3.1k out"; "" when none reported any.
+func TotalTokens(recs []controller.TurnRecord) string {
+	var total controller.Usage
+	for _, r := range recs {
+		total.AddTokens(r.Usage)
+	}
+	if !total.HasTokens() {
+		return ""
+	}
+	return "tokens " + TokensCell(&total, 0)
+}

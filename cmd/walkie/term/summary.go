@@ -23,6 +23,9 @@ func headline(file string, d *walkie.Doc, sum controller.Summary, pal Palette) s
 	if sum.CostUSD > 0 {
 		s += ", " + Money(sum.CostUSD, estimatedRun(sum.Attempts))
 	}
+	if t := TotalTokens(sum.Attempts); t != "" {
+		s += ", " + t
+	}
 	if sum.BudgetUSD > 0 { // without a budget, the cost line below says it
 		if u := UnknownCosts(sum.UnknownCosts, sum.UnknownUSD, sum.BudgetUSD); u != "" {
 			s += " " + u

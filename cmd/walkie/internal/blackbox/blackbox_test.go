@@ -211,7 +211,8 @@ func TestConfig(t *testing.T) {
 			{Name: "bob", Keys: map[string]string{"command": "[bob]"}, More: "    env:\n      K: v\n"},
 		}}
 	want := "notify: {}\ndefaults:\n  grace: 1s\n  timeout: 20s\nagents:\n" +
-		"  ann:\n    command: " + FakeAgentCommand(filepath.Join(dir, "ann.yaml"), filepath.Join(dir, "ann.state")) + "\n    usage: none\n" +
+		"  ann:\n    command: " + FakeAgentCommand(filepath.Join(dir, "ann.yaml"), filepath.Join(dir, "fake", "ann.state")) + "\n" +
+		"    sandbox_read: [\"" + filepath.Join(dir, "ann.yaml") + "\"]\n    usage: none\n" +
 		"  bob:\n    command: [bob]\n    env:\n      K: v\n"
 	if got := cfg.String(); got != want {
 		t.Errorf("config:\n%s\nwant:\n%s", got, want)
