@@ -319,15 +319,19 @@ func (c *controller) decide() (*plan, error) {
 	if sig, err := walkie.LoadSignal(c.dir); err == nil && sig != nil {
 		bell = sig.UpdatedAt
 	}
+	// The log before the record: every writer appends to the record
+	// first and logs it after, so read in this order, without the lock,
+	// the record is never behind the log (the other order can see a post
+	// logged whose entry it read too early, and call the record cut).
+	st, err := c.stateLog.State()
+	if err != nil {
+		return nil, badInput(err)
+	}
 	d, _, err := c.load()
 	if err != nil {
 		return nil, badInput(err)
 	}
 	if err := c.verify(d); err != nil {
-		return nil, badInput(err)
-	}
-	st, err := c.stateLog.State()
-	if err != nil {
 		return nil, badInput(err)
 	}
 	p := d.Progress()

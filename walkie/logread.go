@@ -2,6 +2,7 @@ package walkie
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -360,7 +361,9 @@ func (l *Log) same() bool {
 func plainStat(path string, st *unix.Stat_t) error {
 	switch {
 	case st.Mode&unix.S_IFMT != unix.S_IFREG:
-		return &InputError{File: path, Msg: "is not a regular file", Fix: "walkie reads only the plain files it writes there; remove it"}
+		kind := map[uint32]string{unix.S_IFIFO: "a named pipe", unix.S_IFDIR: "a directory", unix.S_IFSOCK: "a socket",
+			unix.S_IFCHR: "a device", unix.S_IFBLK: "a device"}[uint32(st.Mode&unix.S_IFMT)]
+		return &InputError{File: path, Msg: "is " + cmp.Or(kind, "something") + ", not a regular file", Fix: "walkie reads only the plain files it writes there; remove it"}
 	case st.Nlink > 1:
 		return &InputError{File: path, Msg: fmt.Sprintf("has %d names (a hard link), so it may be another file's", st.Nlink),
 			Fix: "walkie never makes one: remove the other name if you made it, else this file"}

@@ -818,6 +818,15 @@ func repairRun(_ context.Context, o *repairOptions) error {
 // wrong is "does not verify" (exit 4); only a file that is not a walkie
 // file at all is bad input.
 func loadVerified(file string) (*walkie.Doc, error) {
+	// The log before the record, as every writer writes them the other
+	// way round: a post meanwhile then leaves the record ahead of what
+	// was read of the log, never behind it (which reads as a cut record).
+	var st *walkie.State
+	if meta, err := walkie.ReadMeta(file); err == nil {
+		if st, err = walkie.LoadState(walkie.StateDir(file, meta.ID)); err != nil {
+			return nil, err
+		}
+	}
 	d, err := walkie.Load(file)
 	if err != nil {
 		return nil, err
@@ -825,9 +834,10 @@ func loadVerified(file string) (*walkie.Doc, error) {
 	if err := d.Verify(); err != nil {
 		return nil, withCode(exitUnverified, err)
 	}
-	st, err := walkie.LoadState(walkie.StateDir(file, d.Meta.ID))
-	if err != nil {
-		return nil, err
+	if st == nil {
+		if st, err = walkie.LoadState(walkie.StateDir(file, d.Meta.ID)); err != nil {
+			return nil, err
+		}
 	}
 	if err := d.CheckState(st); err != nil {
 		return nil, withCode(exitUnverified, err)
