@@ -319,15 +319,19 @@ func (c *controller) decide() (*plan, error) {
 	if sig, err := walkie.LoadSignal(c.dir); err == nil && sig != nil {
 		bell = sig.UpdatedAt
 	}
-	// The log before the record: every writer appends to the record
-	// first and logs it after, so read in this order, without the lock,
-	// the record is never behind the log (the other order can see a post
-	// logged whose entry it read too early, and call the record cut).
-	st, err := c.stateLog.State()
+	// Both under the record lock, held for the two reads only: a post
+	// beside them would otherwise be read half written (a torn tail), or
+	// logged after its entry was read (a record that looks cut short).
+	lock, err := walkie.LockRecord(c.dir)
 	if err != nil {
-		return nil, badInput(err)
+		return nil, err
 	}
-	d, _, err := c.load()
+	st, err := c.stateLog.State()
+	var d *walkie.Doc
+	if err == nil {
+		d, _, err = c.load()
+	}
+	lock.Unlock()
 	if err != nil {
 		return nil, badInput(err)
 	}
