@@ -19,12 +19,7 @@ import (
 // and the record verifies.
 func TestRecoverPowerCutOnTheEndedLine(t *testing.T) {
 	file, cfg, c, p := crashedDebate(t)
-	snapshot := readFile(t, file)
-	appendText(t, file, "\n## Turn 2 · b\nA whole turn.\n")
-	s, err := walkie.Settle(file, snapshot, walkie.Expect{Turn: p.Turn, Agent: p.Participant}, "")
-	if err != nil || s.Outcome != walkie.VerdictAccepted {
-		t.Fatalf("settle: %v %+v", err, s.Verdict)
-	}
+	s := stampTurn(t, file, p)
 	st := loadState(t, file)
 	rec := TurnRecord{Seq: 2, Turn: 2, Round: 1, Agent: "b", Role: "participant", Attempt: 1, Started: st.Running.Started,
 		Ended: time.Now(), Outcome: walkie.OutcomeAccepted}
