@@ -5,11 +5,13 @@ package config
 // the context it adds, in o200k tokens, as measured against the fake
 // model server with claude 2.1.197, codex 0.171.0 (gpt-6.2-sol) and
 // gemini 0.61.0 (TestPresetRolesCLI in cmd/fakemodel/modelserver checks
-// them within a tenth). With a role set to all, or before issue 29:
-// claude 17,900, codex 14,100.
+// them within a tenth). codex's are with walkie's instructions in place of
+// its own (RoleInstructions) but for the implementer, which keeps codex's:
+// about 5,000 tokens of the 10,000 a call. With a role set to all, or
+// before issue 29: claude 17,900, codex 14,100.
 var fixedTokens = map[string]map[string]int{
 	"claude": {RoleDebater: 2300, RoleReviewer: 2850, RoleImplementer: 3050, RolePhase: 2850, RoleDistiller: 2200},
-	"codex":  {RoleDebater: 9950, RoleReviewer: 9950, RoleImplementer: 10050, RolePhase: 9950, RoleDistiller: 9950},
+	"codex":  {RoleDebater: 5050, RoleReviewer: 4950, RoleImplementer: 10050, RolePhase: 4900, RoleDistiller: 4950},
 	"gemini": {RoleDebater: 6400, RoleReviewer: 6950, RoleImplementer: 7300, RolePhase: 6950, RoleDistiller: 6200},
 }
 

@@ -100,6 +100,11 @@ type Agent struct {
 	// (Roles), by the CLI's names; a role set to nil gets the CLI's whole
 	// set. Nil for an agent with a command of its own (ForRole).
 	Tools map[string][]string
+	// Instructions, set by ForRole for a role whose preset replaces its
+	// CLI's own model instructions (RoleInstructions), is the text the
+	// session's instructions file holds; the engine writes the file and
+	// passes it (WithInstructionsFile). "" leaves the CLI's own.
+	Instructions string
 }
 
 // Workspace modes: where an agent's unattended debate turns run.

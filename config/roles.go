@@ -118,7 +118,9 @@ func (a Agent) RoleTools(role string) ([]string, bool) {
 
 // ForRole is a with its preset's command and files limited to the tools
 // of role: claude's --tools, codex's -c switches, gemini's tools.core in
-// its settings.json. An agent without role tools is returned as it is.
+// its settings.json; for codex, the role's instructions too
+// (RoleInstructions). An agent without role tools (a command of its own,
+// a role set to all) is returned as it is.
 func (a Agent) ForRole(role string) Agent {
 	ts, ok := a.RoleTools(role)
 	if !ok {
@@ -135,6 +137,7 @@ func (a Agent) ForRole(role string) Agent {
 				flags = append(flags, codexToolFlags[name]...)
 			}
 		}
+		a.Instructions = RoleInstructions(role)
 	case "gemini":
 		if a.HomeFiles == nil {
 			a.HomeFiles = map[string]string{}

@@ -258,7 +258,7 @@ func appendLocked(f *os.File, file, dir string, l *Log, meta *Meta, st *State, p
 		return Receipt{}, err
 	}
 	if !p.Supervisor {
-		if err := checkTurn(meta, ti.prog, st, p.From); err != nil {
+		if err := checkTurn(file, meta, ti.prog, st, p.From); err != nil {
 			return Receipt{}, err
 		}
 	}
@@ -360,8 +360,8 @@ func recordAppended(dir string, l *Log, meta *Meta, st *State, prog Progress, br
 	return nil
 }
 
-// checkTurn applies the turn-order rules to a participant's post.
-func checkTurn(meta *Meta, prog Progress, st *State, from string) error {
+// checkTurn applies the turn-order rules to a participant's post to file.
+func checkTurn(file string, meta *Meta, prog Progress, st *State, from string) error {
 	whose := prog.NextAgent
 	switch DebateStatus(meta, prog, st) {
 	case StatusClosed:
@@ -369,12 +369,12 @@ func checkTurn(meta *Meta, prog Progress, st *State, from string) error {
 	case StatusConverged:
 		return &RefusedError{Reason: "the debate has converged: every participant has signed off"}
 	case StatusHalted:
-		return &RefusedError{Reason: fmt.Sprintf("the debate is halted (%s); `walkie resume FILE` lifts the halt", orNone(st.Reason))}
+		return &RefusedError{Reason: fmt.Sprintf("the debate is halted (%s); `walkie resume %s` lifts the halt", orNone(st.Reason), file)}
 	case StatusMaxRounds:
-		return &RefusedError{Reason: fmt.Sprintf("turn %d would be in round %d, past the round cap of %d; `walkie extend FILE --rounds N` raises it", prog.NextTurn, prog.NextRound, RoundCap(meta, st)), Whose: whose}
+		return &RefusedError{Reason: fmt.Sprintf("turn %d would be in round %d, past the round cap of %d; `walkie extend %s --rounds N` raises it", prog.NextTurn, prog.NextRound, RoundCap(meta, st), file), Whose: whose}
 	case StatusOpen:
 	default:
-		return &RefusedError{Reason: fmt.Sprintf("the debate has ended as %s (%s); `walkie resume FILE` reopens it", st.Status, orNone(st.Reason))}
+		return &RefusedError{Reason: fmt.Sprintf("the debate has ended as %s (%s); `walkie resume %s` reopens it", st.Status, orNone(st.Reason), file)}
 	}
 	if from != whose {
 		return &RefusedError{Reason: fmt.Sprintf("%s cannot post turn %d: out of turn", from, prog.NextTurn), Whose: whose, OutOfTurn: true}

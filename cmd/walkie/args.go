@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -61,6 +62,11 @@ func interspersed(app *cli.App, args []string) []string {
 			if !hasFlag(flags, name) && hoisted[name] {
 				dst, set = &global, app.Flags
 			}
+			if fv := fieldsFlag(set, name); fv != nil && !strings.Contains(a, "=") && i+1 < len(args) && fv.takes(args[i+1]) {
+				// "--json status,round": the fields, not a FILE.
+				a += "=" + args[i+1]
+				i++
+			}
 			*dst = append(*dst, a)
 			if !strings.Contains(a, "=") && takesValue(set, name) && i+1 < len(args) {
 				*dst = append(*dst, args[i+1])
@@ -112,9 +118,21 @@ func takesValue(flags []cli.Flag, name string) bool {
 		for _, n := range f.Names() {
 			if n == name {
 				_, isBool := f.(*cli.BoolFlag)
-				return !isBool
+				return !isBool && fieldsFlag(flags, name) == nil
 			}
 		}
 	}
 	return false
+}
+
+// fieldsFlag is the --json of flags named name, if it is one
+// (jsonFlags): it takes a value only when one is given with it.
+func fieldsFlag(flags []cli.Flag, name string) *fieldsValue {
+	for _, f := range flags {
+		if g, ok := f.(*cli.GenericFlag); ok && slices.Contains(g.Names(), name) {
+			fv, _ := g.Value.(*fieldsValue)
+			return fv
+		}
+	}
+	return nil
 }

@@ -519,14 +519,18 @@ verify fails until it is restored or, before the first turn, re-approved).
 EXAMPLES:
    walkie brief show api.walkie.md
    walkie brief show api.walkie.md > briefing.md
-   walkie brief show api.walkie.md --json | jq .approved`,
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
+   walkie brief show api.walkie.md --jq .approved`,
+		Flags: jsonFlags(briefView{}),
 		Action: func(c *cli.Context) error {
 			file, err := fileArg(c)
 			if err != nil {
 				return err
 			}
-			return runWith(c.Context, runF, briefShowRun, &briefShowOptions{IO: f.IO, File: file, JSON: c.Bool("json")})
+			exp, err := exporterOf(c)
+			if err != nil {
+				return err
+			}
+			return runWith(c.Context, runF, briefShowRun, &briefShowOptions{IO: f.IO, File: file, JSON: exp})
 		},
 	}
 }
@@ -535,7 +539,7 @@ EXAMPLES:
 type briefShowOptions struct {
 	IO   *IOStreams
 	File string
-	JSON bool
+	JSON *jsonExporter
 }
 
 func briefShowRun(_ context.Context, o *briefShowOptions) error {
@@ -552,8 +556,8 @@ func briefShowRun(_ context.Context, o *briefShowOptions) error {
 	if v.Problems == nil {
 		v.Problems = []string{}
 	}
-	if o.JSON {
-		return writeJSON(o.IO.Out, v)
+	if o.JSON != nil {
+		return o.JSON.Write(o.IO.Out, v)
 	}
 	text := v.Text
 	if o.IO.IsStdoutTTY() { // into a pipe or a file it goes as it is

@@ -24,7 +24,7 @@ func TestBriefCommandsParse(t *testing.T) {
 	if o := parse(t, briefDistillCommand, file, "--from", "chat.md", "--agent", "codex", "--config", "w.yaml"); o.From != "chat.md" || o.Agent != "codex" || o.ConfigPath != "w.yaml" || o.LogFormat != "auto" {
 		t.Errorf("distill options %+v", o)
 	}
-	if o := parse(t, briefShowCommand, file, "--json"); !o.JSON {
+	if o := parse(t, briefShowCommand, file, "--json"); o.JSON == nil {
 		t.Errorf("show options %+v", o)
 	}
 }

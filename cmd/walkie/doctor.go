@@ -36,14 +36,17 @@ EXAMPLES:
    walkie doctor
    walkie doctor api.walkie.md --agents claude,codex
    walkie doctor --config ci.yaml --json`,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "config", Usage: "config file (default: ./walkie.yaml, then the user config dir)"},
 			&cli.StringSliceFlag{Name: "agents", Usage: "as for walkie auto: agents that play the participants"},
-			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
-		},
+		}, jsonFlags(doctor.AgentCheck{})...),
 		Action: func(c *cli.Context) error {
+			exp, err := exporterOf(c)
+			if err != nil {
+				return err
+			}
 			return runWith(c.Context, runF, doctorRun, &doctorOptions{IO: f.IO, Config: f.Config, ConfigPath: c.String("config"),
-				Files: c.Args().Slice(), Agents: c.StringSlice("agents"), JSON: c.Bool("json")})
+				Files: c.Args().Slice(), Agents: c.StringSlice("agents"), JSON: exp})
 		},
 	}
 }
@@ -56,7 +59,7 @@ type doctorOptions struct {
 	ConfigPath string
 	Files      []string // the FILE whose participants are the agents in use, if any
 	Agents     []string
-	JSON       bool
+	JSON       *jsonExporter
 }
 
 func doctorRun(ctx context.Context, o *doctorOptions) error {
@@ -69,8 +72,8 @@ func doctorRun(ctx context.Context, o *doctorOptions) error {
 		return err
 	}
 	checks := doctor.Check(ctx, cfg, names, inUse)
-	if o.JSON {
-		if err := writeJSON(o.IO.Out, checks); err != nil {
+	if o.JSON != nil {
+		if err := o.JSON.Write(o.IO.Out, checks); err != nil {
 			return err
 		}
 	} else {
@@ -90,9 +93,51 @@ func doctorRun(ctx context.Context, o *doctorOptions) error {
 		}
 	}
 	if usable == 0 {
-		return withCode(exitError, errors.New("no agent can run: install one of the CLIs above (npm install -g @anthropic-ai/claude-code, @openai/codex or @google/gemini-cli), or configure a command of your own in walkie.yaml"))
+		return withCode(exitError, errors.New(noAgentCanRun(checks)))
 	}
 	return nil
+}
+
+// noAgentCanRun says why no agent can take a turn, with the fix that
+// applies: how to log in to a CLI that is installed, else how to install
+// one.
+func noAgentCanRun(checks []doctor.AgentCheck) string {
+	var logins []string
+	for _, ck := range checks {
+		if hint := loginHint(ck); hint != "" {
+			logins = append(logins, ck.Name+": "+hint)
+		}
+	}
+	if len(logins) > 0 {
+		return "no agent can run: installed, but not logged in: " + strings.Join(logins, "; ")
+	}
+	return "no agent can run: install one of the CLIs above (npm install -g @anthropic-ai/claude-code, @openai/codex or @google/gemini-cli), or configure a command of your own in walkie.yaml"
+}
+
+// loginHints say how to log in to each preset's CLI for walkie: a key in
+// the environment, or the CLI's own login, which a session sees only with
+// the user's HOME.
+var loginHints = map[string][2]string{
+	"claude": {"ANTHROPIC_API_KEY", "`claude`, then /login"},
+	"codex":  {"OPENAI_API_KEY", "`codex login`"},
+	"gemini": {"GEMINI_API_KEY", "`gemini` once"},
+}
+
+// loginHint is how to log in to the preset's CLI of an agent whose binary
+// is there but that does not appear logged in; "" for any other.
+func loginHint(ck doctor.AgentCheck) string {
+	h, ok := loginHints[ck.Preset]
+	if !ok || ck.Binary == "" || ck.LoggedIn != "no" {
+		return ""
+	}
+	hint := fmt.Sprintf("set %s, or log in with %s", h[0], h[1])
+	for _, p := range ck.Problems {
+		if strings.Contains(p, "private HOME") {
+			// Said by doctor: a login of the user's is not seen.
+			return hint + " and give the agent home: inherit in walkie.yaml (its sessions get a private HOME otherwise)"
+		}
+	}
+	return hint
 }
 
 // doctorAgents decides which agents to check and which are in use.
@@ -149,6 +194,8 @@ func printChecks(w io.Writer, checks []doctor.AgentCheck) {
 		status := "ok"
 		if hint, ok := installHints[ck.Preset]; ok && ck.Binary == "" && !ck.CanRun() {
 			status = "not installed: " + hint
+		} else if hint := loginHint(ck); hint != "" && len(ck.Problems) == 1 {
+			status = "not logged in: " + hint
 		} else if !ck.CanRun() {
 			status = "cannot run: " + strings.Join(ck.Problems, "; ")
 		} else if len(ck.Notes) > 0 {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -37,14 +36,13 @@ verify, 2 for bad flags). Make it a required check of the merge (docs/ci.md,
 EXAMPLES:
    walkie gate reviews/login.walkie.md --ref "$HEAD_SHA" --base "$BASE_SHA" --github-pr 42
    walkie post reviews/login.walkie.md --supervisor --type ack --refs "$SHA" --signing-key ~/.ssh/id_ed25519 --body-file - <<< "Read it."`,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "ref", Usage: "the commit to be merged (required)"},
 			&cli.StringFlag{Name: "base", Usage: "the revision merged into, whose allowed signers count (required)"},
 			&cli.StringFlag{Name: "signers", Value: mergegate.DefaultSigners, Usage: "the allowed-signers file at --base, from the repository's top"},
 			&cli.IntFlag{Name: "github-pr", Usage: "count an approving review of this pull request by a listed login as the ack (GITHUB_TOKEN, GITHUB_API_URL)"},
 			&cli.StringFlag{Name: "github-repo", EnvVars: []string{"GITHUB_REPOSITORY"}, Usage: "OWNER/NAME of the pull request's repository"},
-			&cli.BoolFlag{Name: "json", Usage: "print the finding as JSON"},
-		},
+		}, jsonFlags(gateView{})...),
 		Action: func(c *cli.Context) error {
 			file, err := recordArg(c)
 			if err != nil {
@@ -57,7 +55,11 @@ EXAMPLES:
 			if !gateSHARe.MatchString(sha) {
 				return withCode(exitBadInput, fmt.Errorf("--ref %q is not a commit's sha (7 to 64 lower-case hex digits)", sha))
 			}
-			o := &gateOptions{IO: f.IO, JSON: c.Bool("json"),
+			exp, err := exporterOf(c)
+			if err != nil {
+				return err
+			}
+			o := &gateOptions{IO: f.IO, JSON: exp.onOneLine(),
 				Gate: mergegate.Options{File: file, Ref: sha, Base: c.String("base"), Signers: c.String("signers")}}
 			if n := c.Int("github-pr"); n > 0 {
 				if c.String("github-repo") == "" {
@@ -75,7 +77,18 @@ EXAMPLES:
 type gateOptions struct {
 	IO   *IOStreams
 	Gate mergegate.Options
-	JSON bool
+	JSON *jsonExporter
+}
+
+// gateView is the gate's finding as --json prints it.
+type gateView struct {
+	Open      bool     `json:"open"`
+	Ref       string   `json:"ref"`
+	Why       string   `json:"why"`
+	Verdict   int      `json:"verdict_seq,omitempty"`
+	Ack       int      `json:"ack_seq,omitempty"`
+	VerdictBy []string `json:"verdict_by,omitempty"`
+	AckBy     []string `json:"ack_by,omitempty"`
 }
 
 func gateRun(ctx context.Context, o *gateOptions) error {
@@ -91,30 +104,22 @@ func gateRun(ctx context.Context, o *gateOptions) error {
 	if err != nil {
 		return err
 	}
-	if o.JSON {
-		out := struct {
-			Open      bool     `json:"open"`
-			Ref       string   `json:"ref"`
-			Why       string   `json:"why"`
-			Verdict   int      `json:"verdict_seq,omitempty"`
-			Ack       int      `json:"ack_seq,omitempty"`
-			VerdictBy []string `json:"verdict_by,omitempty"`
-			AckBy     []string `json:"ack_by,omitempty"`
-		}{Open: g.Open, Ref: sha, Why: g.Why, VerdictBy: g.VerdictBy, AckBy: g.AckBy}
+	if o.JSON != nil {
+		out := gateView{Open: g.Open, Ref: sha, Why: g.Why, VerdictBy: g.VerdictBy, AckBy: g.AckBy}
 		if g.Verdict != nil {
 			out.Verdict = g.Verdict.Marker.Seq
 		}
 		if g.Ack != nil {
 			out.Ack = g.Ack.Marker.Seq
 		}
-		if err := json.NewEncoder(o.IO.Out).Encode(out); err != nil {
+		if err := o.JSON.Write(o.IO.Out, out); err != nil {
 			return err
 		}
 	}
 	if !g.Open {
 		return withCode(exitRefused, fmt.Errorf("gate shut for %s: %s", sha, g.Why))
 	}
-	if !o.JSON {
+	if o.JSON == nil {
 		fmt.Fprintf(o.IO.Out, "gate open for %s: %s\n", sha, term.Clean(g.Why))
 	}
 	return nil

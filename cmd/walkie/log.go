@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -29,21 +29,27 @@ walkie could not tell (and +? a figure the CLI was ended before it completed).
 TOKENS are the input (of it, read from the provider's prompt cache) and
 output tokens the CLI reported, or the bytes walkie sent to one that
 reports none. MODEL is the model (and reasoning effort) the attempt ran with, CLI the
-version the agent's CLI gave. Below the table: the total, how many attempts
+version the agent's CLI gave. A turn no session walkie ran wrote (posted
+with walkie post, by a person or an agent walkie did not start) has a line
+of its own, outcome "posted", so it never passes for an agent's. Below the table: the total, how many attempts
 are of unknown cost, and where the transcripts are, with the one of each
 attempt that failed. --json prints every field, the command as run (secrets
 redacted) and the prompt's sha256 among them.
 
 EXAMPLES:
    walkie log api.walkie.md
-   walkie log api.walkie.md --json | jq 'select(.outcome != "accepted")'`,
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the records as JSON lines"}},
+   walkie log api.walkie.md --jq 'select(.outcome != "accepted") | .detail'`,
+		Flags: jsonFlags(controller.TurnRecord{}),
 		Action: func(c *cli.Context) error {
 			file, err := fileArg(c)
 			if err != nil {
 				return err
 			}
-			return runWith(c.Context, runF, logRun, &logOptions{IO: f.IO, File: file, JSON: c.Bool("json")})
+			exp, err := exporterOf(c)
+			if err != nil {
+				return err
+			}
+			return runWith(c.Context, runF, logRun, &logOptions{IO: f.IO, File: file, JSON: exp.inLines()})
 		},
 	}
 }
@@ -52,7 +58,7 @@ EXAMPLES:
 type logOptions struct {
 	IO   *IOStreams
 	File string
-	JSON bool
+	JSON *jsonExporter // JSON lines, one per record
 }
 
 func logRun(_ context.Context, o *logOptions) error {
@@ -65,14 +71,14 @@ func logRun(_ context.Context, o *logOptions) error {
 	if err != nil {
 		return err
 	}
-	if o.JSON {
-		enc := json.NewEncoder(w)
-		for _, r := range recs {
-			if err := enc.Encode(r); err != nil {
-				return err
-			}
-		}
-		return nil
+	// A turn posted outside any session has a line of its own, so it
+	// does not pass for missing; a record that cannot be read leaves the
+	// attempts alone.
+	if d, err := walkie.Load(file); err == nil {
+		recs = controller.WithPosts(d, recs)
+	}
+	if o.JSON != nil {
+		return o.JSON.Write(w, recs)
 	}
 	if len(recs) == 0 {
 		fmt.Fprintf(w, "%s: no turn attempts yet\n", file)
@@ -120,6 +126,10 @@ func writeLogTable(w io.Writer, recs []controller.TurnRecord) {
 			exit = fmt.Sprint(*r.ExitCode)
 		}
 		outcome := r.Outcome
+		try, cost, tokens := fmt.Sprint(r.Attempt), term.CostCell(r.Usage), term.TokensCell(r.Usage, r.SentBytes)
+		if r.Outcome == controller.OutcomePosted {
+			try, cost, tokens = "-", "-", "-" // no session: nothing walkie ran, sent or paid
+		}
 		if r.Signed {
 			outcome += " ✓"
 		}
@@ -127,15 +137,16 @@ func writeLogTable(w io.Writer, recs []controller.TurnRecord) {
 		if r.Effort != "" {
 			model += " (" + r.Effort + ")"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.Turn, r.Agent, r.Attempt, r.Started.Local().Format("15:04:05"),
-			term.Duration(time.Duration(r.DurationMS)*time.Millisecond), outcome, exit, r.Bytes, term.CostCell(r.Usage), term.TokensCell(r.Usage, r.SentBytes), model,
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.Turn, r.Agent, try, r.Started.Local().Format("15:04:05"),
+			term.Duration(time.Duration(r.DurationMS)*time.Millisecond), outcome, exit, r.Bytes, cost, tokens, model,
 			orDash(walkie.Clip(r.CLIVersion, 24)), walkie.Clip(r.Detail, 60))
 	}
 	tw.Flush()
-	if t := term.TotalCost(recs); t != "" {
+	attempts := slices.DeleteFunc(slices.Clone(recs), func(r controller.TurnRecord) bool { return r.Outcome == controller.OutcomePosted })
+	if t := term.TotalCost(attempts); t != "" {
 		fmt.Fprintln(w, t)
 	}
-	if t := term.TotalTokens(recs); t != "" {
+	if t := term.TotalTokens(attempts); t != "" {
 		fmt.Fprintln(w, t)
 	}
 }

@@ -74,6 +74,15 @@ type codedError struct {
 func (e *codedError) Error() string { return e.err.Error() }
 func (e *codedError) Unwrap() error { return e.err }
 
+// saidError is an error the command has already told the person, in its
+// own output: main exits with its code and prints it no second time.
+type saidError struct{ err error }
+
+func (e *saidError) Error() string { return e.err.Error() }
+func (e *saidError) Unwrap() error { return e.err }
+
+func said(err error) error { return &saidError{err} }
+
 func withCode(code int, err error) error {
 	if err == nil {
 		return nil
@@ -119,8 +128,16 @@ func main() {
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	app := newApp(newFactory(stdin, stdout, stderr))
-	err := app.Run(interspersed(app, args))
-	if err != nil {
+	switch {
+	case len(args) > 2 && args[len(args)-1] == completeFlag && isFlag(args[len(args)-2]):
+		completeFlags(app, args[1:len(args)-2], args[len(args)-2], stdout)
+		return exitOK
+	case len(args) == 0 || args[len(args)-1] != completeFlag:
+		// A completion asks with the words as typed, the flag last.
+		args = interspersed(app, args)
+	}
+	err := app.Run(args)
+	if err != nil && !errors.As(err, new(*saidError)) {
 		// An error may quote a reason, a note or an agent's detail.
 		fmt.Fprintln(stderr, "walkie:", term.Clean(err.Error()))
 	}
@@ -143,6 +160,11 @@ a person halts it. See docs/ for the file format and configuration.`,
 		ErrWriter:              f.IO.ErrOut,
 		CustomAppHelpTemplate:  cli.AppHelpTemplate + "\n" + exitCodesHelp + "\n",
 		UseShortOptionHandling: true,
+		// walkie completion's scripts ask through completeFlag.
+		EnableBashCompletion: true,
+		// "Did you mean" for walkie help TOPIC; the rest is walkie's own
+		// (suggest.go).
+		Suggest: true,
 		// Exit codes are decided in one place (run); urfave must not exit.
 		ExitErrHandler: func(*cli.Context, error) {},
 		// --version is ours (version.go): urfave's prints a bare line
@@ -158,11 +180,12 @@ a person halts it. See docs/ for the file format and configuration.`,
 		},
 		Action: rootAction,
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
-			return withCode(exitBadInput, fmt.Errorf("%w; see `walkie --help`", err))
+			return withCode(exitBadInput, sayUsage(err, c.App.Flags, "walkie"))
 		},
 		Commands: commands(f),
 	}
 	usageErrorsAreBadInput(app.Commands)
+	groupsSayWhatIsUnknown(app.Commands)
 	guardPersonOnly(app.Commands, "")
 	return app
 }
@@ -172,9 +195,10 @@ a person halts it. See docs/ for the file format and configuration.`,
 func rootAction(c *cli.Context) error {
 	switch {
 	case c.Bool("version"):
-		return printVersion(c.App.Writer, false)
+		return printVersion(c.App.Writer, nil)
 	case c.NArg() > 0:
-		return withCode(exitBadInput, fmt.Errorf("%q is not a walkie command; see `walkie --help`", c.Args().First()))
+		typed := c.Args().First()
+		return withCode(exitBadInput, errors.New(withHint(fmt.Sprintf("%q is not a walkie command", typed), didYouMean(typed, commandNames(c.App.Commands)), "walkie")))
 	}
 	return cli.ShowAppHelp(c)
 }
@@ -186,7 +210,7 @@ func commands(f *Factory) []*cli.Command {
 		threadCommand(f, nil), gateCommand(f, nil),
 		haltCommand(f, nil), resumeCommand(f, nil), extendCommand(f, nil), repairCommand(f, nil),
 		autoCommand(f, nil), turnCommand(f, nil), trialsCommand(f, nil), logCommand(f, nil), reportCommand(f, nil), doctorCommand(f, nil),
-		serveCommand(f, nil), workerCommand(f, nil), watchCommand(f, nil), notifyCommand(f, nil), reviewCommand(f, nil), skillCommand(f), versionCommand(f, nil),
+		serveCommand(f, nil), workerCommand(f, nil), watchCommand(f, nil), notifyCommand(f, nil), reviewCommand(f, nil), skillCommand(f), completionCommand(f, nil), versionCommand(f, nil),
 	}
 }
 

@@ -60,10 +60,10 @@ func TestSkillCommandsRun(t *testing.T) {
 
 func TestDoctorCommandsParse(t *testing.T) {
 	o := parse(t, doctorCommand, "d.walkie.md", "--agents", "ada=claude", "--config", "ci.yaml", "--json")
-	if !reflect.DeepEqual(o.Files, []string{"d.walkie.md"}) || !reflect.DeepEqual(o.Agents, []string{"ada=claude"}) || o.ConfigPath != "ci.yaml" || !o.JSON {
+	if !reflect.DeepEqual(o.Files, []string{"d.walkie.md"}) || !reflect.DeepEqual(o.Agents, []string{"ada=claude"}) || o.ConfigPath != "ci.yaml" || o.JSON == nil {
 		t.Errorf("doctor options %+v", o)
 	}
-	if v := parse(t, versionCommand, "--json"); !v.JSON {
+	if v := parse(t, versionCommand, "--json"); v.JSON == nil {
 		t.Errorf("version options %+v", v)
 	}
 }

@@ -48,7 +48,9 @@ On a terminal it asks; off a terminal it needs --yes, which approves the
 briefing as it is (read it first: the skills do, with the person). Nothing
 is created before that is settled. Every step stays available on its own:
 after a quit, walkie brief edit, walkie brief approve and walkie auto take
-over where it stopped.
+over where it stopped. A walkie new whose draft failed leaves the file with
+the bare template; the same walkie new again uses that file again. A name
+taken by another debate gets the next free one (NAME-2), said on stderr.
 
 EXAMPLES:
    walkie new "Should the API paginate with cursors or offsets?" --agents claude,codex
@@ -69,8 +71,11 @@ EXAMPLES:
 			verboseFlag(),
 		),
 		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 || strings.TrimSpace(c.Args().First()) == "" {
-				return withCode(exitBadInput, fmt.Errorf(`new needs the question, quoted, as its one argument (got %d arguments); see `+"`walkie new --help`", c.NArg()))
+			switch {
+			case c.NArg() != 1:
+				return withCode(exitBadInput, fmt.Errorf(`new needs the question, quoted, as its one argument (got %s); see `+"`walkie new --help`", argCount(c.NArg())))
+			case strings.TrimSpace(c.Args().First()) == "":
+				return withCode(exitBadInput, errors.New(`new needs the question, and it was empty: walkie new "Cursor or offset pagination?"; see `+"`walkie new --help`"))
 			}
 			opts := &newOptions{IO: f.IO, Config: f.Config, Logger: f.Logger, Registry: f.Registry,
 				Question: strings.TrimSpace(c.Args().First()), File: c.String("file"),
@@ -133,19 +138,28 @@ func newRun(ctx context.Context, opts *newOptions) error {
 	if err != nil {
 		return withCode(exitBadInput, err)
 	}
-	file := opts.File
-	if file == "" {
-		file = freeName(".", slug(question))
-	}
-	o.Briefing = given
-	if given == nil {
-		o.Briefing = []byte(briefing.Template())
-	}
-	if err := walkie.Init(file, o); err != nil {
+	file, again, err := newFile(opts.File, slug(question), o, opts.IO.ErrOut)
+	if err != nil {
 		return err
 	}
 	w := opts.IO.Out
-	fmt.Fprintln(w, created(file, o))
+	if again {
+		fmt.Fprintf(w, "using %s again: an earlier walkie new left it unfinished, as this one would create it (the bare template, no turns)\n", file)
+		if given != nil {
+			if _, err := walkie.SetBriefing(file, given); err != nil {
+				return err
+			}
+		}
+	} else {
+		o.Briefing = given
+		if given == nil {
+			o.Briefing = []byte(briefing.Template())
+		}
+		if err := walkie.Init(file, o); err != nil {
+			return err
+		}
+		fmt.Fprintln(w, created(file, o))
+	}
 	if given == nil {
 		if err := newDistill(ctx, opts, cfg, file, chat); err != nil {
 			return fmt.Errorf("%w\nthe file stays: walkie brief distill %s --from CHAT tries again, walkie brief edit %s writes it yourself", err, file, file)
@@ -340,19 +354,57 @@ func slug(question string) string {
 	return strings.Join(words, "-")
 }
 
-// freeName is dir/NAME.walkie.md, or NAME-2, NAME-3… when that is taken:
-// walkie new never writes over a debate, nor shares its state directory.
-func freeName(dir, name string) string {
+// newFile is the file walkie new writes: explicit (--file), else
+// ./NAME.walkie.md, or NAME-2, NAME-3… when that is another debate
+// (said on errOut): walkie new never writes over a debate, nor shares its
+// state directory. A file an earlier walkie new left unfinished, exactly
+// as this one would create it (the bare template and nothing after), is
+// used again (again is true), so a retry leaves no second file beside it.
+func newFile(explicit, name string, o walkie.InitOptions, errOut io.Writer) (file string, again bool, err error) {
+	if explicit != "" {
+		return explicit, leftOver(explicit, o), nil
+	}
+	taken := ""
 	for n := 1; ; n++ {
 		base := name
 		if n > 1 {
 			base = fmt.Sprintf("%s-%d", name, n)
 		}
-		file := filepath.Join(dir, base+walkie.FileSuffix)
+		file := filepath.Join(".", base+walkie.FileSuffix)
 		_, errFile := os.Stat(file)
-		_, errState := os.Stat(filepath.Join(dir, ".walkie", base))
-		if errors.Is(errFile, os.ErrNotExist) && errors.Is(errState, os.ErrNotExist) {
-			return file
+		_, errState := os.Stat(filepath.Join(".", ".walkie", base))
+		free := errors.Is(errFile, os.ErrNotExist) && errors.Is(errState, os.ErrNotExist)
+		switch {
+		case errFile == nil && leftOver(file, o):
+			return file, true, nil
+		case free:
+			if taken != "" {
+				fmt.Fprintf(errOut, "walkie: %s is another debate, left as it is: this one is %s\n", taken, file)
+			}
+			return file, false, nil
+		case taken == "":
+			taken = file
 		}
 	}
+}
+
+// leftOver reports whether file is byte for byte what walkie new would
+// create with o and the bare template: nothing anyone wrote is in it.
+func leftOver(file string, o walkie.InitOptions) bool {
+	have, err := os.ReadFile(file)
+	if err != nil {
+		return false
+	}
+	tmp, err := os.MkdirTemp("", "walkie-new-")
+	if err != nil {
+		return false
+	}
+	defer os.RemoveAll(tmp)
+	o.Briefing, o.NoCopy = []byte(briefing.Template()), true
+	fresh := filepath.Join(tmp, filepath.Base(file))
+	if err := walkie.Init(fresh, o); err != nil {
+		return false
+	}
+	want, err := os.ReadFile(fresh)
+	return err == nil && bytes.Equal(have, want)
 }

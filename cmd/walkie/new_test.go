@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,13 +16,14 @@ import (
 	"github.com/walkie-sh/walkie/walkie"
 )
 
-// TestNewScripts runs testdata/script/new*.txtar and follow*.txtar:
-// walkie new from a question to a converged debate, and walkie follow
-// beside walkie auto, with the real walkie and fake agent.
+// TestNewScripts runs testdata/script/new*.txtar, follow*.txtar and
+// byhand*.txtar: walkie new from a question to a converged debate, walkie
+// follow beside walkie auto, and a person's turn beside an agent's, with
+// the real walkie and fake agent.
 func TestNewScripts(t *testing.T) {
 	bins := testBins(t)
 	testscript.Run(t, testscript.Params{
-		Files: append(globScripts(t, "testdata/script/new*.txtar"), globScripts(t, "testdata/script/follow*.txtar")...),
+		Files: slices.Concat(globScripts(t, "testdata/script/new*.txtar"), globScripts(t, "testdata/script/follow*.txtar"), globScripts(t, "testdata/script/byhand*.txtar")),
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("PATH", bins+string(os.PathListSeparator)+env.Getenv("PATH"))
 			env.Setenv("EDITOR", "")

@@ -45,9 +45,9 @@ EXAMPLES:
 type phaseOptions struct {
 	IO   *IOStreams
 	File string
-	Kind string // "": every phase (phase show)
-	JSON bool   // phase show
-	Yes  bool   // phase approve: without asking
+	Kind string        // "": every phase (phase show)
+	JSON *jsonExporter // phase show's --json and --jq
+	Yes  bool          // phase approve: without asking
 }
 
 // phaseArgs reads FILE and, when kindRequired, KIND.
@@ -58,7 +58,7 @@ func phaseArgs(c *cli.Context, kindRequired bool) (file, kind string, err error)
 		if kindRequired {
 			usage = "FILE KIND"
 		}
-		return "", "", withCode(exitBadInput, fmt.Errorf("phase %s takes %s (got %d arguments); see `walkie phase %s --help`", c.Command.Name, usage, n, c.Command.Name))
+		return "", "", withCode(exitBadInput, fmt.Errorf("phase %s takes %s (got %s); see `walkie phase %s --help`", c.Command.Name, usage, argCount(n), c.Command.Name))
 	}
 	return c.Args().Get(0), c.Args().Get(1), nil
 }
@@ -97,13 +97,17 @@ func phaseShowCommand(f *Factory, runF func(context.Context, *phaseOptions) erro
 		Description: `Without KIND, lists each phase: its agent, its state (not run, failed,
 awaiting approval, approved), attempts, time, cost and sha256. With KIND,
 prints the phase's file on standard output and its state on standard error.`,
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
+		Flags: jsonFlags(roundtable.PhaseBrief{}),
 		Action: func(c *cli.Context) error {
 			file, kind, err := phaseArgs(c, false)
 			if err != nil {
 				return err
 			}
-			return runWith(c.Context, runF, phaseShowRun, &phaseOptions{IO: f.IO, File: file, Kind: kind, JSON: c.Bool("json")})
+			exp, err := exporterOf(c)
+			if err != nil {
+				return err
+			}
+			return runWith(c.Context, runF, phaseShowRun, &phaseOptions{IO: f.IO, File: file, Kind: kind, JSON: exp})
 		},
 	}
 }
@@ -115,8 +119,8 @@ func phaseShowRun(_ context.Context, o *phaseOptions) error {
 		return err
 	}
 	if kind == "" {
-		if o.JSON {
-			return writeJSON(w, nonNilPhases(phases))
+		if o.JSON != nil {
+			return o.JSON.Write(w, nonNilPhases(phases))
 		}
 		if len(phases) == 0 {
 			fmt.Fprintf(w, "%s declares no phases\n", file)
@@ -134,8 +138,8 @@ func phaseShowRun(_ context.Context, o *phaseOptions) error {
 	if err != nil {
 		return err
 	}
-	if o.JSON {
-		return writeJSON(w, p)
+	if o.JSON != nil {
+		return o.JSON.Write(w, p)
 	}
 	if p.Output == "" {
 		return withCode(exitRefused, fmt.Errorf("the %s phase of %s has no file yet (%s)", kind, file, phaseState(p)))

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"time"
@@ -30,12 +28,11 @@ so nobody acts on an edited record. Nothing new prints nothing (exit 0).
 
 EXAMPLES:
    walkie read reviews/login.walkie.md --since 4
-   walkie read reviews/login.walkie.md --type verdict --json | jq -r '.[-1].verdict'`,
-		Flags: []cli.Flag{
+   walkie read reviews/login.walkie.md --type verdict --jq '.[-1].verdict'`,
+		Flags: append([]cli.Flag{
 			&cli.IntFlag{Name: "since", Usage: "print only entries with a higher sequence number"},
 			&cli.StringSliceFlag{Name: "type", Usage: "print only entries of these types"},
-			&cli.BoolFlag{Name: "json", Usage: "print a JSON list"},
-		},
+		}, jsonFlags(entryJSON{})...),
 		Action: func(c *cli.Context) error {
 			file, err := recordArg(c)
 			if err != nil {
@@ -47,7 +44,11 @@ EXAMPLES:
 					return withCode(exitBadInput, fmt.Errorf("--type %s is not an entry type (types: %s)", t, strings.Join(walkie.EntryTypes, ", ")))
 				}
 			}
-			return runWith(c.Context, runF, readRun, &readOptions{IO: f.IO, File: file, Since: c.Int("since"), Types: types, JSON: c.Bool("json")})
+			exp, err := exporterOf(c)
+			if err != nil {
+				return err
+			}
+			return runWith(c.Context, runF, readRun, &readOptions{IO: f.IO, File: file, Since: c.Int("since"), Types: types, JSON: exp})
 		},
 	}
 }
@@ -56,9 +57,9 @@ EXAMPLES:
 type readOptions struct {
 	IO    *IOStreams
 	File  string
-	Since int      // only entries with a higher sequence number
-	Types []string // only entries of these types; none: all
-	JSON  bool
+	Since int           // only entries with a higher sequence number
+	Types []string      // only entries of these types; none: all
+	JSON  *jsonExporter // a JSON list
 }
 
 func readRun(_ context.Context, o *readOptions) error {
@@ -80,8 +81,8 @@ func readRun(_ context.Context, o *readOptions) error {
 		}
 	}
 	w := o.IO.Out
-	if o.JSON {
-		return printEntriesJSON(w, out)
+	if o.JSON != nil {
+		return o.JSON.Write(w, entriesJSON(out))
 	}
 	for i, e := range out {
 		if i > 0 {
@@ -101,21 +102,24 @@ type entryJSON struct {
 	Type    string    `json:"type,omitempty"`
 	Verdict string    `json:"verdict,omitempty"`
 	Refs    []string  `json:"refs,omitempty"`
-	Signed  bool      `json:"signed,omitempty"`
+	Signed  bool      `json:"signed"`
 	Text    string    `json:"text"`
 }
 
-func printEntriesJSON(w io.Writer, es []*walkie.Entry) error {
+// entriesJSON are es as walkie read --json prints them.
+func entriesJSON(es []*walkie.Entry) []entryJSON {
 	list := []entryJSON{}
 	for _, e := range es {
-		t := e.Marker.Tags
-		j := entryJSON{Seq: e.Marker.Seq, Turn: e.Turn, Agent: e.Agent, At: e.Marker.At, Type: t.Type, Verdict: t.Verdict, Signed: e.Signed(), Text: e.Text()}
-		if len(t.Refs) > 0 {
-			j.Refs = t.RefStrings()
-		}
-		list = append(list, j)
+		list = append(list, entryOf(e))
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(list)
+	return list
+}
+
+func entryOf(e *walkie.Entry) entryJSON {
+	t := e.Marker.Tags
+	j := entryJSON{Seq: e.Marker.Seq, Turn: e.Turn, Agent: e.Agent, At: e.Marker.At, Type: t.Type, Verdict: t.Verdict, Signed: e.Signed(), Text: e.Text()}
+	if len(t.Refs) > 0 {
+		j.Refs = t.RefStrings()
+	}
+	return j
 }

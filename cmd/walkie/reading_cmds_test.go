@@ -38,7 +38,7 @@ func TestReadingCommandsParse(t *testing.T) {
 	if o := parse(t, followCommand, file); o.Last != -1 {
 		t.Errorf("follow without --last: %+v", o)
 	}
-	if o := parse(t, logCommand, file, "--json"); o.File != file || !o.JSON {
+	if o := parse(t, logCommand, file, "--json"); o.File != file || o.JSON == nil {
 		t.Errorf("log options %+v", o)
 	}
 	if o := parse(t, readCommand, file, "--since", "1", "--type", "verdict,close"); o.Since != 1 || !reflect.DeepEqual(o.Types, []string{"verdict", "close"}) {
@@ -56,7 +56,7 @@ func TestReadingCommandsRun(t *testing.T) {
 	f := fakeFactory("")
 
 	out, _, code := f.run(t, func() error { return showRun(ctx, &showOptions{IO: f.IO, File: file}) })
-	for _, want := range []string{"d · converged · ada, brook\n", "── Briefing ──", "── Turn 2 · brook · round 1 · ", " · signed off ──", "  Agreed: **cursors**.\n"} {
+	for _, want := range []string{"d · converged · ada, brook\n", "── Briefing ──", "── Turn 2 · brook · walkie post · round 1 · ", " · signed off ──", "  Agreed: **cursors**.\n"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("show: exit %d, lacks %q:\n%s", code, want, out)
 		}
@@ -78,7 +78,8 @@ func TestReadingCommandsRun(t *testing.T) {
 	}
 
 	out, _, code = f.run(t, func() error { return logRun(ctx, &logOptions{IO: f.IO, File: file}) })
-	if code != 0 || out != file+": no turn attempts yet\n" {
+	// No attempt, and both turns posted with walkie post: a line each.
+	if code != 0 || strings.Count(out, "posted with walkie post: no session walkie ran wrote it\n") != 2 {
 		t.Errorf("log: exit %d, %q", code, out)
 	}
 	line := `{"turn":1,"round":1,"agent":"ada","attempt":1,"started":"2026-11-30T02:00:00Z","duration_ms":1500,"outcome":"accepted","usage":{"cost_usd":0.0042,"cost_source":"reported","input_tokens":12300,"cached_input_tokens":8100,"output_tokens":212},"model":"opus"}`

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,7 +25,7 @@ import (
 // commands that create one.
 func fileArg(c *cli.Context) (string, error) {
 	if c.NArg() != 1 {
-		return "", withCode(exitBadInput, fmt.Errorf("%s needs exactly one FILE argument (got %d); see `walkie %s --help`", c.Command.Name, c.NArg(), c.Command.Name))
+		return "", withCode(exitBadInput, fmt.Errorf("%s needs exactly one FILE argument (got %s); see `%s --help`", strings.TrimPrefix(cmdPath(c), "walkie "), argCount(c.NArg()), cmdPath(c)))
 	}
 	file := c.Args().First()
 	real, err := walkie.Resolve(file)
@@ -36,6 +37,9 @@ func fileArg(c *cli.Context) (string, error) {
 	}
 	return real, nil
 }
+
+// argCount is "1 argument", "2 arguments": how many a command was given.
+func argCount(n int) string { return walkie.Count(n, "argument", "arguments") }
 
 // recordArg is fileArg for a walkie file that must exist: a missing file
 // is bad input (exit 2), not an unexpected error.
@@ -53,14 +57,15 @@ func recordArg(c *cli.Context) (string, error) {
 // badUsage makes a flag parsing error bad input (exit 2) rather than an
 // unexpected one; urfave prints the command's help for it otherwise.
 func badUsage(c *cli.Context, err error, _ bool) error {
-	return withCode(exitBadInput, fmt.Errorf("%w; see `walkie %s --help`", err, c.Command.Name))
+	// The global flags may come after the command too (args.go).
+	return withCode(exitBadInput, sayUsage(err, append(slices.Clone(c.Command.Flags), c.App.Flags...), cmdPath(c)))
 }
 
 // requiredFlag checks a flag that urfave would otherwise check itself,
 // with exit 1 and the whole help text instead of one line and exit 2.
 func requiredFlag(c *cli.Context, name string) error {
 	if !c.IsSet(name) {
-		return withCode(exitBadInput, fmt.Errorf("%s needs --%s; see `walkie %s --help`", c.Command.Name, name, c.Command.Name))
+		return withCode(exitBadInput, fmt.Errorf("%s needs --%s; see `%s --help`", strings.TrimPrefix(cmdPath(c), "walkie "), name, cmdPath(c)))
 	}
 	return nil
 }
@@ -467,16 +472,20 @@ the walkie files in it, one line each, and names the open thread.
 
 EXAMPLES:
    walkie status api.walkie.md
-   walkie status api.walkie.md --json | jq .whose_turn
+   walkie status api.walkie.md --jq .whose_turn
+   walkie status api.walkie.md --json status,round,whose_turn
    walkie status reviews/`,
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}, standingConfigFlag()},
+		Flags: append(jsonFlags(controller.Standing{}, channelView{}), standingConfigFlag()),
 		Action: func(c *cli.Context) error {
-			opts := &statusOptions{IO: f.IO, JSON: c.Bool("json"), Stand: f.Standing(c.String("config"))}
+			exp, err := exporterOf(c)
+			if err != nil {
+				return err
+			}
+			opts := &statusOptions{IO: f.IO, JSON: exp, Stand: f.Standing(c.String("config"))}
 			if dir, ok := dirArg(c); ok {
 				opts.Dir = dir
 				return runWith(c.Context, runF, statusRun, opts)
 			}
-			var err error
 			if opts.File, err = recordArg(c); err != nil {
 				return err
 			}
@@ -490,7 +499,7 @@ type statusOptions struct {
 	IO    *IOStreams
 	File  string
 	Dir   string // a channel, or any directory of walkie files, instead of File
-	JSON  bool
+	JSON  *jsonExporter
 	Stand standingReader
 }
 
@@ -532,8 +541,8 @@ func statusRun(_ context.Context, o *statusOptions) error {
 	if err != nil {
 		return err
 	}
-	if o.JSON {
-		return writeJSON(o.IO.Out, s)
+	if o.JSON != nil {
+		return o.JSON.Write(o.IO.Out, s)
 	}
 	return writeClean(o.IO.Out, func(w io.Writer) error { return printStatus(w, s) })
 }
@@ -590,31 +599,63 @@ bad entry and its line (exit 4). Bytes after the last entry are reported as a
 torn tail (see walkie repair).
 
 EXAMPLES:
-   walkie verify api.walkie.md && echo intact`,
+   walkie verify api.walkie.md && echo intact
+   walkie verify api.walkie.md --jq .problem`,
+		Flags: jsonFlags(verifyView{}),
 		Action: func(c *cli.Context) error {
 			file, err := recordArg(c)
 			if err != nil {
 				return err
 			}
-			return runWith(c.Context, runF, verifyRun, &fileOptions{IO: f.IO, File: file})
+			exp, err := exporterOf(c)
+			if err != nil {
+				return err
+			}
+			return runWith(c.Context, runF, verifyRun, &fileOptions{IO: f.IO, File: file, JSON: exp})
 		},
 	}
 }
 
-// fileOptions are the options of a command that takes one record and no
-// flags (walkie verify, resume, repair).
+// fileOptions are the options of a command that takes one record and
+// few flags (walkie verify, resume, repair).
 type fileOptions struct {
 	IO    *IOStreams
 	File  string
 	Stand standingReader // resume's: where the debate stands
+	JSON  *jsonExporter  // verify's --json and --jq
+}
+
+// verifyView is walkie verify --json: the text's line, or its problem.
+type verifyView struct {
+	File    string `json:"file"`
+	OK      bool   `json:"ok"`
+	Entries *int   `json:"entries,omitempty"` // nil when it does not verify
+	Chain   string `json:"chain,omitempty"`
+	Problem string `json:"problem,omitempty"`
 }
 
 func verifyRun(_ context.Context, o *fileOptions) error {
 	d, err := loadVerified(o.File)
+	if o.JSON != nil && (err == nil || exitCode(err) == exitUnverified) {
+		// A record that does not verify is a finding, printed as one;
+		// the exit code still says so.
+		v := verifyView{File: o.File, OK: err == nil}
+		if err != nil {
+			v.Problem = err.Error()
+		} else {
+			n := len(d.Entries)
+			v.Entries, v.Chain = &n, d.LastHash()
+		}
+		if werr := o.JSON.Write(o.IO.Out, v); werr != nil {
+			return werr
+		}
+	}
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(o.IO.Out, "%s: ok, %s, chain %s\n", o.File, walkie.Count(len(d.Entries), "entry", "entries"), d.LastHash())
+	if o.JSON == nil {
+		fmt.Fprintf(o.IO.Out, "%s: ok, %s, chain %s\n", o.File, walkie.Count(len(d.Entries), "entry", "entries"), d.LastHash())
+	}
 	return nil
 }
 

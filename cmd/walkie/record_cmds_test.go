@@ -32,7 +32,7 @@ func TestRecordCommandsParse(t *testing.T) {
 	if e := parse(t, extendCommand, file, "--rounds", "2"); e.Rounds != 2 {
 		t.Errorf("extend options %+v", e)
 	}
-	if s := parse(t, statusCommand, filepath.Dir(file), "--json"); s.Dir != filepath.Dir(file) || s.File != "" || !s.JSON {
+	if s := parse(t, statusCommand, filepath.Dir(file), "--json"); s.Dir != filepath.Dir(file) || s.File != "" || s.JSON == nil {
 		t.Errorf("status options of a directory %+v", s)
 	}
 }

@@ -55,27 +55,27 @@ prints as it would without it.
 
 EXAMPLES:
    walkie report review.walkie.md
-   walkie report review.walkie.md --format json | jq '.reviewer_scores'
+   walkie report review.walkie.md --jq .reviewer_scores
    walkie report parser.walkie.md --quorum 1
    walkie report parser.walkie.md --quorum all --reviewers codex,gemini --format json
    walkie report parser.walkie.md --svg parser.svg`,
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "format", Value: "markdown", Usage: "markdown or json"},
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "format", Value: "markdown", Usage: "markdown or json (as --json)"},
 			&cli.StringFlag{Name: "quorum", Usage: "replay the recorded rounds at this quorum, or at every one (all)"},
 			&cli.StringSliceFlag{Name: "reviewers", Usage: "with --quorum: count only these reviewers, comma separated"},
 			&cli.StringFlag{Name: "config", Usage: "config file, for its budget_usd (default: ./walkie.yaml, then the user config dir)"},
 			&cli.StringFlag{Name: "svg", Usage: "also draw the run into this SVG file: its timeline, and a round table's verdicts and quorum replay"},
-		},
+		}, jsonFlags(reportView{})...),
 		Action: func(c *cli.Context) error {
 			file, err := fileArg(c)
 			if err != nil {
 				return err
 			}
-			format := c.String("format")
-			if format != "markdown" && format != "json" {
-				return withCode(exitBadInput, fmt.Errorf("--format %q: use markdown or json", format))
+			format, exp, err := formatFlag(c)
+			if err != nil {
+				return err
 			}
-			return runWith(c.Context, runF, reportRun, &reportOptions{IO: f.IO, Config: f.Config, File: file, Format: format,
+			return runWith(c.Context, runF, reportRun, &reportOptions{IO: f.IO, Config: f.Config, File: file, Format: format, JSON: exp,
 				Quorum: c.String("quorum"), Reviewers: c.StringSlice("reviewers"), ConfigPath: c.String("config"), SVG: c.String("svg")})
 		},
 	}
@@ -87,8 +87,9 @@ type reportOptions struct {
 	Config func(path string) (*config.Config, error)
 
 	File       string
-	Format     string // markdown or json
-	Quorum     string // --quorum: K, all, or "" for the recorded rule only
+	Format     string        // markdown or json
+	JSON       *jsonExporter // --json's fields and --jq, with Format json
+	Quorum     string        // --quorum: K, all, or "" for the recorded rule only
 	Reviewers  []string
 	ConfigPath string
 	SVG        string // --svg: the file to draw the run into; "" none
@@ -116,15 +117,19 @@ func reportRun(_ context.Context, o *reportOptions) error {
 		}
 	}
 	if o.Format == "json" {
-		return writeJSON(o.IO.Out, struct {
-			*roundtable.Report
-			reportExtras
-		}{r, ex})
+		return o.JSON.Write(o.IO.Out, reportView{r, ex})
 	}
 	return writeClean(o.IO.Out, func(w io.Writer) error {
 		writeReport(w, r, ex)
 		return nil
 	})
+}
+
+// reportView is walkie report's JSON: the report the markdown renders,
+// and what the record adds to it.
+type reportView struct {
+	*roundtable.Report
+	reportExtras
 }
 
 // replays adds what --quorum and --reviewers ask for to r.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -54,8 +53,13 @@ On GitHub Actions (GITHUB_ACTIONS=true) it also appends the report to the job
 summary, sets the step outputs status, rounds, cost, report, report-json, out
 and comment-url, annotates each cited line, and posts one pull-request comment,
 edited on a re-run (found by a hidden marker), through GITHUB_API_URL with
-GITHUB_TOKEN. A missing token or a refused comment is a warning, not a failure.
-Elsewhere it writes the report files and says where. walkie review never reads
+GITHUB_TOKEN. A run that could not review (failed, or nothing to review)
+keeps the last verdict in that comment and says above it what happened. A
+missing token or a refused comment is a warning, not a failure. Elsewhere
+it writes the report files and says where.
+
+Standard error has a line per attempt, as walkie auto's; standard output the
+verdict, once. walkie review never reads
 ./walkie.yaml by itself (in a pull request it is the pull request's file):
 pass --config to use one. See docs/ci.md.
 
@@ -83,7 +87,7 @@ EXAMPLES:
 			&cli.IntFlag{Name: "max-rounds", Value: review.DefaultMaxRounds, Usage: "round cap of each document's debate"},
 			&cli.Float64Flag{Name: "budget", Usage: "most each document's debate may spend, in USD; 0 is the config's budget_usd (none by default)"},
 			&cli.StringFlag{Name: "fail-on", Value: "disagreement", Usage: "disagreement (exit 20 when not accepted) or never (exit 0 unless the review could not finish)"},
-			&cli.StringFlag{Name: "out", Usage: "where records and reports go (default: $RUNNER_TEMP/walkie-review on GitHub Actions, else ./walkie-review)"},
+			&cli.StringFlag{Name: "out", Usage: "where records and reports go (default: a new directory walkie-review-run-* under $RUNNER_TEMP on GitHub Actions, else under $TMPDIR)"},
 			&cli.StringFlag{Name: "config", Usage: "config file (never ./walkie.yaml implicitly: in a pull request it is the pull request's)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the JSON report on stdout"},
 			logFormatFlag(),
@@ -135,15 +139,19 @@ func reviewRun(ctx context.Context, o *reviewCmdOptions) error {
 	if err != nil {
 		return inputFailed(stdout, onGitHub, err)
 	}
-	log, err := o.Logger(o.LogFormat, o.Verbose)
+	// auto's output: a line per attempt on standard error (the live
+	// lines on a terminal), warnings between them, the verdict once.
+	out, err := newRunOutput(o.IO, o.Logger, o.LogFormat, o.Verbose)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = log.Sync() }()
-	opts.Log = log
+	defer out.stop()
+	defer func() { _ = out.log.Sync() }()
+	opts.Log, opts.Observe = out.log, out.observe
 	ctx, stop := interruptible(ctx, o.IO.ErrOut)
 	defer stop()
 	res, err := review.Run(ctx, opts)
+	out.stop()
 	var ie *walkie.InputError
 	switch {
 	case errors.As(err, &ie):
@@ -151,24 +159,14 @@ func reviewRun(ctx context.Context, o *reviewCmdOptions) error {
 	case err != nil:
 		return err
 	}
+	var pub publish.Published
 	if onGitHub {
-		gh := &publish.GitHub{Getenv: os.Getenv, Token: token, Commands: stdout}
-		pub := gh.Publish(context.WithoutCancel(ctx), res, opts.Event)
-		for _, w := range pub.Warnings {
-			log.Warn("not published", zap.String("warning", w))
-		}
-		if pub.CommentURL != "" {
-			verb := "posted"
-			if pub.Edited {
-				verb = "updated"
-			}
-			fmt.Fprintf(stdout, "walkie review: comment %s: %s\n", verb, pub.CommentURL)
-		}
+		gh := &publish.GitHub{Getenv: os.Getenv, Token: token, Commands: stdout, DisagreementOK: o.FailOn == "never"}
+		pub = gh.Publish(context.WithoutCancel(ctx), res, opts.Event)
 		if err := review.WriteReports(res); err != nil {
 			return err
 		}
 	}
-	md, js := review.ReportPaths(res)
 	if o.JSON {
 		b, err := review.JSON(res)
 		if err != nil {
@@ -177,38 +175,31 @@ func reviewRun(ctx context.Context, o *reviewCmdOptions) error {
 		_, _ = stdout.Write(b)
 	} else {
 		_ = writeClean(stdout, func(w io.Writer) error {
-			printReview(w, res)
+			printReview(w, res, pub, onGitHub)
 			return nil
 		})
-		where := "not on GitHub Actions: the report is"
-		if onGitHub {
-			where = "the report is also"
-		}
-		fmt.Fprintf(stdout, "%s in %s and %s\n", where, md, js)
 	}
 	code := reviewExitCode(res, o.FailOn == "never")
 	if code == exitOK {
 		return nil
 	}
-	return withCode(code, fmt.Errorf("review %s: %s", res.Verdict, res.Reason))
+	// Said above, once: the exit code is what is left to give.
+	return withCode(code, said(fmt.Errorf("review %s: %s", res.Verdict, res.Reason)))
 }
 
 // reviewOptions reads the flags, the config and the CI's event into
 // review options.
 func reviewOptions(in *reviewCmdOptions) (review.Options, error) {
 	o := review.Options{Docs: in.Docs, Base: in.Base, Mode: in.Mode,
-		MaxRounds: in.MaxRounds, BudgetUSD: in.BudgetUSD, Out: in.Out}
+		MaxRounds: in.MaxRounds, BudgetUSD: in.BudgetUSD, Out: in.Out, ConfigPath: in.ConfigPath}
 	for _, a := range in.Agents {
 		o.Agents = append(o.Agents, strings.TrimSpace(a))
 	}
 	if in.MaxRoundsSet && o.MaxRounds <= 0 {
 		return o, &walkie.InputError{File: "--max-rounds", Msg: fmt.Sprintf("%d is not a round cap", o.MaxRounds), Fix: "give a positive number"}
 	}
-	if o.Out == "" {
-		o.Out = review.DefaultOut
-		if tmp := os.Getenv("RUNNER_TEMP"); tmp != "" && os.Getenv("GITHUB_ACTIONS") == "true" {
-			o.Out = filepath.Join(tmp, review.DefaultOut)
-		}
+	if tmp := os.Getenv("RUNNER_TEMP"); tmp != "" && os.Getenv("GITHUB_ACTIONS") == "true" {
+		o.TempDir = tmp // the runner's, removed with the job
 	}
 	cfg := config.Default()
 	if path := in.ConfigPath; path != "" {
@@ -273,10 +264,19 @@ func reviewExitCode(res *review.Result, disagreementOK bool) int {
 	return exitOK
 }
 
-// printReview is the plain summary on stdout: one line per document.
-func printReview(w io.Writer, res *review.Result) {
+// printReview is the plain summary on stdout: the verdict once, a line
+// per document when there are several, each open objection, the
+// warnings, and where the report is.
+func printReview(w io.Writer, res *review.Result, pub publish.Published, onGitHub bool) {
+	if len(res.Docs) == 1 {
+		d := res.Docs[0]
+		fmt.Fprintf(w, "walkie review: %s: %s after %s, %s: %s\n", d.Doc, d.Verdict, walkie.Count(d.Rounds, "round", "rounds"), walkie.Money(d.CostUSD), d.Reason)
+	} else {
+		for _, d := range res.Docs {
+			fmt.Fprintf(w, "%s: %s after %s, %s: %s\n", d.Doc, d.Verdict, walkie.Count(d.Rounds, "round", "rounds"), walkie.Money(d.CostUSD), d.Reason)
+		}
+	}
 	for _, d := range res.Docs {
-		fmt.Fprintf(w, "%s: %s after %s, %s: %s\n", d.Doc, d.Verdict, walkie.Count(d.Rounds, "round", "rounds"), walkie.Money(d.CostUSD), d.Reason)
 		for _, o := range d.Objections {
 			where := ""
 			if o.Line > 0 {
@@ -285,8 +285,30 @@ func printReview(w io.Writer, res *review.Result) {
 			fmt.Fprintf(w, "  objection by %s%s: %s\n", o.Agent, where, o.Text)
 		}
 	}
-	fmt.Fprintf(w, "walkie review: %s: %s\n", res.Verdict, res.Reason)
+	switch n := len(res.Docs); n {
+	case 0:
+		fmt.Fprintf(w, "walkie review: %s: %s\n", res.Verdict, res.Reason)
+	case 1:
+	default:
+		fmt.Fprintf(w, "walkie review: %s: %s documents, %s, %s\n", res.Verdict, fmt.Sprint(n), walkie.Count(res.Rounds, "round", "rounds"), walkie.Money(res.CostUSD))
+	}
 	for _, warn := range res.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
+	if pub.CommentURL != "" {
+		verb := "posted"
+		if pub.Edited {
+			verb = "updated"
+		}
+		if pub.Kept != "" {
+			verb += fmt.Sprintf(", still showing the verdict of commit %.12s", pub.Kept)
+		}
+		fmt.Fprintf(w, "comment %s: %s\n", verb, pub.CommentURL)
+	}
+	md, js := review.ReportPaths(res)
+	where := "not on GitHub Actions: the report is"
+	if onGitHub {
+		where = "the report is also"
+	}
+	fmt.Fprintf(w, "%s in %s and %s\n", where, md, js)
 }

@@ -23,7 +23,7 @@ func TestReviewCommandsParse(t *testing.T) {
 		t.Errorf("review defaults %+v", r)
 	}
 	file := mustInit(t, filepath.Join(t.TempDir(), "d.walkie.md"))
-	if g := parse(t, gateCommand, file, "--ref", "3f2a9c1", "--base", "main", "--json"); g.Gate.File != file || g.Gate.Ref != "3f2a9c1" || g.Gate.Base != "main" || !g.JSON {
+	if g := parse(t, gateCommand, file, "--ref", "3f2a9c1", "--base", "main", "--json"); g.Gate.File != file || g.Gate.Ref != "3f2a9c1" || g.Gate.Base != "main" || g.JSON == nil {
 		t.Errorf("gate options %+v", g)
 	}
 	n := parse(t, threadCommand, "new", "reviews", "login-fix", "--agents", "ada,brook", "--approve", "--git-commit")
@@ -42,7 +42,7 @@ func TestReviewCommandsRun(t *testing.T) {
 	o.IO = f.IO
 	out, _, code := f.run(t, func() error { return threadNew(ctx, o) })
 	file := filepath.Join(dir, "login-fix.walkie.md")
-	if code != 0 || out != "created thread "+file+" (builder ada; brook); briefing approved\n" {
+	if code != 0 || out != "created thread "+file+" (ada builds, brook reviews); bound to no git repository, so refs are not checked (--repo binds it); briefing approved\n" {
 		t.Fatalf("thread new: exit %d, %q", code, out)
 	}
 	out, _, code = f.run(t, func() error { return statusRun(ctx, &statusOptions{IO: f.IO, Dir: dir}) })

@@ -43,7 +43,7 @@ func TestRoundTableCommandsParse(t *testing.T) {
 	if o := parse(t, phaseApproveCommand, file, "research", "--yes"); o.File != file || o.Kind != "research" || !o.Yes {
 		t.Errorf("phase approve options %+v", o)
 	}
-	if o := parse(t, phaseShowCommand, file, "--json"); o.Kind != "" || !o.JSON {
+	if o := parse(t, phaseShowCommand, file, "--json"); o.Kind != "" || o.JSON == nil {
 		t.Errorf("phase show options %+v", o)
 	}
 	o := parse(t, trialsCommand, file, "-n", "5", "--parallel", "2", "--approve", "--format", "json", "--agents", "ada=claude")

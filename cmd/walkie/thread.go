@@ -2,15 +2,19 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/walkie-sh/walkie/cmd/walkie/term"
 	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/gitrepo"
 	"github.com/walkie-sh/walkie/gitrepo/sshsig"
@@ -25,6 +29,9 @@ func threadCommand(f *Factory, runF func(context.Context, *threadNewOptions) err
 	return &cli.Command{
 		Name:  "thread",
 		Usage: "review threads in a channel: a directory with one open thread at a time",
+		Description: `walkie thread new starts a thread; walkie status DIR lists a channel's
+threads, the open one marked (--json and --jq for scripts: walkie status DIR
+--jq '.threads[] | select(.status == "open") | .file').`,
 		Subcommands: []*cli.Command{{
 			Name:      "new",
 			Usage:     "start a review thread in a channel, unless another is open",
@@ -39,8 +46,9 @@ on it.
 
 Without --briefing the thread gets walkie's briefing of the review vocabulary
 (how a turn says its type and refs). --approve pins the briefing at once.
---repo binds the thread to a git repository (refs must resolve there; a
-verdict must name its branch's head); --git-commit makes every entry a commit
+The thread is bound to the git repository DIR is in (refs must resolve
+there; a verdict must name its branch's head); --repo names another,
+--no-repo binds it to none; --git-commit makes every entry a commit
 of the record; --worktree runs each agent's session in a git worktree of its
 own, starting at --base until the thread cites a commit; --test names the
 thread's test command, which walkie runs at the cited commit to check a
@@ -54,11 +62,12 @@ EXAMPLES:
 				&cli.IntFlag{Name: "max-rounds", Value: 6, Usage: "round cap; a round is one turn by each participant"},
 				&cli.StringFlag{Name: "briefing", Usage: "file whose text becomes the briefing, or - for standard input (default: walkie's review briefing)"},
 				&cli.BoolFlag{Name: "approve", Usage: "pin the briefing now (walkie brief approve)"},
+				&cli.BoolFlag{Name: "no-repo", Category: "review thread", Usage: "bind the thread to no git repository, not even the one DIR is in (refs are then not checked)"},
 				copyInitFlag(),
 			}, threadFlags()...),
 			Action: func(c *cli.Context) error {
 				if c.NArg() != 2 {
-					return withCode(exitBadInput, fmt.Errorf("thread new needs DIR and SLUG (got %d arguments); see `walkie thread new --help`", c.NArg()))
+					return withCode(exitBadInput, fmt.Errorf("thread new needs DIR and SLUG (got %s); see `walkie thread new --help`", argCount(c.NArg())))
 				}
 				opts := &threadNewOptions{IO: f.IO, Dir: c.Args().Get(0), Slug: c.Args().Get(1), Briefing: c.String("briefing")}
 				var err error
@@ -69,6 +78,9 @@ EXAMPLES:
 					return err
 				}
 				opts.Init.Approve = c.Bool("approve")
+				if opts.NoRepo = c.Bool("no-repo"); opts.NoRepo && opts.Init.Repo != "" {
+					return withCode(exitBadInput, errors.New("give --repo (the repository to bind the thread to) or --no-repo (none), not both"))
+				}
 				return runWith(c.Context, runF, threadNew, opts)
 			},
 		}},
@@ -112,11 +124,19 @@ type threadNewOptions struct {
 	Dir, Slug string
 	Init      walkie.InitOptions
 	Briefing  string // a file, or - for standard input; "": walkie's review briefing
+	// NoRepo binds the thread to no repository; without it and --repo,
+	// it is bound to the one Dir is in.
+	NoRepo bool
 }
 
-func threadNew(_ context.Context, opts *threadNewOptions) error {
+func threadNew(ctx context.Context, opts *threadNewOptions) error {
 	o := opts.Init
 	var err error
+	if o.Repo == "" && !opts.NoRepo {
+		if o.Repo, err = enclosingRepo(ctx, opts.Dir); err != nil {
+			return err
+		}
+	}
 	if p := opts.Briefing; p != "" {
 		if o.Briefing, err = readBriefing(opts.IO.In, p); err != nil {
 			return err
@@ -138,8 +158,55 @@ func threadNew(_ context.Context, opts *threadNewOptions) error {
 	if o.Approve {
 		note = "briefing approved"
 	}
-	fmt.Fprintf(opts.IO.Out, "created thread %s (builder %s; %s); %s\n", file, o.Participants[0], strings.Join(o.Participants[1:], ", "), note)
+	bound := "bound to no git repository, so refs are not checked (--repo binds it)"
+	if o.Repo != "" {
+		bound = "bound to the git repository at " + o.Repo + ", where refs must resolve"
+	}
+	review := "reviews"
+	if len(o.Participants) > 2 {
+		review = "review"
+	}
+	fmt.Fprintf(opts.IO.Out, "created thread %s (%s builds, %s %s); %s; %s\n", file, o.Participants[0], term.AndList(o.Participants[1:]), review, bound, note)
 	return nil
+}
+
+// enclosingRepo is the top of the git work tree dir is in, relative to
+// dir (as --repo is given), or "" when it is in none. dir may not exist
+// yet: its nearest existing parent is asked.
+func enclosingRepo(ctx context.Context, dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	at := abs
+	for {
+		if fi, err := os.Stat(at); err == nil && fi.IsDir() {
+			break
+		}
+		parent := filepath.Dir(at)
+		if parent == at {
+			return "", nil
+		}
+		at = parent
+	}
+	r, err := gitrepo.Open(ctx, at)
+	switch {
+	case errors.Is(err, gitrepo.ErrNotRepo), errors.Is(err, exec.ErrNotFound):
+		return "", nil // not in a repository, or no git to ask: unbound, as said
+	case err != nil:
+		return "", fmt.Errorf("find the git repository %s is in: %w", dir, err)
+	}
+	// Both sides with their links resolved: a temporary directory under
+	// a linked /tmp would otherwise seem outside the repository.
+	from, err := filepath.EvalSymlinks(at)
+	if err != nil {
+		return "", err
+	}
+	rel, err := filepath.Rel(filepath.Join(from, strings.TrimPrefix(abs, at)), r.Root)
+	if err != nil {
+		return "", err
+	}
+	return filepath.ToSlash(rel), nil
 }
 
 // threadBriefing is walkie's briefing of a review thread: the vocabulary,
@@ -217,8 +284,8 @@ func statusDir(o *statusOptions) error {
 		}
 		v.Threads = append(v.Threads, dv)
 	}
-	if o.JSON {
-		return writeJSON(o.IO.Out, v)
+	if o.JSON != nil {
+		return o.JSON.Write(o.IO.Out, v)
 	}
 	return writeClean(o.IO.Out, func(w io.Writer) error { return printChannel(w, v) })
 }
@@ -228,11 +295,18 @@ func printChannel(w io.Writer, v channelView) error {
 	if v.Channel {
 		what = "channel"
 	}
-	open := "no thread open"
-	if v.Open != "" {
-		open = "open: " + filepath.Base(v.Open)
+	var head string
+	switch {
+	case v.Open != "":
+		head = walkie.Count(len(v.Threads), "thread", "threads") + ", open: " + filepath.Base(v.Open)
+	case v.Channel:
+		head = walkie.Count(len(v.Threads), "thread", "threads") + ", no thread open"
+	default:
+		// Not a channel: its debates are not threads, and any number of
+		// them may be open at once.
+		head = walkie.Count(len(v.Threads), "debate", "debates") + statusCounts(v.Threads)
 	}
-	fmt.Fprintf(w, "%s %s (%s, %s)\n", what, v.Dir, walkie.Count(len(v.Threads), "thread", "threads"), open)
+	fmt.Fprintf(w, "%s %s (%s)\n", what, v.Dir, head)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, t := range v.Threads {
 		mark := " "
@@ -242,6 +316,27 @@ func printChannel(w io.Writer, v channelView) error {
 		fmt.Fprintf(tw, "%s %s\t%s\t%s\n", mark, filepath.Base(t.File), t.Status, threadLine(t))
 	}
 	return tw.Flush()
+}
+
+// statusCounts is ": 2 open, 1 converged", most first ("" for none).
+func statusCounts(ts []*controller.Standing) string {
+	n := map[string]int{}
+	var order []string
+	for _, t := range ts {
+		if n[t.Status] == 0 {
+			order = append(order, t.Status)
+		}
+		n[t.Status]++
+	}
+	slices.SortStableFunc(order, func(a, b string) int { return n[b] - n[a] })
+	var parts []string
+	for _, s := range order {
+		parts = append(parts, fmt.Sprintf("%d %s", n[s], s))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(parts, ", ")
 }
 
 // threadLine is one thread's state after its status: whose turn and the

@@ -30,14 +30,18 @@ with the same front matter and briefing, a copy of the workspace at the same
 relative path, and the approved research and plan phases, pinned again. Each
 copy is an ordinary debate: walkie show, report, verify and auto work on it.
 In a copy's grader, {dir} is the source's directory, so hidden tests next to
-FILE are found. FILE must not have begun (no turns): its workspace is then
-where the task starts.
+FILE are found; in the agents' commands it is the copy's own directory
+(DIR/K/), which holds only the record and a round table's workspace: a
+command naming a file beside FILE through {dir} is refused (exit 2) before
+any copy is made; name it by its absolute path. FILE must not have begun
+(no turns): its workspace is then where the task starts.
 
 The copies run --parallel at a time, under the config's limits; then the
-distribution is printed: outcomes, rounds to converge, cost and time, and
-per reviewer the approve rate, agreement with the hidden grader, and which
-of its blocking objections a later grader failure or fix confirmed. Every
-figure comes from the copies' own files: walkie trials report DIR prints it
+distribution is printed: outcomes, rounds to converge, cost and time, per
+reviewer the approve rate, agreement with the hidden grader, and which of
+its blocking objections a later grader failure or fix confirmed, and each
+copy's outcome with why it did not converge (a run that stopped on an
+error says why, kept in DIR/K/stopped.txt). Every figure comes from the copies' own files: walkie trials report DIR prints it
 again at any time, and running trials again on FILE adds copies to DIR.
 
 Under the tables, the distribution is drawn: the outcomes, the rounds each
@@ -63,7 +67,7 @@ EXAMPLES:
 			if err != nil {
 				return err
 			}
-			format, err := formatFlag(c)
+			format, _, err := formatFlag(c)
 			if err != nil {
 				return err
 			}
@@ -114,16 +118,16 @@ func trialsReportCommand(f *Factory, runF func(context.Context, *trialsReportOpt
 cost and time, reviewers against the grader, each trial), then draws it:
 bars of the outcomes, of the rounds each trial ran and of what each cost,
 split by outcome. --svg FILE draws the same charts into an SVG file.`,
-		Flags: []cli.Flag{&cli.StringFlag{Name: "format", Value: "markdown", Usage: "markdown or json"}, svgFlag()},
+		Flags: append([]cli.Flag{&cli.StringFlag{Name: "format", Value: "markdown", Usage: "markdown or json (as --json)"}, svgFlag()}, jsonFlags(trials.Summary{})...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
-				return withCode(exitBadInput, fmt.Errorf("trials report needs exactly one DIR argument (got %d): the directory walkie trials wrote", c.NArg()))
+				return withCode(exitBadInput, fmt.Errorf("trials report needs exactly one DIR argument (got %s): the directory walkie trials wrote", argCount(c.NArg())))
 			}
-			format, err := formatFlag(c)
+			format, exp, err := formatFlag(c)
 			if err != nil {
 				return err
 			}
-			return runWith(c.Context, runF, trialsReportRun, &trialsReportOptions{IO: f.IO, Dir: c.Args().First(), Format: format, SVG: c.String("svg")})
+			return runWith(c.Context, runF, trialsReportRun, &trialsReportOptions{IO: f.IO, Dir: c.Args().First(), Format: format, JSON: exp, SVG: c.String("svg")})
 		},
 	}
 }
@@ -132,8 +136,9 @@ split by outcome. --svg FILE draws the same charts into an SVG file.`,
 type trialsReportOptions struct {
 	IO     *IOStreams
 	Dir    string
-	Format string // markdown or json
-	SVG    string // --svg: the file to draw the distribution into
+	Format string        // markdown or json
+	JSON   *jsonExporter // --json's fields and --jq, with Format json
+	SVG    string        // --svg: the file to draw the distribution into
 }
 
 func trialsReportRun(_ context.Context, o *trialsReportOptions) error {
@@ -141,7 +146,7 @@ func trialsReportRun(_ context.Context, o *trialsReportOptions) error {
 	if err != nil {
 		return withCode(exitBadInput, err)
 	}
-	return writeSummary(o.IO, s, o.Format, o.SVG)
+	return writeSummary(o.IO, s, o.Format, o.JSON, o.SVG)
 }
 
 // svgFlag is --svg for the trials' distribution.
@@ -149,24 +154,36 @@ func svgFlag() cli.Flag {
 	return &cli.StringFlag{Name: "svg", Usage: "also draw the distribution into this SVG file"}
 }
 
-func formatFlag(c *cli.Context) (string, error) {
+// formatFlag is --format, and --json and --jq where the command has
+// them: either of those is --format json, cut or queried as they ask.
+func formatFlag(c *cli.Context) (string, *jsonExporter, error) {
 	f := c.String("format")
 	if f != "markdown" && f != "json" {
-		return "", withCode(exitBadInput, fmt.Errorf("--format %q: use markdown or json", f))
+		return "", nil, withCode(exitBadInput, fmt.Errorf("--format %q: use markdown or json", f))
 	}
-	return f, nil
+	exp, err := exporterOf(c)
+	if err != nil {
+		return "", nil, err
+	}
+	if exp != nil {
+		if c.IsSet("format") && f != "json" {
+			return "", nil, withCode(exitBadInput, fmt.Errorf("--format %s and --json (or --jq) ask for two outputs: give one", f))
+		}
+		f = "json"
+	}
+	return f, exp, nil
 }
 
 // writeSummary prints the trials' summary as format asks (with its
 // histograms under the markdown) and draws it into svg, when given.
-func writeSummary(streams *IOStreams, s *trials.Summary, format, svg string) error {
+func writeSummary(streams *IOStreams, s *trials.Summary, format string, exp *jsonExporter, svg string) error {
 	if svg != "" {
 		if err := writeSVGFile(svg, charts.NewDistribution(s).SVG); err != nil {
 			return err
 		}
 	}
 	if format == "json" {
-		return writeJSON(streams.Out, s)
+		return exp.Write(streams.Out, s)
 	}
 	if err := writeClean(streams.Out, func(w io.Writer) error {
 		s.Markdown(w)
@@ -212,5 +229,5 @@ func trialsRun(ctx context.Context, o *trialsOptions) error {
 	case err != nil:
 		return err
 	}
-	return writeSummary(o.IO, s, o.Format, o.SVG)
+	return writeSummary(o.IO, s, o.Format, nil, o.SVG)
 }

@@ -60,10 +60,10 @@ func readBuildVersion() buildVersion {
 	return v
 }
 
-func printVersion(w io.Writer, asJSON bool) error {
+func printVersion(w io.Writer, exp *jsonExporter) error {
 	v := readBuildVersion()
-	if asJSON {
-		return writeJSON(w, v)
+	if exp != nil {
+		return exp.Write(w, v)
 	}
 	commit := "unknown (built without version control information)"
 	if v.Commit != "" {
@@ -93,13 +93,17 @@ print the same. The skills walkie skill install writes carry this version.
 
 EXAMPLES:
    walkie version
-   walkie version --json | jq -r .commit`,
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
+   walkie version --jq .commit`,
+		Flags: jsonFlags(buildVersion{}),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return withCode(exitBadInput, fmt.Errorf("version takes no arguments; see `walkie version --help`"))
 			}
-			return runWith(c.Context, runF, versionRun, &versionOptions{IO: f.IO, JSON: c.Bool("json")})
+			exp, err := exporterOf(c)
+			if err != nil {
+				return err
+			}
+			return runWith(c.Context, runF, versionRun, &versionOptions{IO: f.IO, JSON: exp})
 		},
 	}
 }
@@ -107,7 +111,7 @@ EXAMPLES:
 // versionOptions are walkie version's.
 type versionOptions struct {
 	IO   *IOStreams
-	JSON bool
+	JSON *jsonExporter
 }
 
 func versionRun(_ context.Context, o *versionOptions) error { return printVersion(o.IO.Out, o.JSON) }

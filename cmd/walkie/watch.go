@@ -57,7 +57,7 @@ EXAMPLES:
 				return withCode(exitBadInput, errors.New("watch runs one tick: use walkie watch --once PATH from cron, or walkie serve for a daemon"))
 			}
 			if c.NArg() != 1 {
-				return withCode(exitBadInput, fmt.Errorf("watch needs exactly one PATH argument (got %d)", c.NArg()))
+				return withCode(exitBadInput, fmt.Errorf("watch needs exactly one PATH argument (got %s)", argCount(c.NArg())))
 			}
 			return runWith(c.Context, runF, watchRun, &watchOptions{IO: f.IO, Config: f.Config, Logger: f.Logger, Registry: f.Registry,
 				Path: c.Args().First(), ConfigPath: c.String("config"), RetryAfter: c.Duration("retry-after"), JSON: c.Bool("json"),

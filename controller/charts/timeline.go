@@ -118,7 +118,6 @@ func NewTimeline(h Head, d *walkie.Doc, recs []controller.TurnRecord, now time.T
 			strip(a)
 		}
 	}
-	ran := map[int]bool{} // turns whose attempt the log or the state has
 	for _, r := range recs {
 		b := Bar{Turn: r.Turn, Round: r.Round, Attempt: r.Attempt, Role: r.Role, Outcome: string(r.Outcome), Detail: r.Detail,
 			Start: r.Started, End: r.Ended, Signed: r.Signed && r.Outcome == walkie.OutcomeAccepted}
@@ -128,21 +127,20 @@ func NewTimeline(h Head, d *walkie.Doc, recs []controller.TurnRecord, now time.T
 		if b.End.Before(b.Start) {
 			b.End = b.Start
 		}
-		if r.Outcome == walkie.OutcomeAccepted {
-			ran[r.Turn] = true
-		}
 		s := strip(r.Agent)
 		s.Bars = append(s.Bars, b)
 	}
+	running := 0
 	if r := h.Running; r != nil {
-		ran[r.Turn] = true
+		running = r.Turn
 		s := strip(r.Agent)
 		s.Bars = append(s.Bars, Bar{Turn: r.Turn, Round: h.Round, Attempt: r.Attempt, Outcome: OutcomeRunning,
 			Start: r.Started, End: later(now, r.Started)})
 	}
+	posted := controller.Posted(d, recs, running)
 	for i := range d.Entries {
 		e := &d.Entries[i]
-		if e.Kind != walkie.KindTurn || ran[e.Turn] || e.Marker.At.IsZero() {
+		if !posted[e.Marker.Seq] || e.Marker.At.IsZero() {
 			continue
 		}
 		s := strip(e.Agent)

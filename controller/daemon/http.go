@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/walkie-sh/walkie/controller/fleet"
+	"github.com/walkie-sh/walkie/walkie"
 )
 
 // Debates lists every debate the page shows, sorted by file: the
@@ -87,7 +88,7 @@ func (d *Daemon) startHTTP() (stop func()) {
 
 // summary is the line under the page's title.
 func (d *Daemon) summary() string {
-	return fmt.Sprintf("serving %s · %d sessions running", d.dir, d.limits.Running())
+	return fmt.Sprintf("serving %s · %s running", d.dir, walkie.Count(d.limits.Running(), "session", "sessions"))
 }
 
 // route is one entry of the HTTP API. The mux is built from routes()

@@ -3,9 +3,6 @@ package doctor
 import (
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
@@ -29,7 +26,7 @@ type codexSettings struct {
 // holds a value of the wrong type, is an error naming it and the line:
 // codex refuses to start with it.
 func codexProvider(a config.Agent, env []string, home string) (provider, key string, err error) {
-	name, text, err := codexConfigFile(a, env, home)
+	name, text, err := config.CodexConfigFile(a, envValue(env, "CODEX_HOME"), home)
 	if err != nil {
 		return "", "", err
 	}
@@ -45,25 +42,4 @@ func codexProvider(a config.Agent, env []string, home string) (provider, key str
 		return "", "", nil
 	}
 	return s.ModelProvider, s.ModelProviders[s.ModelProvider].EnvKey, nil
-}
-
-// codexConfigFile returns the text of the config.toml the session's codex
-// will load, and the name messages give it. No file is no text.
-func codexConfigFile(a config.Agent, env []string, home string) (name string, text []byte, err error) {
-	var path string
-	switch ch := envValue(env, "CODEX_HOME"); {
-	case ch != "":
-		path = filepath.Join(ch, "config.toml")
-	case a.Home != config.HomeInherit:
-		return fmt.Sprintf("agents.%s.home_files[.codex/config.toml]", a.Name), []byte(a.HomeFiles[".codex/config.toml"]), nil
-	case home != "":
-		path = filepath.Join(home, ".codex", "config.toml")
-	default:
-		return "", nil, nil
-	}
-	text, err = os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return path, nil, nil
-	}
-	return path, text, err
 }

@@ -211,11 +211,34 @@ func (e *Engine) startError(j Job, err error) error {
 		if errors.Is(err, syscall.ENOTDIR) || errors.Is(err, fs.ErrNotExist) && !errors.Is(err, exec.ErrNotFound) && j.Argv == nil {
 			where = "its command: or dir:"
 		}
-		return BadInput(fmt.Errorf("%w (fix %s under agents.%s in %s, or install the CLI; walkie doctor checks)",
-			err, where, j.Agent.Name, cmp.Or(e.cfg.Path, config.FileName)))
+		// Under the built-in presets no file was read: the fix is to
+		// install the CLI, or to write a config, not to edit one.
+		in := "in a " + config.FileName
+		if e.cfg.Path != "" {
+			in = "in " + e.cfg.Path
+		}
+		err = fmt.Errorf("%w (install the CLI, or set %s under agents.%s %s; walkie doctor checks)", err, where, j.Agent.Name, in)
+		if errors.Is(err, exec.ErrNotFound) && j.Argv == nil && len(j.Agent.Command) > 0 {
+			err = &MissingCommandError{Agent: j.Agent.Name, Command: j.Agent.Command[0], Config: e.cfg.Path, Err: err}
+		}
+		return BadInput(err)
 	}
 	return err
 }
+
+// MissingCommandError is an agent whose command is not on the session's
+// PATH: its CLI is not installed here, or the config names it wrongly.
+// It says so in full; a caller with a better fix for its own setting
+// (walkie review, in CI) reads the fields.
+type MissingCommandError struct {
+	Agent   string
+	Command string // the agent's command, as configured
+	Config  string // the config file that defines the agents; "" for the built-in presets
+	Err     error
+}
+
+func (e *MissingCommandError) Error() string { return e.Err.Error() }
+func (e *MissingCommandError) Unwrap() error { return e.Err }
 
 // supervise waits for s to end, ending it on a halt, when ctx ends, or
 // once the result is in and both the file and the output have been quiet

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"slices"
 
+	"go.uber.org/zap"
+
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/session"
 	"github.com/walkie-sh/walkie/session/activity"
@@ -114,6 +116,15 @@ func (e *Engine) Spec(j Job) (session.Spec, error) {
 	}
 	if j.Transcript != "" {
 		spec.RawPath, spec.TextPath = j.Transcript+".log", j.Transcript+".txt"
+	}
+	if j.Argv == nil {
+		// Without walkie's instructions the CLI runs with its own: a
+		// dearer turn, not a failed one.
+		if s, err := withInstructions(spec, a, &j.Reach); err != nil {
+			e.log.Warn("the CLI keeps its own instructions", zap.String("agent", a.Name), zap.Error(err))
+		} else {
+			spec = s
+		}
 	}
 	if spec.Sandbox, err = e.sandbox(j, dir); err != nil {
 		return session.Spec{}, BadInput(err)

@@ -45,8 +45,18 @@ type TurnAttempt struct {
 // RunTurn runs the agent's session for a turn. The error is for a session
 // that never ran; everything about one that did is in the result.
 func (e *Engine) RunTurn(ctx context.Context, a TurnAttempt) (Result, error) {
+	return e.Run(ctx, a.job())
+}
+
+// job is the attempt as the engine's job.
+func (a TurnAttempt) job() Job {
 	expect := walkie.Expect{Turn: a.Turn, Agent: a.Participant}
-	return e.Run(ctx, Job{
+	if a.Dir != "" {
+		// A turn in a worktree of its own may change code: its CLI keeps
+		// its own instructions for that (config.RoleInstructions).
+		a.Agent.Instructions = ""
+	}
+	return Job{
 		Agent:      a.Agent,
 		Vars:       config.Vars{Prompt: a.Prompt, File: a.File, Agent: a.Participant, Dir: filepath.Dir(a.File), Turn: a.Turn, Round: a.Round},
 		Dir:        a.Dir,
@@ -62,5 +72,5 @@ func (e *Engine) RunTurn(ctx context.Context, a TurnAttempt) (Result, error) {
 		Output:     a.Output,
 		Role:       a.Role,
 		Reach:      a.Reach,
-	})
+	}
 }

@@ -138,18 +138,14 @@ func loadPage(row Debate, bs *bodies, now time.Time) (*Page, error) {
 		return nil, err
 	}
 	p := &Page{Debate: row, Briefing: Render(doc.Briefing), Mode: cmp.Or(doc.Meta.Mode, walkie.ModeDebate)}
-	byAgent := map[int]bool{}
 	for i, r := range recs {
-		if r.Outcome == walkie.OutcomeAccepted {
-			byAgent[r.Turn] = true
-		}
 		p.Turns = append(p.Turns, TurnView{Key: row.Key, Index: i, Rec: r, Transcript: r.Transcript.Text != ""})
 	}
+	running := 0
 	if st.Running != nil {
-		// Stamped, and its attempt not logged yet: the turn log is
-		// written just after the entry.
-		byAgent[st.Running.Turn] = true
+		running = st.Running.Turn
 	}
+	posted := controller.Posted(doc, recs, running)
 	for i := range doc.Entries {
 		e := &doc.Entries[i]
 		v := EntryView{Seq: e.Marker.Seq, Turn: e.Turn, Agent: e.Agent, At: e.Marker.At, Signed: e.Signed(), HTML: bs.render(e)}
@@ -159,9 +155,9 @@ func loadPage(row Debate, bs *bodies, now time.Time) (*Page, error) {
 		case e.Kind == walkie.KindSupervisor:
 			v.Title, v.Source = "Supervisor", SourceSupervisor
 		default:
-			v.Title, v.Round, v.Source = fmt.Sprintf("Turn %d · %s", e.Turn, e.Agent), doc.Meta.RoundOf(e.Turn), SourcePerson
-			if byAgent[e.Turn] {
-				v.Source = SourceAgent
+			v.Title, v.Round, v.Source = fmt.Sprintf("Turn %d · %s", e.Turn, e.Agent), doc.Meta.RoundOf(e.Turn), SourceAgent
+			if posted[e.Marker.Seq] {
+				v.Source = SourcePerson
 			}
 		}
 		p.Entries = append(p.Entries, v)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/walkie-sh/walkie/briefing"
 	"github.com/walkie-sh/walkie/controller"
+	"github.com/walkie-sh/walkie/controller/engine"
 	"github.com/walkie-sh/walkie/controller/roundtable"
 	"github.com/walkie-sh/walkie/walkie"
 )
@@ -211,7 +212,7 @@ func (p *plan) judge(dr *DocResult, rep *roundtable.Report, sum controller.Summa
 	case sum.Interrupted || errors.Is(runErr, context.Canceled):
 		set(VerdictFailed, FailureInterrupted, "the run was cancelled (SIGINT or SIGTERM, as when a newer push cancels the job) before the debate ended"+notRejection)
 	case runErr != nil && errAsInput(runErr):
-		set(VerdictFailed, FailureSetup, "an agent cannot run here: "+runErr.Error()+notRejection)
+		set(VerdictFailed, FailureSetup, "an agent cannot run here: "+setupReason(runErr)+notRejection)
 	case runErr != nil:
 		set(VerdictFailed, FailureWalkie, "walkie failed while running the debate: "+runErr.Error()+notRejection)
 	case dr.Status == walkie.StatusConverged && dr.Revision != "":
@@ -236,6 +237,22 @@ func (p *plan) judge(dr *DocResult, rep *roundtable.Report, sum controller.Summa
 	default:
 		set(VerdictFailed, FailureWalkie, fmt.Sprintf("the debate stopped while %s", dr.Status)+notRejection)
 	}
+}
+
+// setupReason says in one line why an agent cannot run, with the fix that
+// applies to a review: a CLI that is not installed is installed before
+// walkie runs (the action's install-clis input), or its command named in
+// the config the review was given.
+func setupReason(err error) string {
+	var mc *engine.MissingCommandError
+	if !errors.As(err, &mc) {
+		return err.Error()
+	}
+	fix := fmt.Sprintf("install it before walkie review runs (the GitHub action installs the presets among its agents: install-clis: auto), or give --config a file whose agents.%s.command names it", mc.Agent)
+	if mc.Config != "" {
+		fix = fmt.Sprintf("install it before walkie review runs (the GitHub action's install-clis input installs claude, codex and gemini), or fix agents.%s.command in %s", mc.Agent, mc.Config)
+	}
+	return fmt.Sprintf("%s's command %q is not installed (not found on PATH): %s", mc.Agent, mc.Command, fix)
 }
 
 // unsigned names the reviewers whose last turn did not sign off.

@@ -20,7 +20,9 @@ import (
 // Defaults of a review.
 const (
 	DefaultMaxRounds = 3
-	DefaultOut       = "walkie-review"
+	// ArtifactName is what the GitHub action names the artifact of the
+	// output directory, and what the reproducing commands call it.
+	ArtifactName = "walkie-review"
 )
 
 // DefaultAgents review when --agents is not given: two vendors.
@@ -244,9 +246,13 @@ func (p *plan) docText(ctx context.Context, rel string) ([]byte, error) {
 	return text, nil
 }
 
-// checkOut makes sure no earlier review's record is in the way.
+// checkOut makes sure no earlier review's record is in the way of an
+// --out given; without one, the review gets a new directory (makeOut).
 func (p *plan) checkOut() error {
-	out := cmp.Or(p.opts.Out, DefaultOut)
+	if p.opts.Out == "" {
+		return nil
+	}
+	out := p.opts.Out
 	if !filepath.IsAbs(out) {
 		out = filepath.Join(p.dir, out)
 	}
@@ -257,8 +263,35 @@ func (p *plan) checkOut() error {
 	for _, d := range p.docs {
 		dir := filepath.Join(p.out, d.id)
 		if _, err := os.Lstat(dir); err == nil {
-			return bad(dir, "holds an earlier review", "remove it, or pass --out with another directory")
+			return bad(dir, "holds an earlier review", "remove it, pass another --out, or leave --out out for a new directory")
 		}
+	}
+	return nil
+}
+
+// makeOut makes the output directory, once the input is known to be
+// good: the --out given, or a new one under the temporary directory.
+func (p *plan) makeOut() error {
+	if p.out != "" {
+		if err := os.MkdirAll(p.out, 0o755); err != nil {
+			return fmt.Errorf("make %s: %w", p.out, err)
+		}
+		return nil
+	}
+	parent := cmp.Or(p.opts.TempDir, os.TempDir())
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return fmt.Errorf("make %s: %w", parent, err)
+	}
+	out, err := os.MkdirTemp(parent, ArtifactName+"-run-*")
+	if err != nil {
+		return fmt.Errorf("make the output directory: %w", err)
+	}
+	if out, err = filepath.EvalSymlinks(out); err != nil {
+		return fmt.Errorf("make the output directory: %w", err)
+	}
+	p.out = out
+	if rel, err := filepath.Rel(p.root, p.out); err == nil && filepath.IsLocal(rel) {
+		p.outInRepo = true
 	}
 	return nil
 }

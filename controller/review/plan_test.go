@@ -33,8 +33,28 @@ func TestPlanDocs(t *testing.T) {
 	if want := "docs/a-b.md=review-docs-a-b docs/a/b.md=review-docs-a-b-2 docs/old.md=review-docs-old"; strings.Join(got, " ") != want {
 		t.Errorf("docs %v, want %s", got, want)
 	}
-	if p.baseSHA != repo.Base || p.head != repo.Head || p.mergeBase != repo.Base || p.out != filepath.Join(p.root, DefaultOut) || !p.outInRepo {
+	if p.baseSHA != repo.Base || p.head != repo.Head || p.mergeBase != repo.Base || p.out != "" || p.outInRepo {
 		t.Errorf("plan %+v", p)
+	}
+	// Without --out, each run gets a directory of its own outside the
+	// checkout: a second run in the same place just works.
+	tmp := t.TempDir()
+	var outs []string
+	for range 2 {
+		p, err := makePlan(ctx, Options{Dir: repo.Dir, Docs: []string{"docs/o*.md"}, Base: "main~1", TempDir: tmp})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.makeOut(); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(p.out, tmp+string(filepath.Separator)+"walkie-review-run-") || p.outInRepo {
+			t.Errorf("the default output directory is %s (in the checkout: %v), want a new one under %s", p.out, p.outInRepo, tmp)
+		}
+		outs = append(outs, p.out)
+	}
+	if outs[0] == outs[1] {
+		t.Errorf("two runs share %s", outs[0])
 	}
 	// From a subdirectory, paths and patterns are relative to it.
 	p, err = makePlan(ctx, Options{Dir: filepath.Join(repo.Dir, "sub"), Docs: []string{"docs/s.md", "docs/*.md"}, Base: "main~1", Out: t.TempDir()})

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/walkie-sh/walkie/walkie"
@@ -31,15 +32,105 @@ const maxCommentBytes = 60000
 func Markdown(r *Result) string { return renderMarkdown(r, 4000) }
 
 // Comment is the report as a pull-request comment: the marker, then the
-// markdown, shortened to fit a comment.
-func Comment(r *Result) string {
+// markdown, shortened to fit a comment. A run with a verdict (agreed or
+// disagreed) says so on a hidden second line, which a later run reads.
+// A run that could not review (failed, or found nothing to review) does
+// not take the last verdict away: given the comment it replaces
+// (earlier, "" for none), it keeps that comment's verdict whole and puts
+// above it what happened this time.
+func Comment(r *Result, earlier string) string {
+	if !r.HasVerdict() {
+		if kept, ok := KeptVerdict(earlier); ok {
+			return keeping(r, kept)
+		}
+		return CommentMarker + "\n" + fitted(r, maxCommentBytes-len(CommentMarker)-1)
+	}
+	md := fitted(r, maxCommentBytes-len(CommentMarker)-verdictLineBytes)
+	return CommentMarker + "\n" + verdictHead(r.Verdict, r.Head, len(md)) + md
+}
+
+// HasVerdict reports whether the review reached a verdict on the design
+// (agreed or disagreed), which its comment then shows until the next one.
+func (r *Result) HasVerdict() bool {
+	return r.Verdict == VerdictAgreed || r.Verdict == VerdictDisagreed
+}
+
+// fitted is the markdown shortened to room bytes: the final positions
+// first, then cut.
+func fitted(r *Result, room int) string {
 	for _, limit := range []int{4000, 600, 0} {
-		if s := CommentMarker + "\n" + renderMarkdown(r, limit); len(s) <= maxCommentBytes {
+		if s := renderMarkdown(r, limit); len(s) <= room {
 			return s
 		}
 	}
-	s := CommentMarker + "\n" + renderMarkdown(r, 0)
-	return clipText(s, maxCommentBytes-200) + "\n\n(The report is cut here to fit a comment: the whole of it is report.md in the job's artifact.)\n"
+	return clipText(renderMarkdown(r, 0), room-200) + "\n\n(The report is cut here to fit a comment: the whole of it is report.md in the job's artifact.)\n"
+}
+
+// verdictLine is a comment's second line when it shows a verdict: which,
+// of the run at which commit, and how many bytes at the comment's end
+// that verdict's report takes. A length, not an end marker: the report
+// quotes a revision in a fenced block, where any text may stand.
+var verdictLine = regexp.MustCompile(`\A` + regexp.QuoteMeta(CommentMarker) + `\n<!-- walkie-review:verdict (agreed|disagreed) ([0-9a-f]{7,64}) ([0-9]{1,6}) -->\n`)
+
+// verdictLineBytes is room for the line at its longest.
+const verdictLineBytes = 120
+
+func verdictHead(verdict, head string, n int) string {
+	if !isHex(head) || len(head) < 7 {
+		return "" // not a commit: nothing a later run could name
+	}
+	return fmt.Sprintf("<!-- walkie-review:verdict %s %s %d -->\n", verdict, head, n)
+}
+
+// Kept is the verdict a comment shows: of the run at which commit, and
+// that run's report.
+type Kept struct {
+	Verdict, Head, Markdown string
+}
+
+// KeptVerdict reads the verdict a comment of walkie review's shows; false
+// when it shows none (its run failed with no verdict before it), or was
+// changed since (a person edited it).
+func KeptVerdict(comment string) (Kept, bool) {
+	m := verdictLine.FindStringSubmatch(comment)
+	if m == nil {
+		return Kept{}, false
+	}
+	n, _ := strconv.Atoi(m[3])
+	if n > len(comment)-len(m[0]) {
+		return Kept{}, false
+	}
+	md := comment[len(comment)-n:]
+	if !strings.HasPrefix(md, "## walkie review: ") {
+		return Kept{}, false
+	}
+	return Kept{Verdict: m[1], Head: m[2], Markdown: md}, true
+}
+
+// keeping is the comment of a run without a verdict that keeps the last
+// one: what happened this time, in a box, then the verdict as it was.
+func keeping(r *Result, kept Kept) string {
+	var b strings.Builder
+	b.WriteString(CommentMarker + "\n" + verdictHead(kept.Verdict, kept.Head, len(kept.Markdown)))
+	what := "could not finish (not a rejection)"
+	box := "WARNING"
+	if r.Verdict == VerdictNone {
+		what, box = "found nothing to review", "NOTE"
+	}
+	fmt.Fprintf(&b, "> [!%s]\n> **The latest run, at commit %s, %s:** %s. The verdict below is of the run at commit %s; it stands until a run reaches one. This run's report is in the job's summary and artifact.\n",
+		box, text(short(r.Head)), what, text(clipText(strings.TrimSuffix(r.Reason, "."), 2000)), text(short(kept.Head)))
+	var failures []string
+	for _, d := range r.Docs {
+		for _, f := range d.Failures {
+			failures = append(failures, clipText(f, 300))
+		}
+	}
+	if len(failures) > 0 {
+		b.WriteString(">\n> Attempts that failed: " + textList(failures, 5) + ".\n")
+	}
+	b.WriteString("\n")
+	b.WriteString(kept.Markdown)
+	return b.String()
 }
 
 // headline is the verdict as a person reads it first.
@@ -141,7 +232,7 @@ func renderDoc(b *strings.Builder, r *Result, d *DocResult, posLimit int) {
 	if d.BudgetUSD > 0 {
 		budget = fmt.Sprintf(" of a %s budget", text(walkie.Money(d.BudgetUSD)))
 	}
-	p("Record %s, chain hash %s, %s; %d turns, %s%s.\n\n", text(d.ID+"/"+filepath.Base(d.Record)), text(d.ChainHash), verified, d.Turns, text(walkie.Money(d.CostUSD)), budget)
+	p("Record %s, chain hash %s, %s; %s, %s%s.\n\n", text(d.ID+"/"+filepath.Base(d.Record)), text(d.ChainHash), verified, walkie.Count(d.Turns, "turn", "turns"), text(walkie.Money(d.CostUSD)), budget)
 }
 
 // renderParties is the table of who took part and how it ended for each.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -33,9 +32,18 @@ type Options struct {
 	Mode      string   // walkie.ModeDebate (default) or walkie.ModeRoundtable
 	MaxRounds int      // 0 is DefaultMaxRounds
 	BudgetUSD float64  // per document; 0 is the config's (none by default)
-	Out       string   // where records and reports go; default DefaultOut
-	Config    *config.Config
-	Event     *Event // the CI event, if any
+	// Out is where records and reports go; "" is a new directory
+	// "walkie-review-run-*" under TempDir, so a second run never meets the
+	// first one's records.
+	Out string
+	// TempDir holds the new directory when Out is ""; "" is the system's
+	// (os.TempDir).
+	TempDir string
+	Config  *config.Config
+	// ConfigPath is the file Config was read from, as given (--config),
+	// for the command that reproduces the review; "" for the presets.
+	ConfigPath string
+	Event      *Event // the CI event, if any
 	// ApprovedBy says who approved the generated briefing, for the
 	// record: the CI run, e.g. "GitHub Actions run URL".
 	ApprovedBy string
@@ -61,6 +69,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := p.makeOut(); err != nil {
+		return nil, err
+	}
 	res := &Result{Version: ReportVersion, Mode: p.mode, Agents: p.agents, Head: p.head, Base: p.base, BaseSHA: p.baseSHA,
 		MergeBase: p.mergeBase, Out: p.out, Patterns: p.patterns, Docs: []DocResult{}, Warnings: []string{}}
 	if o.Event != nil && o.Event.PullRequest != nil {
@@ -70,9 +81,6 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	if p.outInRepo {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the records are inside the checkout (%s): agent CLIs may read project settings from the directories above their copy; in CI pass --out outside the checkout", p.out))
-	}
-	if err := os.MkdirAll(p.out, 0o755); err != nil {
-		return nil, fmt.Errorf("make %s: %w", p.out, err)
 	}
 	before, serr := statusSnapshot(ctx, p.root, p.outRel())
 	for _, d := range p.docs {
@@ -113,7 +121,8 @@ func (p *plan) runDoc(ctx context.Context, d planDoc) DocResult {
 		BudgetUSD: p.opts.BudgetUSD, Parties: []Party{}, Objections: []Objection{}, Costs: []AgentCost{},
 		Failures: []string{}, Discarded: []string{}, LeftOut: []string{}}
 	fail := func(err error) DocResult {
-		log.Error("review failed", zap.Error(err))
+		// The report says it; the log keeps it for --log-format json.
+		log.Info("review failed", zap.Error(err))
 		dr.Verdict, dr.Failure, dr.Reason = VerdictFailed, FailureWalkie, "walkie could not run the review: "+err.Error()+"; this is not a rejection"
 		return dr
 	}
@@ -133,6 +142,7 @@ func (p *plan) runDoc(ctx context.Context, d planDoc) DocResult {
 	cfg := p.config()
 	dr.BudgetUSD = cfg.BudgetUSD
 	log.Info("review started", zap.Strings("agents", p.agents), zap.String("mode", p.mode))
+	p.note(fmt.Sprintf("reviewing %s: %s, %s, at most %s", d.path, andList(p.agents), p.mode, walkie.Count(p.opts.MaxRounds, "round", "rounds")))
 	sum, runErr := controller.Run(ctx, controller.Options{File: file, Config: cfg, Log: log, Observe: p.opts.Observe})
 	if err := p.collect(&dr, d, ws, sum, runErr); err != nil {
 		return fail(err)
@@ -184,8 +194,17 @@ func (p *plan) openDebate(ctx context.Context, d planDoc, file string, log *zap.
 	if _, err := walkie.Append(file, walkie.Post{Supervisor: true, Body: []byte(note + "\n")}); err != nil {
 		return fmt.Errorf("record the approval: %w", err)
 	}
-	log.Warn("briefing approved by CI", zap.String("briefing_sha256", hash), zap.String("approved_by", by))
+	// Expected, and said in the record: not a warning.
+	log.Info("briefing approved by CI", zap.String("briefing_sha256", hash), zap.String("approved_by", by))
 	return nil
+}
+
+// note tells the observer (the progress lines on standard error) what
+// the review does next.
+func (p *plan) note(line string) {
+	if p.opts.Observe != nil {
+		p.opts.Observe(controller.Event{Kind: controller.EventNote, Line: line})
+	}
 }
 
 // reproduce is how to run the same review on one's own machine.
@@ -211,11 +230,33 @@ func (p *plan) reproduce() []string {
 	if p.opts.BudgetUSD > 0 {
 		args = append(args, "--budget", fmt.Sprint(p.opts.BudgetUSD))
 	}
-	cmds = append(cmds, strings.Join(args, " "))
+	line := strings.Join(args, " ")
+	if path := p.opts.ConfigPath; path != "" {
+		// The agents it names ("no agent alice" without it).
+		line += " --config " + shellQuote(p.configArg(path))
+		if filepath.IsAbs(p.configArg(path)) {
+			line += "   # not in the checkout: a copy of the run's config"
+		}
+	}
+	cmds = append(cmds, line)
 	for _, d := range p.docs {
-		cmds = append(cmds, fmt.Sprintf("walkie verify %s/%s/%s%s   # the record from the artifact", filepath.Base(p.out), d.id, d.id, walkie.FileSuffix))
+		cmds = append(cmds, fmt.Sprintf("walkie verify %s/%s/%s%s   # the record, from the artifact", ArtifactName, d.id, d.id, walkie.FileSuffix))
 	}
 	return cmds
+}
+
+// configArg is the config's path as the reproducing command gives it:
+// from the top of the repository when it is in the checkout (the
+// commands run there), else absolute.
+func (p *plan) configArg(path string) string {
+	abs := path
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(p.dir, path)
+	}
+	if rel, err := filepath.Rel(p.root, abs); err == nil && filepath.IsLocal(rel) {
+		return filepath.ToSlash(rel)
+	}
+	return abs
 }
 
 func (p *plan) pullRequest() *PullRequest {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -135,6 +136,13 @@ func loadTrial(file string) (Trial, error) {
 		return Trial{}, err
 	}
 	t := Trial{File: file, ID: r.ID, Status: r.Status, Reason: r.Reason, Rounds: r.Rounds, CostUSD: r.CostUSD, DurationMS: r.DurationMS, Scores: r.Scores}
+	if r.Status == walkie.StatusOpen {
+		// Still open: the run stopped on an error, which the record
+		// cannot hold (or it was never run, or runs now).
+		if b, err := os.ReadFile(stoppedPath(file)); err == nil {
+			t.Reason = "the run stopped: " + strings.TrimSpace(string(b))
+		}
+	}
 	if r.Status == walkie.StatusConverged {
 		t.ConvergedIn = r.Rounds
 	}
@@ -242,14 +250,23 @@ func (s *Summary) Markdown(w io.Writer) {
 		fmt.Fprintf(w, "\nAgreement: approved when the hidden grader passed, or blocked when it failed, of the verdicts given when it did either. An objection (one input blocked on, however many rounds) is confirmed by the grader when it failed while the objection stood, by a fix when the reviewer stopped blocking on changed work and nobody raised the input again.\n")
 	}
 
-	fmt.Fprintf(w, "\n## Trials\n\n| trial | record | outcome | rounds | cost | time |\n|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "\n## Trials\n\n| trial | record | outcome | rounds | cost | time | why |\n|---|---|---|---|---|---|---|\n")
 	for _, tr := range s.Trials {
 		rel, err := filepath.Rel(s.Dir, tr.File)
 		if err != nil {
 			rel = tr.File
 		}
-		fmt.Fprintf(w, "| %d | %s | %s | %d | %s | %s |\n", tr.N, rel, tr.Status, tr.Rounds, walkie.Money(tr.CostUSD), dur(float64(tr.DurationMS)))
+		why := ""
+		if tr.Status != walkie.StatusConverged {
+			why = cell(tr.Reason)
+		}
+		fmt.Fprintf(w, "| %d | %s | %s | %d | %s | %s | %s |\n", tr.N, rel, tr.Status, tr.Rounds, walkie.Money(tr.CostUSD), dur(float64(tr.DurationMS)), why)
 	}
+}
+
+// cell is text in one table cell: one line, no pipe that would end it.
+func cell(s string) string {
+	return strings.ReplaceAll(strings.Join(strings.Fields(s), " "), "|", "\\|")
 }
 
 func num(x float64) string {

@@ -8,9 +8,11 @@
 package trials
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -72,6 +74,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkAgentPaths(src, d, o.Config, o.Cast); err != nil {
+		return nil, err
+	}
 	if o.Dir == "" {
 		o.Dir = DefaultDir(src, d.Meta.ID)
 	}
@@ -105,7 +110,7 @@ func checkSource(src string, approve bool) (*walkie.Doc, error) {
 		return nil, err
 	}
 	if n := d.Progress().Turns; n > 0 {
-		return nil, fmt.Errorf("%w: %s has %d turns, so its workspace is no longer where the task starts; make trials of a record that has not begun (a new one with the same front matter and briefing)", ErrSource, src, n)
+		return nil, fmt.Errorf("%w: %s has %s, so its workspace is no longer where the task starts; make trials of a record that has not begun (a new one with the same front matter and briefing)", ErrSource, src, walkie.Count(n, "turn", "turns"))
 	}
 	if d.Meta.BriefingSHA256 == "" && !approve {
 		return nil, fmt.Errorf("%w: the briefing of %s is not approved: run walkie brief approve %s first, or pass --approve", ErrSource, src, src)
@@ -213,6 +218,11 @@ func runAll(ctx context.Context, o Options, files []string) {
 			_, err := controller.Run(ctx, controller.Options{File: f, Config: o.Config, Cast: o.Cast, Approve: o.Approve, Log: log, Acquire: o.Acquire})
 			if err != nil {
 				log.Warn("the trial's run stopped on an error; its record stands", zap.Error(err))
+				// The record cannot say why it stopped: the copy's
+				// report reads it from here.
+				if werr := walkie.WriteFileAtomic(stoppedPath(f), []byte(err.Error()+"\n"), 0o644); werr != nil {
+					log.Warn("why the trial stopped was not kept", zap.Error(werr))
+				}
 			}
 			if o.Done != nil {
 				t, terr := loadTrial(f)
@@ -277,4 +287,63 @@ func withDir(c walkie.Command, dir string) walkie.Command {
 		argv[i] = r.Replace(a)
 	}
 	return walkie.Command{Argv: argv}
+}
+
+// StoppedFile, beside a copy's record, says why its run stopped on an
+// error (an agent that cannot start, a record that does not verify): the
+// record itself is still open and cannot say.
+const StoppedFile = "stopped.txt"
+
+func stoppedPath(file string) string { return filepath.Join(filepath.Dir(file), StoppedFile) }
+
+// checkAgentPaths refuses, before any copy is made, an agent whose
+// command or environment names a file beside the source through {dir}.
+// In a trial {dir} is the copy's own directory (DIR/K), which holds its
+// record and a round table's workspace copy only: every copy would fail
+// to find the file.
+func checkAgentPaths(src string, d *walkie.Doc, cfg *config.Config, cast map[string]string) error {
+	srcDir := filepath.Dir(src)
+	for _, p := range d.Meta.Participants {
+		a, err := cfg.Agent(cmp.Or(cast[p], p))
+		if err != nil {
+			continue // a person, or a name the run refuses with its own words
+		}
+		args := slices.Clone(a.Command)
+		for _, k := range slices.Sorted(maps.Keys(a.Env)) {
+			args = append(args, a.Env[k])
+		}
+		for _, arg := range args {
+			rel, ok := dirPath(arg)
+			if !ok || d.Meta.IsRoundtable() && inside(rel, d.Meta.Workspace) {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(srcDir, rel)); err != nil {
+				continue
+			}
+			return &walkie.InputError{File: cmp.Or(cfg.Path, config.FileName),
+				Msg: fmt.Sprintf("agents.%s names {dir}/%s, and in a trial {dir} is the copy's own directory (DIR/K/), which holds the record and a round table's workspace only, not %s", a.Name, filepath.ToSlash(rel), filepath.ToSlash(rel)),
+				Fix: fmt.Sprintf("name the file by its absolute path (%s), or move it into the workspace", filepath.Join(srcDir, rel))}
+		}
+	}
+	return nil
+}
+
+// dirPath is the path an argument names under {dir} ("--script={dir}/a.yaml"
+// → "a.yaml").
+func dirPath(arg string) (string, bool) {
+	_, tail, ok := strings.Cut(arg, "{dir}/")
+	if !ok {
+		return "", false
+	}
+	if i := strings.IndexAny(tail, " \t'\";,"); i >= 0 {
+		tail = tail[:i]
+	}
+	rel := filepath.Clean(filepath.FromSlash(tail))
+	return rel, tail != "" && filepath.IsLocal(rel)
+}
+
+// inside reports whether rel is dir or below it (both relative).
+func inside(rel, dir string) bool {
+	r, err := filepath.Rel(filepath.Clean(dir), rel)
+	return err == nil && filepath.IsLocal(r)
 }

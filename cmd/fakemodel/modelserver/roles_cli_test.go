@@ -17,7 +17,9 @@ import (
 // The presets' tools per role, as the pinned CLIs take them: each CLI is
 // run with its preset's command for each role, and the tools its first
 // model call offers are exactly the role's (claude --tools, gemini's
-// tools.core), or lack what the role switched off (codex's -c switches).
+// tools.core), or lack what the role switched off (codex's -c switches),
+// with walkie's instructions where the role has them (codex's
+// model_instructions_file), as the engine passes them.
 // A claude call costs at most 6,000 tokens before the prompt (issue 29),
 // whatever the role.
 func TestPresetRolesCLI(t *testing.T) {
@@ -44,6 +46,14 @@ func TestPresetRolesCLI(t *testing.T) {
 				argv, err := a.Argv(config.Vars{Prompt: prompt})
 				if err != nil {
 					t.Fatal(err)
+				}
+				if a.Instructions != "" {
+					// As the engine gives them to a session.
+					path := filepath.Join(t.TempDir(), "instructions.md")
+					if err := os.WriteFile(path, []byte(a.Instructions), 0o444); err != nil {
+						t.Fatal(err)
+					}
+					argv = a.WithInstructionsFile(argv, path)
 				}
 				run := cliRun{bin: sessiontest.RealCLI(t, name), args: argv[1:], home: t.TempDir()}
 				switch name {

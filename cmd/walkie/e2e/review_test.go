@@ -166,11 +166,20 @@ func (f *reviewFixture) startReview(env func([]string) []string, args ...string)
 		e = env(e)
 	}
 	w := blackbox.Runner{T: f.t, Bin: filepath.Join(bin, "walkie"), Dir: f.repo.Dir, Env: e}
-	p := w.Start(append([]string{"review", "--config", f.path("walkie.yaml")}, args...)...)
+	if !slices.Contains(args, "--no-config") {
+		args = append([]string{"--config", f.path("walkie.yaml")}, args...)
+	} else {
+		args = slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == "--no-config" })
+	}
+	p := w.Start(append([]string{"review"}, args...)...)
 	f.cmd = p.Cmd
 	return func() reviewRun {
 		f.t.Helper()
-		r := reviewRun{Result: p.Wait(90 * time.Second), out: filepath.Join(runDir, "walkie-review")}
+		// Without --out, the review's own directory under RUNNER_TEMP.
+		r := reviewRun{Result: p.Wait(90 * time.Second), out: filepath.Join(runDir, "walkie-review-(none)")}
+		if outs, _ := filepath.Glob(filepath.Join(runDir, "walkie-review-run-*")); len(outs) == 1 {
+			r.out = outs[0]
+		}
 		b, _ := os.ReadFile(filepath.Join(runDir, "summary.md"))
 		r.summary = string(b)
 		b, _ = os.ReadFile(filepath.Join(runDir, "output.txt"))
@@ -484,18 +493,36 @@ func TestReviewDisagreement(t *testing.T) {
 	goldenComment(t, f, body)
 	reviewtest.CheckMarkdown(t, body, []string{"walkie review: ❌ not accepted", "docs/design/cache.md: disagreed"}, "https://github.com/acme/shop/blob/"+f.repo.Head+"/docs/design/cache.md#L9")
 
-	f.review(0, nil, docPath, "--max-rounds", "2", "--fail-on", "never")
+	// Issue 32 item 2: the command that reproduces it names the config
+	// that defines its agents.
+	if rep.Reproduce[1] != "walkie review docs/design/cache.md --base "+f.repo.Base+" --agents claude,codex --max-rounds 2 --config "+f.path("walkie.yaml")+"   # not in the checkout: a copy of the run's config" {
+		t.Errorf("reproduce: %q", rep.Reproduce)
+	}
+
+	// Issue 32 item 5: with --fail-on never the step passes, so the
+	// disagreement is a warning, not an error.
+	r = f.review(0, nil, docPath, "--max-rounds", "2", "--fail-on", "never")
 	if n := len(f.gh.Comments(prNumber)); n != 1 {
 		t.Errorf("%d comments after the second run", n)
+	}
+	if strings.Contains(r.Stdout, "::error") || !strings.Contains(r.Stdout, "::warning title=walkie review%3A disagreed::") {
+		t.Errorf("--fail-on never annotates:\n%s", r.Stdout)
 	}
 }
 
 // goldenComment compares the comment with the golden file, which
 // docs/ci.md shows: the chain hash, the only thing that differs between
-// runs (the markers hold the time), is masked.
+// runs (the markers hold the time), is masked, and the config's
+// directory is a GitHub runner's RUNNER_TEMP.
 func goldenComment(t *testing.T, f *reviewFixture, body string) {
 	t.Helper()
 	got := regexp.MustCompile(`sha256:[0-9a-f]{64}`).ReplaceAllString(body, "sha256:(the chain hash of this run)")
+	got = strings.ReplaceAll(got, f.dir, "/home/runner/work/_temp")
+	// The verdict line counts the bytes of the report after it: as masked.
+	line := regexp.MustCompile(`(?m)^(<!-- walkie-review:verdict \S+ \S+ )[0-9]+( -->\n)`)
+	if m := line.FindStringIndex(got); m != nil {
+		got = got[:m[0]] + line.ReplaceAllString(got[m[0]:m[1]], fmt.Sprintf("${1}%d${2}", len(got)-m[1])) + got[m[1]:]
+	}
 	golden := filepath.Join("testdata", "review-comment.golden.md")
 	doc := filepath.Join("..", "..", "..", "docs", "ci.md")
 	const begin, end = "<!-- golden: cmd/walkie/e2e/testdata/review-comment.golden.md -->\n", "<!-- end golden -->"
@@ -566,6 +593,72 @@ func TestReviewCannotRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Issue 32 items 1, 3 and 4: a run that could not review (a CLI missing
+// from the runner, then a pattern that matched nothing) keeps the last
+// verdict on the pull request, and says above it what happened. The
+// missing CLI is said once, with the fix that applies to a review run
+// under the presets (no walkie.yaml was read), and the output is auto's:
+// a progress line per attempt, the verdict once, no log lines.
+func TestReviewKeepsVerdict(t *testing.T) {
+	t.Parallel()
+	f := newReviewFixture(t, reviewSetup{scripts: disagreeingScripts()})
+	r := f.review(exitReviewDisagreed, nil, docPath, "--max-rounds", "2")
+	if !strings.Contains(r.Stderr, "turn 1 · claude accepted") || !strings.Contains(r.Stderr, "turn 2 · codex accepted") || strings.Contains(r.Stderr, `"level"`) {
+		t.Errorf("stderr is not one line per attempt:\n%s", r.Stderr)
+	}
+	if n := strings.Count(said(r), "no agreement within 2 rounds"); n != 1 {
+		t.Errorf("the verdict is said %d times:\nstdout:\n%s\nstderr:\n%s", n, r.Stdout, r.Stderr)
+	}
+	first := f.gh.Comments(prNumber)[0]
+
+	// The presets, and no claude on the runner's PATH.
+	noCLI := func(e []string) []string { return setEnv(e, "PATH", bin+":/usr/bin:/bin") }
+	r = f.review(exitReviewCannotRun, noCLI, docPath, "--no-config")
+	cs := f.gh.Comments(prNumber)
+	if len(cs) != 1 || cs[0].ID != first.ID {
+		t.Fatalf("comments %+v", cs)
+	}
+	body := cs[0].Body
+	for _, want := range []string{"## walkie review: ❌ not accepted", "no agreement within 2 rounds; codex did not sign off",
+		"**The latest run, at commit " + f.repo.Head[:12] + ", could not finish (not a rejection):**", "claude's command \"claude\" is not installed",
+		"The verdict below is of the run at commit " + f.repo.Head[:12]} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the comment lacks %q:\n%s", want, body)
+		}
+	}
+	all := said(r)
+	if n := strings.Count(all, "is not installed"); n != 1 || strings.Contains(all, "walkie.yaml") || strings.Contains(all, "not found in PATH") ||
+		!strings.Contains(all, "install-clis: auto") {
+		t.Errorf("the missing CLI is said %d times, or with a fix that does not apply:\nstdout:\n%s\nstderr:\n%s", n, r.Stdout, r.Stderr)
+	}
+	if !strings.Contains(r.Stdout, "comment updated, still showing the verdict of commit "+f.repo.Head[:12]) {
+		t.Errorf("stdout:\n%s", r.Stdout)
+	}
+	if rep := f.report(r); rep.Verdict != "failed" || rep.Failure != "setup" {
+		t.Errorf("report: %s, %s", rep.Verdict, rep.Failure)
+	}
+
+	r = f.review(0, nil, "docs/rfcs/*.md")
+	body = f.gh.Comments(prNumber)[0].Body
+	if !strings.Contains(body, "## walkie review: ❌ not accepted") || !strings.Contains(body, "found nothing to review:** no document matching") {
+		t.Errorf("after nothing to review, the comment:\n%s", body)
+	}
+	// A verdict again replaces both.
+	f.write("claude.state", "0")
+	f.write("codex.state", "0")
+	f.review(exitReviewDisagreed, nil, docPath, "--max-rounds", "1")
+	if body = f.gh.Comments(prNumber)[0].Body; strings.Contains(body, "The latest run") || !strings.Contains(body, "no agreement within 1 round;") {
+		t.Errorf("a verdict did not replace the kept one:\n%s", body)
+	}
+}
+
+// said is what a run printed for people to read: its output without the
+// workflow commands, which the runner shows as annotations, not log lines.
+func said(r reviewRun) string {
+	lines := slices.DeleteFunc(strings.Split(r.Stdout+r.Stderr, "\n"), func(l string) bool { return strings.HasPrefix(l, "::") })
+	return strings.Join(lines, "\n")
 }
 
 // Bad input: a clear error naming what to fix, exit 2, nothing posted.
@@ -730,6 +823,28 @@ func TestReviewSeveralDocsOffGitHub(t *testing.T) {
 	r = f.review(0, offGitHub, "docs/rfcs/*.md", "--base", "main~1", "--out", f.path("none-out"))
 	if !strings.Contains(r.Stdout, "walkie review: none: no document matching `docs/rfcs/*.md` changed") {
 		t.Errorf("stdout:\n%s", r.Stdout)
+	}
+
+	// Issue 32 item 5: without --out, each run writes a directory of its
+	// own outside the checkout; a second run in the same place just works,
+	// and the checkout is as it was.
+	before := f.repo.Status(t)
+	tmp := t.TempDir()
+	withTmp := func(e []string) []string { return setEnv(offGitHub(e), "TMPDIR", tmp) }
+	var outs []string
+	for range 2 {
+		r = f.review(0, withTmp, "docs/design/queue.md", "--base", "main~1")
+		if strings.Contains(r.Stdout, "warning:") || strings.Contains(r.Stderr, "warning") {
+			t.Errorf("a warning:\nstdout:\n%s\nstderr:\n%s", r.Stdout, r.Stderr)
+		}
+		got, _ := filepath.Glob(filepath.Join(tmp, "walkie-review-run-*", "report.json"))
+		outs = got
+	}
+	if len(outs) != 2 || !strings.Contains(r.Stdout, "the report is in "+filepath.Dir(outs[1])) && !strings.Contains(r.Stdout, "the report is in "+filepath.Dir(outs[0])) {
+		t.Errorf("reports %v; stdout:\n%s", outs, r.Stdout)
+	}
+	if after := f.repo.Status(t); after != before {
+		t.Errorf("the checkout changed:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/walkie-sh/walkie/cmd/fakemodel/modelserver"
 	"github.com/walkie-sh/walkie/cmd/walkie/internal/blackbox"
+	"github.com/walkie-sh/walkie/config"
 )
 
 // The real claude and codex debate to convergence: three turns, each
@@ -48,10 +49,30 @@ func TestDebateClaudeCodex(t *testing.T) {
 			t.Errorf("%s's prompt did not reach the model", who)
 		}
 	}
+	// codex's model calls carry walkie's instructions, not codex's own.
+	if own, walkies := codexInstructions(f.srv); own > 0 || walkies == 0 {
+		t.Errorf("of codex's calls, %d carry codex's own instructions and %d walkie's", own, walkies)
+	}
 	f.privateDirsGone()
 	for _, r := range recs {
 		t.Log(r)
 	}
+}
+
+// codexInstructions counts codex's model calls that carry its built-in
+// instructions ("You are Codex, …") and those that carry walkie's
+// (config.RoleInstructions) instead.
+func codexInstructions(srv *modelserver.Server) (own, walkies int) {
+	first, _, _ := strings.Cut(config.RoleInstructions(config.RoleDebater), ",")
+	for _, r := range srv.ModelRequests(modelserver.OpenAI) {
+		if r.HasText("You are Codex,") {
+			own++
+		}
+		if r.HasText(first) {
+			walkies++
+		}
+	}
+	return own, walkies
 }
 
 // Three parties: the real gemini joins, appends with its edit tool (its

@@ -123,6 +123,10 @@ Rule 1: the answer is exact.
 			t.Errorf("%s's CLI did not say %q", v, says)
 		}
 	}
+	// The implementer changes code: codex keeps its own instructions.
+	if own, walkies := codexInstructions(f.srv); own == 0 || walkies > 0 {
+		t.Errorf("of the implementer's calls, %d carry codex's own instructions and %d walkie's", own, walkies)
+	}
 	for _, r := range recs {
 		t.Log(r)
 	}

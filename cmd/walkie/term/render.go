@@ -21,7 +21,15 @@ type Renderer struct {
 	pal   Palette
 	width int
 	loc   *time.Location // times are shown in it
+	// posted are the seqs of turns no session walkie ran wrote
+	// (controller.PostedTurns): their rule line says so.
+	posted map[int]bool
 }
+
+// MarkPosted tells the renderer which turns were posted outside any
+// session walkie ran (by seq), so that a person's turn does not read as
+// an agent's.
+func (r *Renderer) MarkPosted(seqs map[int]bool) { r.posted = seqs }
 
 // NewRenderer renders for a terminal of width columns, in colour when
 // pal is on and as plain text that reads the same in a pipe when not.
@@ -121,6 +129,11 @@ func (r *Renderer) Entry(d *walkie.Doc, e *walkie.Entry) string {
 		title = []string{r.pal.Bold("Supervisor"), r.when(e.Marker.At)}
 	} else {
 		title = []string{r.pal.Bold(fmt.Sprintf("Turn %d · %s", e.Turn, Clean(e.Agent))), fmt.Sprintf("round %d", d.Meta.RoundOf(e.Turn)), r.when(e.Marker.At)}
+		if r.posted[e.Marker.Seq] {
+			// Short: at 80 columns the longer words pushed "signed off"
+			// off the line.
+			title = slices.Insert(title, 1, r.pal.Yellow("walkie post"))
+		}
 		if e.Signed() {
 			title = append(title, r.pal.Green("signed off"))
 			body, _ = walkie.SplitSignOff(body)

@@ -57,7 +57,7 @@ func End(w io.Writer, r *Renderer, file, record string, d *walkie.Doc, sum contr
 		// The agreement is the turns that signed off, the last one
 		// included: the first of them usually states the proposal as it
 		// stands, the others accept it.
-		fmt.Fprintf(w, "\n%s, signed off by %s:\n", r.pal.Green("Agreed"), Clean(andList(d.Progress().Signed)))
+		fmt.Fprintf(w, "\n%s, signed off by %s:\n", r.pal.Green("Agreed"), Clean(AndList(d.Progress().Signed)))
 		for _, e := range agreed {
 			fmt.Fprint(w, "\n"+r.Entry(d, e))
 		}
@@ -107,8 +107,8 @@ func gist(body string) string {
 // as text.
 var emphasis = strings.NewReplacer("**", "", "__", "", "`", "")
 
-// andList is "ada", "ada and brook", "ada, brook and cy".
-func andList(names []string) string {
+// AndList is "ada", "ada and brook", "ada, brook and cy".
+func AndList(names []string) string {
 	switch len(names) {
 	case 0:
 		return "nobody"

@@ -38,13 +38,20 @@ type GitHub struct {
 	Commands io.Writer
 	// HTTP is the client for the REST API; nil is one with a timeout.
 	HTTP *http.Client
+	// DisagreementOK is --fail-on never: a disagreement does not fail
+	// the step, so its annotation is a warning, not an error.
+	DisagreementOK bool
 }
 
 // Published is what publishing did.
 type Published struct {
 	CommentURL string
 	Edited     bool // an earlier comment of the review was edited
-	Warnings   []string
+	// Kept is the commit of the run whose verdict the comment still
+	// shows, when this run reached none (it failed, or found nothing to
+	// review); "" when the comment shows this run's.
+	Kept     string
+	Warnings []string
 }
 
 // Publish annotates, comments, then writes the summary and outputs; the
@@ -63,14 +70,14 @@ func (g *GitHub) Publish(ctx context.Context, r *review.Result, ev *review.Event
 	case g.Token == "":
 		pub.Warnings = append(pub.Warnings, "no GITHUB_TOKEN: the report was not posted on the pull request; give the step the token (github-token) and the job `permissions: pull-requests: write`")
 	default:
-		u, edited, warning, err := g.comment(ctx, r, ev.PullRequest)
-		if warning != "" {
-			pub.Warnings = append(pub.Warnings, warning)
+		c, err := g.comment(ctx, r, ev.PullRequest)
+		if c.warning != "" {
+			pub.Warnings = append(pub.Warnings, c.warning)
 		}
 		if err != nil {
 			pub.Warnings = append(pub.Warnings, commentWarning(err))
 		}
-		pub.CommentURL, pub.Edited = u, edited
+		pub.CommentURL, pub.Edited, pub.Kept = c.url, c.edited, c.kept
 	}
 	r.Warnings = append(r.Warnings, pub.Warnings...)
 	if err := g.appendFile("GITHUB_STEP_SUMMARY", review.Markdown(r)+"\n"); err != nil {
@@ -132,8 +139,11 @@ func (g *GitHub) annotate(r *review.Result) {
 		return
 	}
 	level := "notice"
-	if r.Verdict == review.VerdictDisagreed || r.Verdict == review.VerdictFailed {
-		level = "error"
+	switch {
+	case r.Verdict == review.VerdictFailed, r.Verdict == review.VerdictDisagreed && !g.DisagreementOK:
+		level = "error" // the step fails
+	case r.Verdict == review.VerdictDisagreed:
+		level = "warning"
 	}
 	Annotate(g.Commands, level, "walkie review: "+r.Verdict, r.Reason)
 	for _, d := range r.Docs {
@@ -176,40 +186,63 @@ const maxPages = 30
 // pull request may edit anyone's comment there, so the marker alone
 // proves nothing: anyone can paste it. When the token's login cannot be
 // told, nothing is edited and a new comment is posted (warning says so).
-func (g *GitHub) comment(ctx context.Context, r *review.Result, pr *review.PullRequest) (link string, edited bool, warning string, err error) {
+// A run that could not review keeps the verdict the earlier comment shows
+// (review.Comment); one that found nothing to review, and has no earlier
+// comment, posts none.
+func (g *GitHub) comment(ctx context.Context, r *review.Result, pr *review.PullRequest) (c commented, err error) {
 	owner, repo, err := g.repo(pr)
 	if err != nil {
-		return "", false, "", err
+		return c, err
 	}
 	client, err := g.client()
 	if err != nil {
-		return "", false, "", err
+		return c, err
 	}
-	body := review.Comment(r)
+	var earlier *github.IssueComment
 	me, idErr := g.identity(ctx, client)
 	if idErr != nil {
-		warning = fmt.Sprintf("could not tell which login the token posts as (%v), so no earlier comment was edited: a new one was posted", idErr)
+		c.warning = fmt.Sprintf("could not tell which login the token posts as (%v), so no earlier comment was edited: a new one was posted", idErr)
 	} else {
-		earlier, err := findComments(ctx, client, owner, repo, pr.Number)
+		found, err := findComments(ctx, client, owner, repo, pr.Number)
 		if err != nil {
-			return "", false, "", fmt.Errorf("list the comments of #%d: %w", pr.Number, err)
+			return c, fmt.Errorf("list the comments of #%d: %w", pr.Number, err)
 		}
-		for _, c := range earlier {
-			if !strings.EqualFold(c.GetUser().GetLogin(), me) {
-				continue
-			}
-			done, _, err := client.Issues.EditComment(ctx, owner, repo, c.GetID(), &github.IssueComment{Body: &body})
-			if err != nil {
-				return "", false, "", fmt.Errorf("edit comment %d: %w", c.GetID(), err)
-			}
-			return done.GetHTMLURL(), true, "", nil
+		if i := slices.IndexFunc(found, func(x *github.IssueComment) bool { return strings.EqualFold(x.GetUser().GetLogin(), me) }); i >= 0 {
+			earlier = found[i]
 		}
+	}
+	if earlier == nil && r.Verdict == review.VerdictNone {
+		if idErr != nil {
+			c.warning = fmt.Sprintf("could not tell which login the token posts as (%v), so an earlier comment, if any, was not told that this run found nothing to review", idErr)
+		}
+		return c, nil
+	}
+	body := review.Comment(r, earlier.GetBody())
+	if kept, ok := review.KeptVerdict(body); ok && !r.HasVerdict() {
+		c.kept = kept.Head
+	}
+	if earlier != nil {
+		done, _, err := client.Issues.EditComment(ctx, owner, repo, earlier.GetID(), &github.IssueComment{Body: &body})
+		if err != nil {
+			return c, fmt.Errorf("edit comment %d: %w", earlier.GetID(), err)
+		}
+		c.url, c.edited = done.GetHTMLURL(), true
+		return c, nil
 	}
 	created, _, err := client.Issues.CreateComment(ctx, owner, repo, pr.Number, &github.IssueComment{Body: &body})
 	if err != nil {
-		return "", false, warning, fmt.Errorf("comment on #%d: %w", pr.Number, err)
+		return c, fmt.Errorf("comment on #%d: %w", pr.Number, err)
 	}
-	return created.GetHTMLURL(), false, warning, nil
+	c.url = created.GetHTMLURL()
+	return c, nil
+}
+
+// commented is what comment did.
+type commented struct {
+	url     string
+	edited  bool
+	kept    string // the commit whose verdict the comment still shows
+	warning string
 }
 
 // identity is the login the token acts as: the author of the comments it

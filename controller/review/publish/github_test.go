@@ -101,6 +101,81 @@ func TestPublish(t *testing.T) {
 	}
 }
 
+// Issue 32 item 1: a run that could not review (it failed, or a pattern
+// matched nothing) never takes the last verdict off the pull request: the
+// comment keeps it, under a box saying what happened this time. A run
+// that reaches a verdict replaces both. Nothing to review, with no
+// earlier comment, posts none.
+func TestPublishKeepsVerdict(t *testing.T) {
+	gh := reviewtest.StartGitHub(t, "o/r")
+	rn := newRunner(t, gh)
+	at := func(verdict, head string) *review.Result {
+		r := result(verdict)
+		r.Head = head
+		return r
+	}
+	none := at(review.VerdictNone, strings.Repeat("e", 40))
+	none.Docs, none.Reason = nil, "no document matching `docs/rfcs/*.md` changed: nothing to review"
+	if pub := rn.github("tok", nil).Publish(context.Background(), none, prEvent); pub.CommentURL != "" || len(gh.Comments(5)) != 0 || len(pub.Warnings) != 0 {
+		t.Fatalf("nothing to review, no earlier comment: %+v, %d comments", pub, len(gh.Comments(5)))
+	}
+	rn.github("tok", nil).Publish(context.Background(), at(review.VerdictDisagreed, strings.Repeat("a", 40)), prEvent)
+
+	failed := at(review.VerdictFailed, strings.Repeat("b", 40))
+	failed.Failure, failed.Reason = review.FailureSetup, "docs/a.md: an agent cannot run here: claude's command \"claude\" is not installed"
+	failed.Docs[0].Failures = []string{"turn 1 · claude, attempt 1: crashed (exit 1)"}
+	for i, r := range []*review.Result{failed, none, failed} {
+		pub := rn.github("tok", nil).Publish(context.Background(), r, prEvent)
+		cs := gh.Comments(5)
+		if len(cs) != 1 || !pub.Edited || pub.Kept != strings.Repeat("a", 40) {
+			t.Fatalf("run %d (%s): %+v, %d comments", i, r.Verdict, pub, len(cs))
+		}
+		body := cs[0].Body
+		for _, want := range []string{"## walkie review: ❌ not accepted", "**Verdict: disagreed.**", "The latest run, at commit " + strings.Repeat("b", 12)[:12]} {
+			if r == none && strings.HasPrefix(want, "The latest run") {
+				want = "The latest run, at commit eeeeeeeeeeee, found nothing to review:"
+			}
+			if !strings.Contains(body, want) {
+				t.Errorf("run %d (%s): the comment lacks %q:\n%s", i, r.Verdict, want, body)
+			}
+		}
+		if strings.Contains(body, "could not finish (not a rejection)") != (r == failed) || strings.Count(body, "## walkie review:") != 1 {
+			t.Errorf("run %d (%s): the comment says:\n%s", i, r.Verdict, body)
+		}
+		reviewtest.CheckMarkdown(t, body, []string{"walkie review: ❌ not accepted", "docs/a.md: disagreed"}, "-")
+	}
+	// A verdict again: it alone.
+	pub := rn.github("tok", nil).Publish(context.Background(), at(review.VerdictAgreed, strings.Repeat("c", 40)), prEvent)
+	body := gh.Comments(5)[0].Body
+	if pub.Kept != "" || !strings.Contains(body, "✅ agreed") || strings.Contains(body, "not accepted") || strings.Contains(body, "The latest run") {
+		t.Errorf("%+v:\n%s", pub, body)
+	}
+}
+
+// With --fail-on never a disagreement does not fail the step: its
+// annotation is a warning, not an error.
+func TestPublishFailOnNever(t *testing.T) {
+	rn := newRunner(t, nil)
+	for _, c := range []struct {
+		ok      bool
+		verdict string
+		want    string
+	}{
+		{false, review.VerdictDisagreed, "::error title=walkie review%3A disagreed::"},
+		{true, review.VerdictDisagreed, "::warning title=walkie review%3A disagreed::"},
+		{true, review.VerdictFailed, "::error title=walkie review%3A failed::"},
+		{true, review.VerdictAgreed, "::notice title=walkie review%3A agreed::"},
+	} {
+		var cmds strings.Builder
+		g := rn.github("", &cmds)
+		g.DisagreementOK = c.ok
+		g.Publish(context.Background(), result(c.verdict), &review.Event{Name: "push"})
+		if !strings.HasPrefix(cmds.String(), c.want) {
+			t.Errorf("fail-on never %v, %s: %q, want it to start %q", c.ok, c.verdict, cmds.String(), c.want)
+		}
+	}
+}
+
 // GITHUB_API_URL of GitHub Enterprise Server has a path (/api/v3): every
 // request goes under it.
 func TestPublishEnterprise(t *testing.T) {
