@@ -523,8 +523,11 @@ func TestDaemonRateLimitSurvivesRestart(t *testing.T) {
 		at := time.Now().Add(-10 * time.Minute).UTC().Format("2006-01-02T15:04:05.000Z07:00")
 		return fmt.Sprintf(`{"turn":1,"round":1,"agent":"fa","role":"participant","attempt":%d,"started":%q,"ended":%q,"duration_ms":1,"outcome":"crashed","transcript":{},"output_bytes":0,"signed":false}`+"\n", attempt, at, at)
 	}
-	if err := os.WriteFile(filepath.Join(dir, ".walkie", "busy", "turns.jsonl"), []byte(logLine(1)+logLine(2)), 0o644); err != nil {
-		t.Fatal(err)
+	for attempt := 1; attempt <= 2; attempt++ {
+		if _, _, err := walkie.ChangeState(file, filepath.Join(dir, ".walkie", "busy"), walkie.StateChange{Op: walkie.OpEnded, Attempt: json.RawMessage(logLine(attempt))},
+			func(*walkie.Doc, []byte, *walkie.State) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
 	}
 	d := startDaemon(t, Options{Dir: dir, Config: cfg})
 	defer d.stop(t)
