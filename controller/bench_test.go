@@ -198,10 +198,15 @@ func benchDebate(b *testing.B, agent string) (file, times string, cfg *config.Co
 		Briefing: []byte("Benchmark the controller between turns.\n")}); err != nil {
 		b.Fatal(err)
 	}
+	// The agents note their times in a file the sandbox lets them write:
+	// it must be there for the grant to be made.
+	if err := os.WriteFile(times, nil, 0o644); err != nil {
+		b.Fatal(err)
+	}
 	var y strings.Builder
 	y.WriteString("defaults:\n  home: inherit\n  grace: 5s\n  timeout: 1m\nagents:\n")
 	for _, name := range []string{"a", "b"} {
-		fmt.Fprintf(&y, "  %s:\n    command: [%q, \"{file}\", \"{agent}\", \"{turn}\", %q]\n", name, agent, times)
+		fmt.Fprintf(&y, "  %s:\n    command: [%q, \"{file}\", \"{agent}\", \"{turn}\", %q]\n    sandbox_write: [%q]\n", name, agent, times, times)
 	}
 	cfg, err := config.Parse(filepath.Join(dir, "walkie.yaml"), []byte(y.String()))
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -135,19 +136,11 @@ func Run(ctx context.Context, o Options) (sum Summary, err error) {
 	if err := c.checkHome(); err != nil {
 		return Summary{}, err
 	}
-	// Last, after the last outcome is flushed: entries the run recorded
-	// without a turn of its own (a round table's reviews, queued notes)
-	// become commits too (git: commit).
+	// Last: entries the run recorded without a turn of its own (a round
+	// table's reviews, queued notes) become commits too (git: commit).
 	defer c.commitRecord(ctx)
 	c.register()
 	defer c.activity.close()
-	// Before the unlock: the last outcome is written while this run still
-	// holds the debate, or the next controller would apply it too.
-	defer func() {
-		if ferr := c.flush(); ferr != nil && err == nil {
-			err = ferr
-		}
-	}()
 	if err := c.recover(); err != nil {
 		return Summary{}, err
 	}
@@ -225,20 +218,22 @@ func (c *controller) recover() error {
 	if err := c.recoverInterrupted(); err != nil {
 		return fmt.Errorf("recover interrupted attempt: %w", err)
 	}
-	// A turn stamped by a controller that died before it wrote the state,
-	// or a machine crash that lost the state's or the doorbell's rename:
-	// both catch up with the record, as the dead run would have.
+	// A turn stamped by a controller that died before it logged it, or a
+	// machine crash that lost the doorbell (never synced): both catch up
+	// with the record, as the dead run would have.
 	if caught, err := walkie.Reconcile(c.file); err != nil {
 		return fmt.Errorf("recover the state of a stamped turn: %w", err)
 	} else if caught {
-		c.log.Warn("state.json or the doorbell caught up with the record (a controller or the machine stopped between two writes)")
+		c.log.Warn("the log or the doorbell caught up with the record (a process or the machine stopped between two writes)")
 	}
 	if c.table != nil {
 		if err := c.table.Recover(); err != nil {
 			return fmt.Errorf("recover interrupted reviewers: %w", err)
 		}
 	}
-	c.countTries()
+	if err := c.countTries(); err != nil {
+		return err
+	}
 	if _, err := walkie.FlushInbox(c.file); err != nil {
 		return fmt.Errorf("record queued supervisor notes: %w", err)
 	}
@@ -254,12 +249,6 @@ func (c *controller) step(ctx context.Context, t *plan) ([]TurnRecord, error) {
 		if err != nil {
 			return nil, fmt.Errorf("turn %d (%s): %w", t.Turn, t.Participant, err)
 		}
-		// The outcome goes into state.json with the next write: the next
-		// attempt's start, or the flush when the run stops. That is one
-		// synced write between two agents instead of two; decide sees the
-		// outcome meanwhile, and a controller killed before the write
-		// finds the attempt logged and applies it (recoverInterrupted).
-		c.pending = &outcome{retries: c.retries(t.Agent), rec: rec}
 		c.noteCost(rec, t.Budget)
 		return []TurnRecord{rec}, nil
 	}
@@ -280,8 +269,7 @@ func (c *controller) step(ctx context.Context, t *plan) ([]TurnRecord, error) {
 	if err != nil {
 		return nil, fmt.Errorf("turn %d (%s): %w", t.Turn, t.Participant, err)
 	}
-	// At once: the reviews that follow read the state.
-	return []TurnRecord{rec}, c.applyOutcome(c.retries(t.Agent), rec)
+	return []TurnRecord{rec}, nil
 }
 
 // tableStep runs a round table's own step, when one comes before the
@@ -359,19 +347,24 @@ func (c *controller) decide() (*plan, error) {
 	if sig, err := walkie.LoadSignal(c.dir); err == nil && sig != nil {
 		bell = sig.UpdatedAt
 	}
-	d, _, err := c.load()
+	// Both under the record lock, held for the two reads only: a post
+	// beside them would otherwise be read half written (a torn tail), or
+	// logged after its entry was read (a record that looks cut short).
+	lock, err := walkie.LockRecord(c.dir)
+	if err != nil {
+		return nil, err
+	}
+	st, err := c.stateLog.State()
+	var d *walkie.Doc
+	if err == nil {
+		d, _, err = c.load()
+	}
+	lock.Unlock()
 	if err != nil {
 		return nil, badInput(err)
 	}
 	if err := c.verify(d); err != nil {
 		return nil, badInput(err)
-	}
-	st, err := walkie.LoadState(c.dir)
-	if err != nil {
-		return nil, err
-	}
-	if c.pending != nil {
-		c.pending.applyTo(st)
 	}
 	p := d.Progress()
 	if err := walkie.CheckAgainstState(c.file, p, st); err != nil {
@@ -426,11 +419,15 @@ type controller struct {
 	// tries is the highest attempt number logged per turn. Every attempt
 	// gets a number of its own, and with it its own transcript and kept
 	// file, even though halted and interrupted attempts do not count
-	// against the retries (state.json counts those).
+	// against the retries (the state counts those).
 	tries map[int]int
-	// pending is the last attempt's outcome until it is in state.json
-	// (see step).
-	pending *outcome
+	// stateLog is the debate's log, kept open for the run: each read of
+	// the state reads only what was appended since the last.
+	stateLog *walkie.Log
+	// haltLog is another, for halted, which a round table's reviewers
+	// ask at once from their own goroutines.
+	haltMu  sync.Mutex
+	haltLog *walkie.Log
 	// parsed is the record as last parsed from parsedRaw (see load).
 	parsed    *walkie.Doc
 	parsedRaw []byte
@@ -451,17 +448,19 @@ type controller struct {
 	gitHeld error
 }
 
-// countTries reads the attempt numbers already used from the turn log. A
-// damaged log costs only unique numbering, so it is reported, not fatal.
-func (c *controller) countTries() {
+// countTries reads the attempt numbers already used from the log. It
+// reads the whole log, so a line damaged anywhere before a whole one
+// stops the run here, before anything is changed (bad input, naming it).
+func (c *controller) countTries() error {
 	recs, err := ReadTurnLog(c.dir)
 	if err != nil {
-		c.log.Warn("turn log damaged; attempt numbers may repeat", zap.Error(err))
+		return badInput(err)
 	}
 	c.tries = map[int]int{}
 	for _, r := range recs {
 		c.tries[r.Turn] = max(c.tries[r.Turn], r.Attempt)
 	}
+	return nil
 }
 
 func newController(o Options) (*controller, error) {
@@ -484,6 +483,7 @@ func newController(o Options) (*controller, error) {
 		meta = &m
 	}
 	c := &controller{opts: o, file: file, dir: walkie.StateDir(file, meta.ID), eng: o.Engine}
+	c.stateLog, c.haltLog = walkie.OpenLog(c.dir), walkie.OpenLog(c.dir)
 	if c.signer, err = sshsig.FromEnv(); err != nil {
 		return nil, badInput(err)
 	}
@@ -518,6 +518,8 @@ func (c *controller) close() {
 	if c.ownEngine {
 		c.eng.Close()
 	}
+	c.stateLog.Close()
+	c.haltLog.Close()
 }
 
 func (c *controller) emit(e Event) {
@@ -547,6 +549,8 @@ func (c *controller) register() {
 }
 
 func (c *controller) halted() bool {
-	st, err := walkie.LoadState(c.dir)
+	c.haltMu.Lock()
+	defer c.haltMu.Unlock()
+	st, err := c.haltLog.State()
 	return err == nil && st.Status == walkie.StatusHalted
 }

@@ -9,12 +9,19 @@ import (
 	"github.com/walkie-sh/walkie/walkie"
 )
 
-// updateState changes the control state as walkie.ChangeState does, with
-// the run's cached parse of the record, ringing the doorbell only when the
-// debate's status changed. change gets the record as parsed and its
-// bytes, both read under the lock.
-func (c *controller) updateState(change func(d *walkie.Doc, raw []byte, s *walkie.State) error) (*walkie.State, error) {
-	st, _, err := walkie.ChangeState(c.file, c.dir, walkie.StateChange{Load: c.load, OnlyStatus: true}, change)
+// updateState changes the control state as walkie.ChangeState does, in a
+// line of the log named op (see changeState).
+func (c *controller) updateState(op string, change func(d *walkie.Doc, raw []byte, s *walkie.State) error) (*walkie.State, error) {
+	return c.changeState(walkie.StateChange{Op: op}, change)
+}
+
+// changeState is walkie.ChangeState with the run's cached parse of the
+// record and its open log, ringing the doorbell only when the debate's
+// status changed. change gets the record as parsed and its bytes, both
+// read under the lock.
+func (c *controller) changeState(o walkie.StateChange, change func(d *walkie.Doc, raw []byte, s *walkie.State) error) (*walkie.State, error) {
+	o.Load, o.OnlyStatus, o.Log = c.load, true, c.stateLog
+	st, _, err := walkie.ChangeState(c.file, c.dir, o, change)
 	return st, err
 }
 

@@ -68,7 +68,10 @@ func OpenHome(o Options) (*Home, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.countTries()
+	if err := c.countTries(); err != nil {
+		c.close()
+		return nil, err
+	}
 	return &Home{c: c}, nil
 }
 
@@ -261,7 +264,7 @@ type Remote struct {
 func (h *Home) Settle(r TurnRef, out Remote) (TurnRecord, error) {
 	c := h.c
 	after, res, commits := out.After, out.Session, out.Commits
-	st, err := walkie.LoadState(c.dir)
+	st, err := c.stateLog.State()
 	if err != nil {
 		return TurnRecord{}, err
 	}
@@ -317,11 +320,7 @@ func (h *Home) Settle(r TurnRef, out Remote) (TurnRecord, error) {
 	if commits != nil {
 		want.Tampered = commits.Tampered
 	}
-	rec, err := c.settle(ctx, t, r.Started, snapshot, res, want)
-	if err != nil {
-		return rec, err
-	}
-	return rec, c.applyOutcome(t.Agent.Retries, rec)
+	return c.settle(ctx, t, r.Started, snapshot, res, want)
 }
 
 // land makes what a remote worktree session committed the turn's branch
@@ -395,7 +394,7 @@ func (h *Home) putAgentVersion(r TurnRef, snapshot, after []byte) error {
 // to the snapshot and nothing is logged, as when a local session cannot
 // start. An attempt no longer running is left alone.
 func (h *Home) Abandon(r TurnRef) error {
-	st, err := walkie.LoadState(h.c.dir)
+	st, err := h.c.stateLog.State()
 	if err != nil || !h.running(st, r) {
 		return err
 	}

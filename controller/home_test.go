@@ -103,50 +103,46 @@ func TestHomeSettlesARemoteTurnAsTheLoopDoes(t *testing.T) {
 }
 
 // A home killed halfway through Settle leaves the attempt running with
-// the turn stamped, and perhaps logged; the next Settle finishes it and
-// records it once, with its cost counted once.
+// the turn stamped and its end not logged (the line never written, or
+// torn by a power cut: the attempt and its outcome are one line, so
+// nothing lies between); the next Settle finishes it and records it once.
 func TestHomeSettleFinishesAHalfDoneSettle(t *testing.T) {
 	for _, tc := range []struct {
-		name     string
-		keepLog  bool // the crash came after the log line
-		wantText string
+		name string
+		keep func(line []byte) []byte // what of the attempt's line the crash left
 	}{
-		{"stamped, not logged", false, "found on restart"},
-		{"logged, not applied", true, "turn recorded"},
+		{"stamped, not logged", func([]byte) []byte { return nil }},
+		{"the line torn", func(line []byte) []byte { return line[:len(line)/2] }},
+		{"the line zero-filled", func(line []byte) []byte { return make([]byte, len(line)) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			file, cfg := testDebate(t, 2, map[string]string{"a": shAgent(""), "b": shAgent("")}, "a", "b")
 			r, snapshot := beginRemote(t, file, cfg)
 			dir := stateDir(t, file)
-			stateBefore := readFile(t, filepath.Join(dir, "state.json"))
+			logPath := filepath.Join(dir, walkie.LogFile)
+			logBefore := readFile(t, logPath)
 			after, res := remoteTurn(r, snapshot, "Costly.")
 			res.Usage = &Usage{CostUSD: 0.25, CostSource: "reported"}
 			if _, err := openHome(t, file, cfg).Settle(r, Remote{After: after, Session: res, Commits: nil}); err != nil {
 				t.Fatal(err)
 			}
 			// Undo what the crash would not have done.
-			if err := os.WriteFile(filepath.Join(dir, "state.json"), stateBefore, 0o644); err != nil {
+			written := readFile(t, logPath)[len(logBefore):]
+			if err := os.WriteFile(logPath, append(logBefore, tc.keep(written)...), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if !tc.keepLog {
-				if err := os.Remove(filepath.Join(dir, "turns.jsonl")); err != nil {
-					t.Fatal(err)
-				}
-			}
+			os.Remove(filepath.Join(dir, "checkpoint.json"))
 			rec, err := openHome(t, file, cfg).Settle(r, Remote{After: after, Session: res, Commits: nil})
 			if err != nil {
 				t.Fatal(err)
 			}
 			recs := turnLog(t, file)
-			if len(recs) != 1 || rec.Outcome != walkie.OutcomeAccepted || !strings.Contains(recs[0].Detail, tc.wantText) {
-				t.Fatalf("log %+v, returned %+v; want one accepted attempt (%q)", recs, rec, tc.wantText)
+			if len(recs) != 1 || rec.Outcome != walkie.OutcomeAccepted || !strings.Contains(recs[0].Detail, "found on restart") {
+				t.Fatalf("log %+v, returned %+v; want one accepted attempt found on restart", recs, rec)
 			}
 			st := loadState(t, file)
-			if st.Running != nil {
-				t.Fatalf("still running: %+v", st.Running)
-			}
-			if tc.keepLog && st.CostUSD != 0.25 {
-				t.Fatalf("cost %v, want 0.25 counted once", st.CostUSD)
+			if p := loadDoc(t, file).Progress(); st.Running != nil || st.LastSeq != p.Seq || st.LastHash != p.Hash {
+				t.Fatalf("after the second settle: running %+v, last_seq %d of %d", st.Running, st.LastSeq, p.Seq)
 			}
 			if d, _ := walkie.Load(file); d.Progress().Turns != 1 {
 				t.Fatalf("%d turns, want 1", d.Progress().Turns)

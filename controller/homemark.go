@@ -16,7 +16,7 @@ import (
 
 // HomeFile, in a debate's state directory, marks the debate as homed by
 // a remote engine (walkie serve --engine temporal): its turns run on
-// other machines, and while one does, state.json holds the attempt with
+// other machines, and while one does, the log holds the attempt with
 // no controller lock held here. A local controller would take that
 // attempt for one a dead controller left, mark it interrupted and run
 // the turn again, so Run and Recover refuse a homed debate unless told

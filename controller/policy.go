@@ -10,20 +10,40 @@ import (
 	"github.com/walkie-sh/walkie/walkie"
 )
 
-// applyOutcome writes an attempt's outcome into the control state.
-func (c *controller) applyOutcome(retries int, rec TurnRecord) error {
-	_, err := c.updateState(func(_ *walkie.Doc, _ []byte, s *walkie.State) error {
-		(&outcome{retries: retries, rec: rec}).applyTo(s)
-		if s.Status == walkie.StatusFailed {
-			c.log.Warn("debate failed; the supervisor must look", zap.String("reason", s.Reason))
-		}
+// logEnded logs the end of an attempt in one line of the log: its record,
+// the record as settled left it (nil when nothing was settled), and the
+// attempt's outcome applied to the state (retries, the failed status,
+// cost). The record and its effect are durable together or not at all,
+// so a controller killed at any moment leaves the attempt either running
+// (recovered by the next one) or ended and applied.
+func (c *controller) logEnded(retries int, rec TurnRecord, settled *walkie.Settled) error {
+	_, err := c.changeState(walkie.StateChange{Op: walkie.OpEnded, Attempt: rec, Settled: settled}, func(_ *walkie.Doc, _ []byte, s *walkie.State) error {
+		c.applyTo(s, retries, rec)
 		return nil
 	})
 	return err
 }
 
-// outcome is a logged attempt whose effect on the control state is still
-// to be written.
+// applyOutcome applies the outcome of an attempt already logged (by a
+// layout-1 walkie that died before it applied it) to the state.
+func (c *controller) applyOutcome(retries int, rec TurnRecord) error {
+	_, err := c.updateState(walkie.OpState, func(_ *walkie.Doc, _ []byte, s *walkie.State) error {
+		c.applyTo(s, retries, rec)
+		return nil
+	})
+	return err
+}
+
+// applyTo applies the outcome of rec to s, and says when it failed the
+// debate.
+func (c *controller) applyTo(s *walkie.State, retries int, rec TurnRecord) {
+	(&outcome{retries: retries, rec: rec}).applyTo(s)
+	if s.Status == walkie.StatusFailed {
+		c.log.Warn("debate failed; the supervisor must look", zap.String("reason", s.Reason))
+	}
+}
+
+// outcome is an attempt's effect on the control state.
 type outcome struct {
 	retries int // the agent's retry budget
 	rec     TurnRecord
@@ -56,38 +76,12 @@ func (o *outcome) applyTo(s *walkie.State) {
 	}
 }
 
-// flush writes the pending outcome, if any. With the attempt no longer
-// running, supervisor notes posted meanwhile are no longer queued; those
-// already queued are appended now rather than at the next run.
-func (c *controller) flush() error {
-	o := c.pending
-	if o == nil {
-		return nil
-	}
-	c.pending = nil
-	if err := c.applyOutcome(o.retries, o.rec); err != nil {
-		return err
-	}
-	_, err := walkie.FlushInbox(c.file)
-	return err
-}
-
-// setStatus ends the debate with status, in one write with the pending
-// outcome: the state it returns (and the summary made from it) then holds
-// the last attempt's cost too.
+// setStatus ends or stops the debate with status (Next's decision: over
+// budget, deadlocked, …).
 func (c *controller) setStatus(status, reason string) (*walkie.State, error) {
-	o := c.pending
-	st, _, err := walkie.UpdateState(c.file, func(_ *walkie.Meta, _ walkie.Progress, s *walkie.State) error {
-		if o != nil {
-			o.applyTo(s)
-		}
+	st, _, err := walkie.UpdateState(c.file, walkie.OpStatus, func(_ *walkie.Meta, _ walkie.Progress, s *walkie.State) error {
 		s.Status, s.Reason = status, reason
 		return nil
 	})
-	if err != nil || o == nil {
-		return st, err
-	}
-	c.pending = nil
-	_, err = walkie.FlushInbox(c.file)
 	return st, err
 }

@@ -13,14 +13,15 @@ import (
 	"github.com/walkie-sh/walkie/walkie"
 )
 
-// recoverInterrupted cleans up after a controller that died mid-turn (it
-// left state.Running set): it ends the old session's process group, makes
-// the record whole again, logs the attempt once and applies its policy. A
-// turn already stamped stays; a half-written one is discarded, kept for
-// inspection, and will be run again. The interrupted attempt does not
-// count against the turn's retries.
+// recoverInterrupted cleans up after a controller that died mid-turn (the
+// log has the attempt begun and not ended): it ends the old session's
+// process group, makes the record whole again, and logs the attempt's
+// end once, its policy applied in the same line. A turn already stamped
+// stays; a half-written one is discarded, kept for inspection, and will be
+// run again. The interrupted attempt does not count against the turn's
+// retries.
 func (c *controller) recoverInterrupted() error {
-	st, err := walkie.LoadState(c.dir)
+	st, err := c.stateLog.State()
 	if err != nil || st.Running == nil {
 		return err
 	}
@@ -38,7 +39,9 @@ func (c *controller) recoverInterrupted() error {
 		retries = agent.Retries
 	}
 	if rec, ok := engine.LoggedAttempt(c.dir, a.Turn, a.Number, a.Started); ok {
-		// It died after logging the attempt, before applying its policy.
+		// A layout-1 walkie died after logging the attempt in
+		// turns.jsonl, before applying its policy (the log ends an
+		// attempt and applies it in one line).
 		c.log.Warn("finishing an attempt logged just before the controller stopped", zap.Int("turn", a.Turn),
 			zap.String("agent", a.Agent), zap.Int("attempt", a.Number), zap.String("outcome", string(rec.Outcome)))
 		return c.applyOutcome(retries, rec)
@@ -66,9 +69,13 @@ func (c *controller) recoverInterrupted() error {
 	if d.Meta.Implementer != "" && a.Agent == d.Meta.Implementer {
 		rec.Role = "implementer" // the round table's implementer runs as a turn
 	}
+	// A controller begins an attempt only while the debate is open.
+	settled := &walkie.Settled{Before: walkie.StatusOpen}
 	if p := d.Progress(); p.Turns >= a.Turn {
-		// The turn was stamped before the controller died.
+		// The turn was stamped before the controller died: the log now
+		// records the record as it stands.
 		rec.Outcome, rec.Detail, rec.Seq = walkie.OutcomeAccepted, "recorded before the controller stopped; found on restart", p.Seq
+		settled.Progress = p
 	} else {
 		snapshot, err := restoreTarget(c.file, cur, a, st)
 		if err != nil {
@@ -80,16 +87,18 @@ func (c *controller) recoverInterrupted() error {
 		}
 		rec.Kept = engine.Rel(c.dir, s.Kept)
 		rec.Detail = "the controller stopped mid-turn; the partial turn was discarded and the turn will run again"
+		s.Before = walkie.StatusOpen
+		settled = &s
 	}
 	if tampered != "" {
 		rec.Detail += "; " + tampered
 	}
-	if err := engine.AppendTurnLog(c.dir, rec); err != nil {
+	if err := c.logEnded(retries, rec, settled); err != nil {
 		return err
 	}
 	c.log.Warn("recovered an interrupted attempt", zap.Int("turn", a.Turn), zap.String("agent", a.Agent),
 		zap.Int("attempt", a.Number), zap.String("outcome", string(rec.Outcome)))
-	return c.applyOutcome(retries, rec)
+	return nil
 }
 
 // endSession ends every process of the attempt's session and removes its
@@ -153,5 +162,5 @@ func Recover(o Options) (bool, error) {
 	if err := c.recover(); err != nil {
 		return false, err
 	}
-	return true, c.flush()
+	return true, nil
 }

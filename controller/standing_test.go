@@ -92,7 +92,7 @@ func TestStandingTellsARunningAttemptFromAnInterruptedOne(t *testing.T) {
 	file, _ := testDebate(t, 3, nil, "a", "b")
 	dir := stateDir(t, file)
 	dead := deadPID(t)
-	_, _, err := walkie.UpdateState(file, func(_ *walkie.Meta, p walkie.Progress, s *walkie.State) error {
+	_, _, err := walkie.UpdateState(file, walkie.OpState, func(_ *walkie.Meta, p walkie.Progress, s *walkie.State) error {
 		s.Running = &walkie.Attempt{Turn: 1, Agent: "a", Number: 2, Started: time.Now().UTC(), ControllerPID: dead}
 		return nil
 	})
@@ -181,7 +181,7 @@ func deadPID(t *testing.T) int {
 func TestStandingControls(t *testing.T) {
 	setStatus := func(status string) func(t *testing.T, file string) {
 		return func(t *testing.T, file string) {
-			if _, _, err := walkie.UpdateState(file, func(_ *walkie.Meta, _ walkie.Progress, s *walkie.State) error {
+			if _, _, err := walkie.UpdateState(file, walkie.OpState, func(_ *walkie.Meta, _ walkie.Progress, s *walkie.State) error {
 				s.Status, s.Reason = status, "set by the test"
 				return nil
 			}); err != nil {

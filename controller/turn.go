@@ -25,11 +25,6 @@ func (c *controller) turn(ctx context.Context, t *plan) (rec TurnRecord, err err
 	// Acquire before begin: waiting for a slot is not a turn in progress,
 	// so a controller that dies while waiting leaves nothing to recover.
 	if c.opts.Acquire != nil {
-		// The wait may be long: the last attempt must not look running
-		// meanwhile.
-		if err := c.flush(); err != nil {
-			return TurnRecord{}, err
-		}
 		release, err := c.opts.Acquire(ctx, t.Agent.Name)
 		if err != nil {
 			return TurnRecord{}, err
@@ -69,7 +64,8 @@ func (c *controller) turn(ctx context.Context, t *plan) (rec TurnRecord, err err
 }
 
 // settle judges an attempt's result against the snapshot and records it:
-// stamp or restore, classify, turns.jsonl, queued notes, the event. It is
+// stamp or restore, classify, the log's line (the attempt's record and its
+// outcome), queued notes, the event. It is
 // the one path for a result, whether the session ran here or on a remote
 // worker (Home.Settle); res's transcripts are in the state directory, and
 // want is what the judge expects of the turn (its refs resolved).
@@ -127,7 +123,7 @@ func (c *controller) settle(ctx context.Context, t *plan, started time.Time, sna
 	if settled.Entry != nil {
 		rec.Seq = settled.Entry.Seq
 	}
-	if err := engine.AppendTurnLog(c.dir, rec); err != nil {
+	if err := c.logEnded(c.retries(t.Agent), rec, &settled); err != nil {
 		return rec, err
 	}
 	c.tries[t.Turn] = max(c.tries[t.Turn], t.attempt)
@@ -180,7 +176,7 @@ func (c *controller) turnAttempt(t *plan, snapshot []byte, started time.Time, id
 		File: c.file, Before: snapshot, Turn: t.Turn, Round: t.Round, Attempt: t.attempt, Participant: t.Participant,
 		Agent: t.Agent.ForRole(sessionRole(t.role)), Prompt: prompt, StateDir: c.dir, ID: id,
 		Role: t.role, Reach: t.reach,
-		Control: filepath.Join(c.dir, "state.json"),
+		Control: filepath.Join(c.dir, walkie.LogFile),
 		Halted:  c.halted,
 		Started: func(s *session.Session) {
 			c.noteSession(s, id)
@@ -216,7 +212,7 @@ func promptData(t *plan, file string) config.PromptData {
 }
 
 // sessionRole is the role a turn's session plays: a debate turn, or a
-// round table's implementer (role is what turns.jsonl records).
+// round table's implementer (role is what the attempt's record says).
 func sessionRole(role string) string {
 	if role == config.RoleImplementer {
 		return config.RoleImplementer
@@ -230,17 +226,17 @@ func sessionRole(role string) string {
 // begun; the loop, or the Temporal workflow, decides again.
 var ErrMovedOn = errors.New("the record moved on while the turn was being planned")
 
-// begin snapshots the file and records the attempt as running, so that a
-// controller killed from here on is cleaned up after by the next one. Both
-// happen under the record lock: a supervisor note posted at the same moment
-// is either in the snapshot or queued until the turn is recorded, never
-// lost when a rejected turn is undone. The previous attempt's pending
-// outcome goes into the same write.
+// begin snapshots the file and logs the attempt as begun (running), so
+// that a controller killed from here on is cleaned up after by the next
+// one: the line is synced before the session starts. Both happen under the
+// record lock: a supervisor note posted at the same moment is either in
+// the snapshot or queued until the turn is recorded, never lost when a
+// rejected turn is undone.
 func (c *controller) begin(t *plan, sessionID string) ([]byte, time.Time, error) {
 	path := filepath.Join(c.dir, "snapshot.md")
 	started := time.Now().UTC().Truncate(time.Millisecond)
 	var snapshot []byte
-	_, err := c.updateState(func(d *walkie.Doc, raw []byte, s *walkie.State) error {
+	_, err := c.updateState(walkie.OpBegun, func(d *walkie.Doc, raw []byte, s *walkie.State) error {
 		p := d.Progress()
 		if p.Turns != t.Turn-1 {
 			return ErrMovedOn
@@ -251,24 +247,23 @@ func (c *controller) begin(t *plan, sessionID string) ([]byte, time.Time, error)
 			return fmt.Errorf("snapshot: %w", err)
 		}
 		snapshot = raw
-		if c.pending != nil {
-			c.pending.applyTo(s)
-		}
 		s.Running = &walkie.Attempt{Turn: t.Turn, Agent: t.Participant, Number: t.attempt, Started: started,
 			ControllerPID: os.Getpid(), Snapshot: path, Size: int64(len(raw)), Seq: p.Seq, Hash: p.Hash, Session: sessionID}
 		s.Running.Worktree, s.Running.WorktreeRepo = t.ws.pathOrEmpty()
 		return nil
 	})
-	if err == nil {
-		c.pending = nil
-	}
 	return snapshot, started, err
 }
 
-// abandon clears a running attempt that never got an agent going.
+// abandon clears a running attempt that never got an agent going: the
+// record back to the snapshot, and the attempt no longer running, in one
+// line of the log.
 func (c *controller) abandon(snapshot []byte, cause error) error {
-	_, _ = walkie.Discard(c.file, snapshot, "")
-	_, _, _ = walkie.UpdateState(c.file, func(_ *walkie.Meta, _ walkie.Progress, s *walkie.State) error {
+	o := walkie.StateChange{Op: walkie.OpAbandoned}
+	if s, err := walkie.Discard(c.file, snapshot, ""); err == nil {
+		o.Settled = &s
+	}
+	_, _ = c.changeState(o, func(_ *walkie.Doc, _ []byte, s *walkie.State) error {
 		s.Running = nil
 		return nil
 	})

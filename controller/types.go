@@ -6,7 +6,7 @@ import "github.com/walkie-sh/walkie/controller/engine"
 // and the events of a run are its types; they are named here for the
 // controller's callers.
 type (
-	// TurnRecord is one line of .walkie/ID/turns.jsonl: one attempt.
+	// TurnRecord is one attempt, as .walkie/ID/log.jsonl records it.
 	TurnRecord = engine.TurnRecord
 	// Transcript names an attempt's transcripts.
 	Transcript = engine.Transcript

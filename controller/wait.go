@@ -21,13 +21,7 @@ import (
 // so nothing polls. The party is told once per turn (EventWaiting, which
 // notifiers send on).
 func (c *controller) wait(ctx context.Context, t *plan) error {
-	// The last attempt's outcome goes into the state first: no attempt
-	// runs while a person is awaited, and a post beside a running one is
-	// refused.
-	if err := c.flush(); err != nil {
-		return err
-	}
-	ch, err := c.eng.Watch(filepath.Join(c.dir, "signal.json"), filepath.Join(c.dir, "state.json"), c.file)
+	ch, err := c.eng.Watch(filepath.Join(c.dir, "signal.json"), filepath.Join(c.dir, walkie.LogFile), c.file)
 	if err != nil {
 		return fmt.Errorf("wait for %s's post: %w", t.Participant, err)
 	}
@@ -126,11 +120,8 @@ func (c *controller) closingNote(t *plan) error {
 	if c.table != nil || t.Status != walkie.StatusMaxRounds && t.Status != walkie.StatusOverBudget {
 		return nil
 	}
-	st, err := walkie.LoadState(c.dir)
+	st, err := c.stateLog.State()
 	if err != nil || st.ClosedAt >= max(t.turns, 1) {
-		return err
-	}
-	if err := c.flush(); err != nil {
 		return err
 	}
 	at, err := c.standing()
@@ -150,7 +141,7 @@ func (c *controller) closingNote(t *plan) error {
 	}
 	// Marked first: a crash in between loses the note rather than
 	// writing it twice into a record that keeps everything.
-	if _, _, err := walkie.UpdateState(c.file, func(_ *walkie.Meta, _ walkie.Progress, s *walkie.State) error {
+	if _, _, err := walkie.UpdateState(c.file, walkie.OpClosing, func(_ *walkie.Meta, _ walkie.Progress, s *walkie.State) error {
 		s.ClosedAt = max(at.Turns, 1)
 		return nil
 	}); err != nil {

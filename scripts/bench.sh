@@ -10,4 +10,17 @@ pkgs=$(go list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}' .
 # -benchtime=1x for whole-process and 1 GB benchmarks would be too little for
 # the fast ones, so each benchmark picks its own iteration count; -count 1
 # keeps the run to a few minutes on two cores.
-exec go test -run '^$' -bench "${BENCH:-.}" -benchmem -count 1 -timeout 60m $pkgs
+go test -run '^$' -bench "${BENCH:-.}" -benchmem -count 1 -timeout 60m $pkgs
+# Beside BenchmarkTurnGap's times: the syncs and system calls of a turn,
+# counted with strace (scripts/turn-syscalls.sh says how).
+if [ -n "${BENCH:-}" ] && [[ ! "TurnGap" =~ ${BENCH} ]]; then
+	exit 0
+fi
+if command -v strace >/dev/null; then
+	scripts/turn-syscalls.sh 100
+elif [ -n "${CI:-}" ]; then
+	echo "bench: strace is not installed, and CI must count the syscalls of a turn" >&2
+	exit 1
+else
+	echo "bench: strace is not installed: the syscalls of a turn are not counted (apt-get install strace)"
+fi

@@ -166,7 +166,7 @@ type Receipt struct {
 
 // Append is the enforced writer: it checks a post against the rules,
 // then, under the record lock, appends it with its marker in one synced
-// write, updates state.json and rings the doorbell. Its cost grows with
+// write, logs it and rings the doorbell. Its cost grows with
 // the entry, not with the file: only the head (front matter, briefing,
 // first entry) and the last few entries are read.
 func Append(file string, p Post) (Receipt, error) {
@@ -199,7 +199,9 @@ func Append(file string, p Post) (Receipt, error) {
 		return Receipt{}, err
 	}
 	defer f.Close()
-	st, err := LoadState(dir)
+	l := OpenLog(dir)
+	defer l.Close()
+	st, err := l.State()
 	if err != nil {
 		return Receipt{}, err
 	}
@@ -221,10 +223,12 @@ func Append(file string, p Post) (Receipt, error) {
 		}
 		return queueNote(dir, body, p.At)
 	}
-	return appendLocked(f, file, dir, &meta, st, p)
+	return appendLocked(f, file, dir, l, &meta, st, p)
 }
 
-func appendLocked(f *os.File, file, dir string, meta *Meta, st *State, p Post) (Receipt, error) {
+// appendLocked appends p under the record lock; l is the debate's log
+// and st its state.
+func appendLocked(f *os.File, file, dir string, l *Log, meta *Meta, st *State, p Post) (Receipt, error) {
 	ti, err := readTail(f, file, meta, st)
 	if err != nil {
 		return Receipt{}, err
@@ -294,7 +298,7 @@ func appendLocked(f *os.File, file, dir string, meta *Meta, st *State, p Post) (
 	if !p.Supervisor {
 		prog = progress(meta, append(ti.recent, TurnRef{Turn: mk.Turn, Agent: p.From, Signed: p.Sign, Closed: mk.Tags.Type == TypeClose}), mk.Turn, mk.Seq, mk.Hash)
 	}
-	return Receipt{Entry: *brief, Progress: prog, Status: DebateStatus(meta, prog, st)}, recordAppended(dir, meta, st, prog, brief, before)
+	return Receipt{Entry: *brief, Progress: prog, Status: DebateStatus(meta, prog, st)}, recordAppended(dir, l, meta, st, prog, brief, before)
 }
 
 // postedText is an entry as the writer appends it, before its marker:
@@ -316,7 +320,7 @@ func CheckAgainstState(file string, prog Progress, st *State) error {
 	switch {
 	case prog.Seq < st.LastSeq:
 		return &ChainError{File: file, Seq: prog.Seq + 1, Msg: fmt.Sprintf("the record ends at entry %d but walkie recorded %d entries: the file was truncated", prog.Seq, st.LastSeq),
-			Fix: "restore the missing entries from git or from a copy; walkie keeps the count in .walkie/ID/state.json"}
+			Fix: "restore the missing entries from git or from a copy; walkie keeps the count in .walkie/ID/log.jsonl"}
 	case prog.Seq == st.LastSeq && st.LastHash != "" && prog.Hash != st.LastHash:
 		return &ChainError{File: file, Seq: prog.Seq, Msg: "the last entry is not the one walkie recorded: it was replaced", Fix: fixRestore}
 	}
@@ -338,16 +342,17 @@ func (d *Doc) CheckState(st *State) error {
 	return err
 }
 
-// recordAppended updates state.json and rings the doorbell after an entry
-// is synced in the record; before is the debate's status before it.
-// The state is synced (SaveState) and the doorbell is not: after a machine
-// crash Reconcile rings again a doorbell behind the record, and brings
-// back in line a state that a process killed between the two writes left.
-func recordAppended(dir string, meta *Meta, st *State, prog Progress, brief *EntryBrief, before string) error {
+// recordAppended logs the entry as the record walkie last wrote and rings
+// the doorbell, after the entry is synced in the record; before is the
+// debate's status before it. The log's line is synced and the doorbell
+// is not: after a machine crash Reconcile rings again a doorbell behind
+// the record, and brings back in line a log that a process killed
+// between the two writes left behind it.
+func recordAppended(dir string, l *Log, meta *Meta, st *State, prog Progress, brief *EntryBrief, before string) error {
 	st.LastSeq, st.LastHash = prog.Seq, prog.Hash
 	st.Settle(meta, prog, before)
-	if err := SaveState(dir, st); err != nil {
-		return fmt.Errorf("entry %d is recorded but state.json was not updated: %w", prog.Seq, err)
+	if _, err := l.Save(OpAppended, st, nil); err != nil {
+		return fmt.Errorf("entry %d is recorded but not in the log: %w", prog.Seq, err)
 	}
 	if err := Ring(dir, meta, prog, st, brief); err != nil {
 		return fmt.Errorf("entry %d is recorded but the doorbell was not rung: %w", prog.Seq, err)
@@ -827,11 +832,13 @@ func appendNote(file, dir string, meta *Meta, body []byte, at time.Time) error {
 		return err
 	}
 	defer f.Close()
-	st, err := LoadState(dir)
+	l := OpenLog(dir)
+	defer l.Close()
+	st, err := l.State()
 	if err != nil {
 		return err
 	}
-	_, err = appendLocked(f, file, dir, meta, st, Post{Supervisor: true, Body: body, At: at})
+	_, err = appendLocked(f, file, dir, l, meta, st, Post{Supervisor: true, Body: body, At: at})
 	return err
 }
 
@@ -849,11 +856,11 @@ func doorbellAgrees(dir string, m *Meta, p Progress, st *State) bool {
 	return sig.Seq == p.Seq && sig.Status == DebateStatus(m, p, st)
 }
 
-// Reconcile makes state.json and the doorbell agree with a record that is
+// Reconcile makes the log and the doorbell agree with a record that is
 // ahead of them: an entry stamped by a process that died before it could
-// write the state (its append is synced first, so this is the one way the
-// two part), or a machine crash that lost the doorbell, which is never
-// synced (Ring). A doorbell behind the record or unreadable is rung again. Nothing changes when they agree or the record
+// log it (its append is synced first, so this is the one way the two
+// part), or a machine crash that lost the doorbell, which is never synced
+// (Ring). A doorbell behind the record or unreadable is rung again. Nothing changes when they agree or the record
 // does not verify. It reports whether it wrote.
 func Reconcile(file string) (bool, error) {
 	meta, err := ReadMeta(file)
@@ -870,7 +877,9 @@ func Reconcile(file string) (bool, error) {
 	if err != nil || d.Verify() != nil {
 		return false, nil // verify and repair say what is wrong
 	}
-	st, err := LoadState(dir)
+	l := OpenLog(dir)
+	defer l.Close()
+	st, err := l.State()
 	if err != nil {
 		return false, err
 	}
@@ -887,5 +896,5 @@ func Reconcile(file string) (bool, error) {
 	}
 	// Its status before the lost write is unknown; as it stands now, an
 	// ended debate's extension is already cleared by the entry's settle.
-	return true, recordAppended(dir, &d.Meta, st, prog, last, DebateStatus(&d.Meta, prog, st))
+	return true, recordAppended(dir, l, &d.Meta, st, prog, last, DebateStatus(&d.Meta, prog, st))
 }

@@ -376,7 +376,8 @@ func TestTornPrefixes(t *testing.T) {
 	file := newDebate(t, 1000, "claude", "codex")
 	mustAppend(t, file, turn("claude", "One.\n"), turn("codex", "Two.\n"))
 	before := readFile(t, file)
-	stBefore, err := os.ReadFile(filepath.Join(StateDir(file, "d"), "state.json"))
+	logPath := filepath.Join(StateDir(file, "d"), LogFile)
+	stBefore, err := os.ReadFile(logPath)
 	must(t, err)
 	mustAppend(t, file, signed("claude", "Three, with some words\n\nand a second paragraph.\n"))
 	after := readFile(t, file)
@@ -387,8 +388,8 @@ func TestTornPrefixes(t *testing.T) {
 		}
 		data := append(append([]byte(nil), before...), written[:k]...)
 		must(t, os.WriteFile(file, data, 0o644))
-		// The state as it was before the append: the crash came first.
-		must(t, os.WriteFile(filepath.Join(StateDir(file, "d"), "state.json"), stBefore, 0o644))
+		// The log as it was before the append: the crash came first.
+		must(t, os.WriteFile(logPath, stBefore, 0o644))
 		d, err := Load(file)
 		if err != nil {
 			t.Fatalf("cut at %d/%d: does not parse: %v", k, len(written), err)
@@ -432,7 +433,7 @@ func TestSupervisorInbox(t *testing.T) {
 	if rc := mustAppend(t, file, supervisorNote("Direct.\n")); rc.Queued {
 		t.Fatal("queued without a running attempt")
 	}
-	_, _, err = UpdateState(file, func(m *Meta, p Progress, s *State) error {
+	_, _, err = UpdateState(file, OpState, func(m *Meta, p Progress, s *State) error {
 		s.Running = &Attempt{Turn: 2, Agent: "codex", Number: 1, Started: time.Now(), ControllerPID: os.Getpid()}
 		return nil
 	})

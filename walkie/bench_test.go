@@ -1,6 +1,7 @@
 package walkie
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,6 +35,11 @@ func BenchmarkParseVerify10k(b *testing.B) {
 // third, 10-turn file with testdata/postfloor, the same append in a
 // program that links only the record package: post-10/floor is what
 // walkie's start-up adds. The target is at most 10 ms a post (issue 20).
+// The large debate's log also holds 10,000 attempts (as a long history
+// leaves it, with its checkpoint), and so does a fourth debate of 10
+// turns ("hist"), posted on and asked `walkie status` beside the first:
+// post-hist/10 and status-hist/10 are what 10,000 attempts in the log cost
+// a reader (issue 30: the same cost, a ratio near 1).
 func BenchmarkPostProcess(b *testing.B) {
 	dir := b.TempDir()
 	bin, floorBin := filepath.Join(dir, "walkie"), filepath.Join(dir, "postfloor")
@@ -53,7 +59,7 @@ func BenchmarkPostProcess(b *testing.B) {
 		floor bool // posted with postfloor
 	}
 	var ts []*target
-	for i, n := range []int{10, 10000, 10} {
+	for i, n := range []int{10, 10000, 10, 10} {
 		d := filepath.Join(dir, strconv.Itoa(i))
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			b.Fatal(err)
@@ -66,6 +72,16 @@ func BenchmarkPostProcess(b *testing.B) {
 	}
 	if fi, err := os.Stat(ts[1].file); err != nil || fi.Size() < 1<<20 {
 		b.Fatalf("the large file: %v, %v", fi, err)
+	}
+	seedAttempts(b, ts[1].file, 10000)
+	seedAttempts(b, ts[3].file, 10000)
+	var statusSpent [4]time.Duration
+	status := func(i int) {
+		start := time.Now()
+		if out, err := exec.Command(bin, "status", ts[i].file).CombinedOutput(); err != nil {
+			b.Fatalf("status on %d turns: %v\n%s", ts[i].turns, err, out)
+		}
+		statusSpent[i] += time.Since(start)
 	}
 	post := func(tg *target) {
 		from := []string{"claude", "codex"}[tg.turns%2]
@@ -103,6 +119,8 @@ func BenchmarkPostProcess(b *testing.B) {
 		for _, tg := range ts {
 			post(tg)
 		}
+		status(0)
+		status(3)
 		spawnTrue()
 	}
 	b.StopTimer()
@@ -120,7 +138,69 @@ func BenchmarkPostProcess(b *testing.B) {
 	b.ReportMetric(small/spawn, "post-10/true")
 	b.ReportMetric(large/spawn, "post-10k/true")
 	b.ReportMetric(small/linked, "post-10/floor")
+	st10, st10k := float64(statusSpent[0].Nanoseconds())/float64(b.N), float64(statusSpent[3].Nanoseconds())/float64(b.N)
+	hist := float64(ts[3].spent.Nanoseconds()) / float64(b.N)
+	b.ReportMetric(hist/1e6, "ms/post-10-hist")
+	b.ReportMetric(hist/small, "post-hist/10")
+	b.ReportMetric(st10/1e6, "ms/status-10")
+	b.ReportMetric(st10k/1e6, "ms/status-10-hist")
+	b.ReportMetric(st10k/st10, "status-hist/10")
 	if b.N >= 20 && large >= 2*small {
 		b.Errorf("a post on 10,000 turns costs %.2fx one on 10 turns; it must cost under 2x", large/small)
 	}
+}
+
+// seedAttempts gives the debate of file a log of n ended attempts, each a
+// turn record of a usual size, then appends one more change the way
+// walkie does, which leaves the checkpoint a long history has.
+func seedAttempts(b *testing.B, file string, n int) {
+	b.Helper()
+	meta, err := ReadMeta(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := StateDir(file, meta.ID)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	var out []byte
+	at := time.Now().UTC()
+	for i := range n {
+		rec := map[string]any{"seq": i + 1, "turn": i + 1, "round": i/2 + 1, "agent": "claude", "role": "participant", "attempt": 1,
+			"started": at, "ended": at, "duration_ms": 41000, "exit_code": 0, "outcome": "accepted", "detail": "", "ended_by": "self",
+			"transcript": map[string]string{"raw": "turns/x.log", "text": "turns/x.txt"}, "output_bytes": 52311,
+			"usage": map[string]any{"input_tokens": 48211, "output_tokens": 1822, "cost_usd": 0.0612, "cost_kind": "reported"}}
+		set := map[string]any{"running": nil, "last_seq": i + 1, "cost_usd": 0.0612 * float64(i+1)}
+		if i == 0 {
+			set = map[string]any{"last_seq": 1, "cost_usd": 0.0612}
+		}
+		line := LogLine{N: i + 1, Op: OpEnded, At: at, Set: mustMarshal(b, set), Attempt: mustMarshal(b, rec)}
+		if i == 0 {
+			line.Layout = LayoutVersion
+		}
+		enc, err := encodeLine(line)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out = append(out, enc...)
+	}
+	if err := os.WriteFile(filepath.Join(dir, LogFile), out, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	st, err := LoadState(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	st.LastSeq, st.LastHash = 0, "" // the record's own, caught up by the first post
+	if err := SaveState(dir, st); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func mustMarshal(b *testing.B, v any) json.RawMessage {
+	out, err := json.Marshal(v)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return out
 }

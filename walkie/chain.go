@@ -90,7 +90,7 @@ const FormatCompact = 4
 // shortTagBytes is how much of an entry's chain hash its compact marker
 // shows. An edit anywhere changes the full hash from that entry on, so
 // every later tag disagrees too; only the last entry rests on its 128
-// bits alone, and there state.json's last_hash, which is whole, is
+// bits alone, and there the log's last_hash, which is whole, is
 // compared as well.
 const shortTagBytes = 16
 

@@ -2,6 +2,7 @@ package walkie
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -127,7 +128,7 @@ func create(file string, m Meta, briefing []byte, copyOn bool) error {
 	if _, err := os.Lstat(file); err == nil {
 		return &InputError{File: file, Msg: "already exists", Fix: "choose another file name, or remove it first"}
 	}
-	if _, err := os.Stat(filepath.Join(dir, "state.json")); err == nil {
+	if _, err := os.Lstat(filepath.Join(dir, LogFile)); err == nil || hasLegacy(dir) {
 		return &InputError{File: file, Msg: fmt.Sprintf("%s already holds the state of a debate with id %q", dir, m.ID),
 			Fix: "choose another --id; or, if that debate's file is gone for good, remove " + dir}
 	}
@@ -157,26 +158,45 @@ func create(file string, m Meta, briefing []byte, copyOn bool) error {
 	}
 	defer lock.Unlock()
 	st := &State{CopySupervisor: &copyOn}
-	if err := SaveState(dir, st); err != nil {
+	l := OpenLog(dir)
+	defer l.Close()
+	if _, err := l.Save(OpInit, st, nil); err != nil {
 		return err
 	}
 	return Ring(dir, &m, d.Progress(), st, nil)
 }
 
-// UpdateState changes a debate's control state under the record lock and
-// rings the doorbell, so a running controller or daemon sees it at once.
-func UpdateState(file string, change func(m *Meta, p Progress, s *State) error) (*State, Progress, error) {
+// UpdateState changes a debate's control state under the record lock, as
+// one line of the log named op (OpHalt, OpExtend, …), and rings the
+// doorbell, so a running controller or daemon sees it at once.
+func UpdateState(file, op string, change func(m *Meta, p Progress, s *State) error) (*State, Progress, error) {
 	meta, err := ReadMeta(file)
 	if err != nil {
 		return nil, Progress{}, err
 	}
-	return ChangeState(file, StateDir(file, meta.ID), StateChange{}, func(d *Doc, _ []byte, s *State) error {
+	return ChangeState(file, StateDir(file, meta.ID), StateChange{Op: op}, func(d *Doc, _ []byte, s *State) error {
 		return change(&d.Meta, d.Progress(), s)
 	})
 }
 
-// StateChange says how ChangeState reads the record and rings.
+// StateChange says what ChangeState logs, how it reads the record and
+// when it rings.
 type StateChange struct {
+	// Op names the change in the log (OpBegun, OpHalt, …); "" is OpState.
+	Op string
+	// Attempt, when set, is the record of an attempt that ended (the
+	// controller's turn record), logged in the same line as the change,
+	// so the attempt's record and its effect on the state are durable
+	// together or not at all.
+	Attempt any
+	// Settled, when set, is the record as Settle or Discard left it: the
+	// line records it as the record walkie last wrote (last_seq,
+	// last_hash), and what ends with the debate is settled against the
+	// status it had before the attempt (Settled.Before).
+	Settled *Settled
+	// Log is the caller's open log (a controller keeps one for its run,
+	// which then reads only what was appended since); nil opens one.
+	Log *Log
 	// Load reads and parses the record under the lock; nil is Load. A
 	// controller hands its own, which keeps the last parse.
 	Load func() (*Doc, []byte, error)
@@ -190,8 +210,10 @@ type StateChange struct {
 
 // ChangeState is the one way a debate's state is changed outside an
 // append: under the record lock, the record read under it, the change
-// applied, what ends with the debate settled (State.Settle), the state
-// saved and the doorbell rung. dir is the debate's state directory.
+// applied, what ends with the debate settled (State.Settle), the fields
+// it changed appended to the log as one synced line (nothing when none
+// did and no attempt is logged) and the doorbell rung. dir is the
+// debate's state directory.
 func ChangeState(file, dir string, o StateChange, change func(d *Doc, raw []byte, s *State) error) (*State, Progress, error) {
 	lock, err := LockRecord(dir)
 	if err != nil {
@@ -209,17 +231,26 @@ func ChangeState(file, dir string, o StateChange, change func(d *Doc, raw []byte
 	if err != nil {
 		return nil, Progress{}, err
 	}
-	st, err := LoadState(dir)
+	l := o.Log
+	if l == nil {
+		l = OpenLog(dir)
+		defer l.Close()
+	}
+	st, err := l.State()
 	if err != nil {
 		return nil, Progress{}, err
 	}
 	p := d.Progress()
 	before := DebateStatus(&d.Meta, p, st)
+	if s := o.Settled; s != nil {
+		before = s.Before
+		st.LastSeq, st.LastHash = s.Progress.Seq, s.Progress.Hash
+	}
 	if err := change(d, raw, st); err != nil {
 		return nil, p, err
 	}
 	st.Settle(&d.Meta, p, before)
-	if err := SaveState(dir, st); err != nil {
+	if _, err := l.Save(cmp.Or(o.Op, OpState), st, o.Attempt); err != nil {
 		return nil, p, err
 	}
 	if o.OnlyStatus && DebateStatus(&d.Meta, p, st) == before {
@@ -283,7 +314,7 @@ func resumeRefusal(s *State) string {
 
 // Halt stops a debate: no further turns until Resume.
 func Halt(file, reason string) error {
-	_, _, err := UpdateState(file, func(m *Meta, p Progress, s *State) error {
+	_, _, err := UpdateState(file, OpHalt, func(m *Meta, p Progress, s *State) error {
 		if why := stopRefusal(p); why != "" {
 			return &RefusedError{Op: "halt", Reason: why}
 		}
@@ -297,7 +328,7 @@ func Halt(file, reason string) error {
 // Resume lifts a halt, or reopens a debate that failed, ran over budget or
 // deadlocked, clearing its retry counters.
 func Resume(file string) error {
-	_, _, err := UpdateState(file, func(m *Meta, p Progress, s *State) error {
+	_, _, err := UpdateState(file, OpResume, func(m *Meta, p Progress, s *State) error {
 		if why := resumeRefusal(s); why != "" {
 			return &RefusedError{Op: "resume", Reason: why}
 		}
@@ -315,7 +346,7 @@ func Extend(file string, rounds int) (int, error) {
 		return 0, &InputError{File: file, Msg: fmt.Sprintf("--rounds %d: must be at least 1", rounds), Fix: "give the number of rounds to add, e.g. --rounds 2"}
 	}
 	var newCap int
-	_, _, err := UpdateState(file, func(m *Meta, p Progress, s *State) error {
+	_, _, err := UpdateState(file, OpExtend, func(m *Meta, p Progress, s *State) error {
 		if why := stopRefusal(p); why != "" {
 			return &RefusedError{Op: "extend", Reason: why}
 		}
@@ -369,12 +400,16 @@ func Repair(file string) (string, error) {
 }
 
 // saveTorn writes torn bytes to a new side file, never over an earlier one.
-func saveTorn(dir string, tail []byte) (string, error) {
+func saveTorn(dir string, tail []byte) (string, error) { return saveAside(dir, "torn", ".txt", tail) }
+
+// saveAside writes data to a new, synced side file named prefix, the time
+// and ext, never over an earlier one.
+func saveAside(dir, prefix, ext string, data []byte) (string, error) {
 	stamp := time.Now().UTC().Format("20060102T150405.000")
 	for n := 1; ; n++ {
-		side := filepath.Join(dir, fmt.Sprintf("torn-%s.txt", stamp))
+		side := filepath.Join(dir, fmt.Sprintf("%s-%s%s", prefix, stamp, ext))
 		if n > 1 {
-			side = filepath.Join(dir, fmt.Sprintf("torn-%s-%d.txt", stamp, n))
+			side = filepath.Join(dir, fmt.Sprintf("%s-%s-%d%s", prefix, stamp, n, ext))
 		}
 		f, err := os.OpenFile(side, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if errors.Is(err, fs.ErrExist) {
@@ -383,7 +418,7 @@ func saveTorn(dir string, tail []byte) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if _, err := f.Write(tail); err != nil {
+		if _, err := f.Write(data); err != nil {
 			f.Close()
 			return "", err
 		}

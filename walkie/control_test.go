@@ -148,7 +148,7 @@ func TestHaltResume(t *testing.T) {
 	mustAppend(t, file, turn("codex", "Two.\n"))
 
 	// Resume also reopens a failed debate and forgets its retries.
-	_, _, err = UpdateState(file, func(m *Meta, p Progress, s *State) error {
+	_, _, err = UpdateState(file, OpState, func(m *Meta, p Progress, s *State) error {
 		s.Status, s.Reason, s.Attempts = StatusFailed, "retries spent", map[string]int{"3": 3}
 		return nil
 	})
@@ -264,7 +264,7 @@ func TestExtensionEndsWithTheDebate(t *testing.T) {
 	must(t, Resume(file))
 	mustAppend(t, file, turn("claude", "Five.\n"))
 	// A status set by the controller (failed, over-budget) ends it.
-	_, _, err := UpdateState(file, func(_ *Meta, _ Progress, s *State) error {
+	_, _, err := UpdateState(file, OpState, func(_ *Meta, _ Progress, s *State) error {
 		s.Status, s.Reason = StatusOverBudget, "spent"
 		return nil
 	})
@@ -335,7 +335,7 @@ func TestStateRoundTrip(t *testing.T) {
 	st, err := LoadState(dir)
 	must(t, err)
 	if st.LastSeq != 0 || st.Status != "" {
-		t.Errorf("missing state.json: %+v", st)
+		t.Errorf("no log: %+v", st)
 	}
 	st.Status, st.ExtraRounds, st.LastSeq, st.CostUSD = StatusHalted, 2, 9, 1.25
 	must(t, SaveState(dir, st))
@@ -345,12 +345,16 @@ func TestStateRoundTrip(t *testing.T) {
 		t.Errorf("round trip: %+v", got)
 	}
 	ents, _ := os.ReadDir(dir)
-	if len(ents) != 1 {
-		t.Errorf("atomic write left %d files", len(ents))
+	if len(ents) != 1 || ents[0].Name() != LogFile {
+		t.Errorf("a save left %v", ents)
 	}
-	must(t, os.WriteFile(filepath.Join(dir, "state.json"), []byte("{"), 0o644))
+	// The log's first line damaged, a whole line after it: refused, named.
+	must(t, SaveState(dir, &State{LastSeq: 10}))
+	b2 := readFile(t, filepath.Join(dir, LogFile))
+	b2[3] ^= 1
+	must(t, os.WriteFile(filepath.Join(dir, LogFile), b2, 0o644))
 	_, err = LoadState(dir)
-	asInput(t, err, filepath.Join(dir, "state.json"), 0)
+	asInput(t, err, filepath.Join(dir, LogFile), 1)
 }
 
 func TestAddCost(t *testing.T) {

@@ -39,7 +39,11 @@
 //
 // State and control, beside the record in .walkie/ID/:
 //
-//	state.go       state.json and the doorbell, DebateStatus and the round cap, atomic writes, the record and run locks
+//	state.go       the state and the doorbell, DebateStatus and the round cap, atomic writes, the record and run locks
+//	log.go         log.jsonl: the state and every attempt, one checksummed line per change (logread.go, logwrite.go)
+//	checkpoint.go  checkpoint.json: where a reader of the log starts, so reads do not grow with the history
+//	logrepair.go   walkie repair's part on the log: a torn tail cut, a damaged line dropped
+//	migrate.go     a debate of layout 1 (state.json, turns.jsonl) read as it is and converted once
 //	control.go     Init; UpdateState; Halt, Resume, Extend; Repair
 //	sessionnote.go session.json: the running session's process, for the next controller to end
 //	activity.go    activity.json: what the running sessions are doing, for the fleet page

@@ -10,7 +10,7 @@ import (
 // SessionNote names the process that leads the running attempt's session
 // (its pid and start time), for the next controller to end the whole
 // session should this one die. It is a file of its own, session.json,
-// rather than a field of state.json: it is written once the agent runs,
+// rather than a field of the state (a line of the log): it is written once the agent runs,
 // and a third durable state write a turn cost more than the note is
 // worth. It is never synced (RewriteUnsynced): a process identity means
 // nothing after a reboot, and a controller killed at any moment leaves the

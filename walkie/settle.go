@@ -19,7 +19,11 @@ type Settled struct {
 	Entry    *EntryBrief // the recorded turn, when accepted
 	Progress Progress
 	Status   string
-	Kept     string // where the agent's version was kept, when it was rejected
+	// Before is the debate's status before the attempt. Settle and
+	// Discard do not log: the caller logs the attempt's end with the
+	// record as they left it (StateChange.Settled), in one line.
+	Before string
+	Kept   string // where the agent's version was kept, when it was rejected
 	// Raw and Doc are the record as Settle left it, and its parse: a
 	// caller that reads the same bytes next need not parse them again.
 	Raw []byte
@@ -27,9 +31,14 @@ type Settled struct {
 }
 
 // Settle judges the file against the snapshot taken before the turn and
-// makes the record whole under the lock: an accepted turn is stamped; a
-// rejected one is moved aside to keep (the agent's version, for
-// inspection) and the file is restored byte for byte.
+// makes the record whole under the lock: an accepted turn is stamped (and
+// the doorbell rung); a rejected one is moved aside to keep (the agent's
+// version, for inspection) and the file is restored byte for byte. It
+// logs nothing: the caller logs the attempt's end with the Settled it
+// returns (StateChange.Settled), one synced line for the record as it
+// stands, the attempt's record and its outcome. Until then the log is
+// behind the record by the stamped entry, which Reconcile, or recovery
+// of the attempt, catches up after a crash.
 func Settle(file string, snapshot []byte, want Expect, keep string) (Settled, error) {
 	// The snapshot, not what the agent left, says which debate this is
 	// and how big a turn may be: an agent could edit the front matter.
@@ -62,13 +71,15 @@ func Settle(file string, snapshot []byte, want Expect, keep string) (Settled, er
 	if err != nil {
 		return Settled{}, err
 	}
-	st, err := LoadState(dir)
+	l := OpenLog(dir)
+	defer l.Close()
+	st, err := l.State()
 	if err != nil {
 		return Settled{}, err
 	}
 	v, d := judgeVersion(file, bd, snapshot, av, want)
 	if v.Stamped {
-		// walkie post records every entry it appends in state.json; one
+		// walkie post logs every entry it appends; one
 		// it never recorded was stamped by the agent, with a valid hash.
 		if e := &d.Entries[len(d.Entries)-1]; e.Marker.Seq != st.LastSeq || (st.LastHash != "" && st.LastHash != e.Marker.Hash) {
 			v = Verdict{Outcome: VerdictMalformed, Line: e.MarkLine, Detail: forgedDetail(e.MarkLine, "walkie post never recorded it")}
@@ -90,7 +101,7 @@ func Settle(file string, snapshot []byte, want Expect, keep string) (Settled, er
 		v = Verdict{Outcome: VerdictMalformed, Detail: want.Refuse}
 	}
 	if v.Outcome != VerdictAccepted {
-		return restore(file, dir, snapshot, av, keep, v, st)
+		return restore(file, l, snapshot, av, keep, v, st)
 	}
 	raw := av.data // posted with walkie post: the file as the judge read it
 	if !v.Stamped {
@@ -106,10 +117,13 @@ func Settle(file string, snapshot []byte, want Expect, keep string) (Settled, er
 	}
 	e := &d.Entries[len(d.Entries)-1]
 	prog := d.Progress()
-	if err := recordAppended(dir, &d.Meta, st, prog, e.Brief(), DebateStatus(&d.Meta, before, st)); err != nil {
-		return Settled{}, err
+	out := Settled{Verdict: v, Entry: e.Brief(), Progress: prog, Before: DebateStatus(&d.Meta, before, st), Raw: raw, Doc: d}
+	st.Settle(&d.Meta, prog, out.Before)
+	out.Status = DebateStatus(&d.Meta, prog, st)
+	if err := Ring(dir, &d.Meta, prog, st, e.Brief()); err != nil {
+		return Settled{}, fmt.Errorf("entry %d is recorded but the doorbell was not rung: %w", prog.Seq, err)
 	}
-	return Settled{Verdict: v, Entry: e.Brief(), Progress: prog, Status: DebateStatus(&d.Meta, prog, st), Raw: raw, Doc: d}, nil
+	return out, nil
 }
 
 // checkTurnRefs asks the repository about an accepted turn's refs: a
@@ -259,11 +273,12 @@ func judgeVersion(file string, bd *Doc, snapshot []byte, av agentVersion, want E
 const privateMode = 0o600
 
 // restore puts the snapshot back, keeps what the agent left (if the file
-// existed and differed) for inspection, and makes state.json and the
-// doorbell agree with the restored record: a turn the agent posted with
-// `walkie post` during a rejected attempt is gone again. The kept copy and
-// the restored record have the record's mode.
-func restore(file, dir string, snapshot []byte, av agentVersion, keep string, v Verdict, st *State) (Settled, error) {
+// existed and differed) for inspection, and makes the log and the doorbell
+// agree with the restored record: a turn the agent posted with `walkie
+// post` during a rejected attempt is gone again (a rare line of its own;
+// the caller's line for the attempt's end records the same). The kept
+// copy and the restored record have the record's mode.
+func restore(file string, l *Log, snapshot []byte, av agentVersion, keep string, v Verdict, st *State) (Settled, error) {
 	out := Settled{Verdict: v}
 	mode := av.mode
 	if av.missing || av.swapped != "" {
@@ -286,12 +301,13 @@ func restore(file, dir string, snapshot []byte, av agentVersion, keep string, v 
 	out.Raw, out.Doc = snapshot, d
 	out.Progress = d.Progress()
 	out.Status = DebateStatus(&d.Meta, out.Progress, st)
+	out.Before = out.Status
 	if st.LastSeq != out.Progress.Seq || (st.LastHash != "" && st.LastHash != out.Progress.Hash) {
 		var last *EntryBrief
 		if n := len(d.Entries); n > 0 {
 			last = d.Entries[n-1].Brief()
 		}
-		if err := recordAppended(dir, &d.Meta, st, out.Progress, last, out.Status); err != nil {
+		if err := recordAppended(l.dir, l, &d.Meta, st, out.Progress, last, out.Status); err != nil {
 			return out, err
 		}
 	}
@@ -353,11 +369,13 @@ func Discard(file string, snapshot []byte, keep string) (Settled, error) {
 	if err != nil {
 		return Settled{}, err
 	}
-	st, err := LoadState(dir)
+	l := OpenLog(dir)
+	defer l.Close()
+	st, err := l.State()
 	if err != nil {
 		return Settled{}, err
 	}
-	return restore(file, dir, snapshot, av, keep, Verdict{Outcome: "discarded"}, st)
+	return restore(file, l, snapshot, av, keep, Verdict{Outcome: "discarded"}, st)
 }
 
 // KeepPath is where a rejected version of turn is kept.

@@ -20,7 +20,7 @@ import (
 // page) are therefore opened as plain files only.
 
 // MaxSideFile bounds what ReadSideFile callers read of a JSON side file
-// (state.json, turns.jsonl, activity.json): far above what walkie writes,
+// (activity.json, a layout-1 state.json or turns.jsonl): far above what walkie writes,
 // low enough that a file an agent filled cannot exhaust the reader.
 const MaxSideFile = 64 << 20
 

@@ -27,9 +27,11 @@ const (
 	StatusClosed = "closed"
 )
 
-// State is the mutable control record in .walkie/ID/state.json. It is
-// never part of the record; the controller re-reads it before every turn,
-// so `walkie halt` and `walkie extend` act without a restart.
+// State is a debate's mutable control state: the fold of its log
+// (.walkie/ID/log.jsonl, log.go), never part of the record. The
+// controller reads it again before every turn, so `walkie halt` and
+// `walkie extend` act without a restart. Its JSON field names are the
+// log's: a line sets them.
 type State struct {
 	// Status holds a status the record cannot show by itself: halted,
 	// failed, over-budget or deadlocked. Empty means "derive it".
@@ -205,31 +207,6 @@ func CapHeld(m *Meta, p Progress, s *State) int {
 // RoundCap is the debate's round cap including any extension.
 func RoundCap(m *Meta, s *State) int { return m.MaxRounds + s.ExtraRounds }
 
-// LoadState reads state.json; a missing file is an empty state.
-func LoadState(dir string) (*State, error) {
-	s := &State{}
-	b, err := ReadSideFile(dir, "state.json", MaxSideFile)
-	if errors.Is(err, fs.ErrNotExist) {
-		return s, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read state: %w", err)
-	}
-	if err := json.Unmarshal(b, s); err != nil {
-		return nil, &InputError{File: filepath.Join(dir, "state.json"), Msg: "state record is not valid JSON: " + err.Error(),
-			Fix: "remove the file; walkie rebuilds what it needs from the record"}
-	}
-	return s, nil
-}
-
-// SaveState replaces state.json whole and durably: once it returns, a
-// machine crash leaves the new state, and a process killed at any moment
-// leaves the old one or the new one (RewriteFile).
-func SaveState(dir string, s *State) error {
-	s.UpdatedAt = time.Now().UTC()
-	return writeJSON(filepath.Join(dir, "state.json"), s, RewriteFile)
-}
-
 // LoadSignal reads signal.json (nil when there is none yet).
 func LoadSignal(dir string) (*Signal, error) {
 	b, err := os.ReadFile(filepath.Join(dir, "signal.json"))
@@ -349,7 +326,7 @@ func syncDir(dir string) error {
 }
 
 // LockRecord takes the record lock, waiting for it. Every write to the
-// walkie file and to state.json happens under it, and it is held only
+// walkie file and to the log happens under it, and it is held only
 // for the length of one write, never for a whole agent session.
 func LockRecord(dir string) (*Lock, error) {
 	return LockFile(context.Background(), filepath.Join(dir, "lock"))

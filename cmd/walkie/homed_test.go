@@ -63,7 +63,7 @@ func TestHomedDebateIsRefusedUntilTakenOver(t *testing.T) {
 		t.Fatal(err)
 	}
 	hm.Close()
-	record, state := readAll(t, file), readAll(t, filepath.Join(stateDir, "state.json"))
+	record, state := readAll(t, file), readAll(t, filepath.Join(stateDir, walkie.LogFile))
 
 	for _, args := range [][]string{{"auto", file}, {"turn", file}, {"watch", "--once", dir}} {
 		code, stdout, stderr := walkieCmd(t, "", append(args, "--config", cfgPath)...)
@@ -78,7 +78,7 @@ func TestHomedDebateIsRefusedUntilTakenOver(t *testing.T) {
 			}
 		}
 	}
-	if !bytes.Equal(readAll(t, file), record) || !bytes.Equal(readAll(t, filepath.Join(stateDir, "state.json")), state) {
+	if !bytes.Equal(readAll(t, file), record) || !bytes.Equal(readAll(t, filepath.Join(stateDir, walkie.LogFile)), state) {
 		t.Error("a refused command changed the record or the state")
 	}
 	if recs, err := engine.ReadTurnLog(stateDir); err != nil || len(recs) != 0 {

@@ -23,7 +23,7 @@ func logCommand(f *Factory, runF func(context.Context, *logOptions) error) *cli.
 		Name:      "log",
 		Usage:     "show every turn attempt: agent, timing, outcome, exit, output, cost, model, CLI version",
 		ArgsUsage: "FILE",
-		Description: `Reads .walkie/ID/turns.jsonl. Costs marked ~ are estimates from the config's
+		Description: `Reads the attempts in .walkie/ID/log.jsonl. Costs marked ~ are estimates from the config's
 pricing table; the others were reported by the agent CLI itself; ? is a cost
 walkie could not tell (and +? a figure the CLI was ended before it completed).
 TOKENS are the input (of it, read from the provider's prompt cache) and

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/walkie-sh/walkie/walkie"
 )
 
 // walkieBin is a walkie binary built once for this test binary, for the
@@ -69,7 +72,7 @@ func TestRecordScripts(t *testing.T) {
 			env.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 			return nil
 		},
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"exits": cmdExits, "gitsha": cmdGitSHA},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"exits": cmdExits, "gitsha": cmdGitSHA, "state": cmdState},
 		Condition: func(cond string) (bool, error) {
 			if cond == "temporal" {
 				return temporalLinked, nil
@@ -94,6 +97,20 @@ func cmdGitSHA(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("git rev-parse %s: %v", strings.Join(args[1:], " "), err)
 	}
 	ts.Setenv(args[0], strings.TrimSpace(string(out)))
+}
+
+// cmdState prints the control state of the debate whose state directory
+// is given, as its log folds it, indented JSON for the stdout command:
+// `state .walkie/d`, then `stdout '"extra_rounds": 2'`.
+func cmdState(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: state STATEDIR")
+	}
+	st, err := walkie.LoadState(ts.MkAbs(args[0]))
+	ts.Check(err)
+	b, err := json.MarshalIndent(st, "", "  ")
+	ts.Check(err)
+	ts.Stdout().Write(append(b, '\n'))
 }
 
 // cmdExits runs a program and checks its exit code: `exits 3 walkie post

@@ -94,7 +94,7 @@ notification events to the sinks in the config (command, webhook,
 Telegram). The supervisor also gets a copy of every new turn: on for a
 debate made by walkie init (init --copy off starts without), and for older
 debates as notify.copy_supervisor says. This command switches it for one
-debate. The switch lives in .walkie/ID/state.json, never in the record, and
+debate. The switch lives in .walkie/ID/log.jsonl, never in the record, and
 a running controller follows it from the next entry on.
 
 EXAMPLES:
@@ -134,7 +134,7 @@ type notifyCmdOptions struct {
 }
 
 func notifyRun(_ context.Context, o *notifyCmdOptions) error {
-	_, _, err := walkie.UpdateState(o.File, func(_ *walkie.Meta, _ walkie.Progress, s *walkie.State) error {
+	_, _, err := walkie.UpdateState(o.File, walkie.OpCopy, func(_ *walkie.Meta, _ walkie.Progress, s *walkie.State) error {
 		s.CopySupervisor = o.Set
 		return nil
 	})

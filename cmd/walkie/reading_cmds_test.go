@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"os"
+	"encoding/json"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -82,8 +82,9 @@ func TestReadingCommandsRun(t *testing.T) {
 	if code != 0 || strings.Count(out, "posted with walkie post: no session walkie ran wrote it\n") != 2 {
 		t.Errorf("log: exit %d, %q", code, out)
 	}
-	line := `{"turn":1,"round":1,"agent":"ada","attempt":1,"started":"2026-11-30T02:00:00Z","duration_ms":1500,"outcome":"accepted","usage":{"cost_usd":0.0042,"cost_source":"reported","input_tokens":12300,"cached_input_tokens":8100,"output_tokens":212},"model":"opus"}` + "\n"
-	if err := os.WriteFile(filepath.Join(walkie.StateDir(file, "d"), "turns.jsonl"), []byte(line), 0o644); err != nil {
+	line := `{"turn":1,"round":1,"agent":"ada","attempt":1,"started":"2026-11-30T02:00:00Z","duration_ms":1500,"outcome":"accepted","usage":{"cost_usd":0.0042,"cost_source":"reported","input_tokens":12300,"cached_input_tokens":8100,"output_tokens":212},"model":"opus"}`
+	if _, _, err := walkie.ChangeState(file, walkie.StateDir(file, "d"), walkie.StateChange{Op: walkie.OpEnded, Attempt: json.RawMessage(line)},
+		func(*walkie.Doc, []byte, *walkie.State) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	out, _, code = f.run(t, func() error { return logRun(ctx, &logOptions{IO: f.IO, File: file}) })

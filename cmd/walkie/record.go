@@ -494,7 +494,7 @@ func statusCommand(f *Factory, runF func(context.Context, *statusOptions) error)
 		Name:      "status",
 		Usage:     "show whose turn it is, the round, signatures and status",
 		ArgsUsage: "FILE|DIR",
-		Description: `Prints where the debate stands, from the record and .walkie/ID/state.json:
+		Description: `Prints where the debate stands, from the record and .walkie/ID/log.jsonl:
 its status (open, converged, closed, max-rounds, halted, failed, over-budget,
 deadlocked) and why, the turns recorded and the round (of a debate that is
 over, the round it ended in, and the cap it held), whose turn is next, whose
@@ -702,7 +702,7 @@ func haltCommand(f *Factory, runF func(context.Context, *haltOptions) error) *cl
 		Name:      "halt",
 		Usage:     "stop a debate; a running turn ends within a second",
 		ArgsUsage: "FILE",
-		Description: `Marks the debate halted in .walkie/ID/state.json, with --reason. Every
+		Description: `Marks the debate halted in .walkie/ID/log.jsonl, with --reason. Every
 controller re-reads the state before each turn and while a turn runs, so a
 running walkie auto, serve or watch ends the running turn (it is recorded as
 halted, never as the agent's failure) and starts no other; walkie post
@@ -742,7 +742,7 @@ func resumeCommand(f *Factory, runF func(context.Context, *resumeOptions) error)
 		Name:      "resume",
 		Usage:     "lift a halt, or reopen a failed, over-budget or deadlocked debate",
 		ArgsUsage: "FILE",
-		Description: `Clears the stop a person or the controller put in .walkie/ID/state.json: a
+		Description: `Clears the stop a person or the controller put in .walkie/ID/log.jsonl: a
 halt, or the failed, over-budget or deadlocked status, with its retry
 counters, so the next walkie auto (or a running walkie serve) takes the next
 turn. It starts nothing itself. A debate with nothing to resume (it is open,
@@ -786,7 +786,7 @@ func extendCommand(f *Factory, runF func(context.Context, *extendOptions) error)
 		Name:      "extend",
 		Usage:     "raise this debate's round cap",
 		ArgsUsage: "FILE",
-		Description: `Adds rounds to this debate only. The extension lives in .walkie/ID/state.json,
+		Description: `Adds rounds to this debate only. The extension lives in .walkie/ID/log.jsonl,
 not in the record, and is cleared when the debate converges. A running
 controller or daemon picks it up at once.
 
@@ -822,38 +822,67 @@ func extendRun(_ context.Context, o *extendOptions) error {
 	return nil
 }
 
-func repairCommand(f *Factory, runF func(context.Context, *fileOptions) error) *cli.Command {
+func repairCommand(f *Factory, runF func(context.Context, *repairOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "repair",
-		Usage:     "move a torn tail aside so the record verifies again",
+		Usage:     "move a torn tail aside so the record and its log read again",
 		ArgsUsage: "FILE",
 		Description: `A crash in the middle of a write can leave bytes after the last recorded
-entry. walkie reports them and never guesses: this command moves them to
-.walkie/ID/torn-TIME.txt and cuts them from FILE. It refuses while a
-controller runs the debate (its agent may be writing).
+entry, or after the last whole line of the debate's log (.walkie/ID/log.jsonl).
+walkie reports them and never guesses: this command moves a torn record
+tail to .walkie/ID/torn-TIME.txt and a torn log tail to
+.walkie/ID/torn-log-TIME.txt, and cuts them off. Neither held anything
+walkie had acknowledged. It refuses while a controller runs the debate
+(its agent may be writing).
+
+A log line damaged before a whole one (a flipped bit, a line removed) is
+refused by every command, naming its line. --drop-log-line N gives up what
+that line recorded: the log is rewritten with a "dropped" line in its
+place, and the log as it was is kept as .walkie/ID/log-damaged-TIME.jsonl.
+Restoring log.jsonl from a backup loses nothing; prefer that.
 
 EXAMPLES:
-   walkie verify api.walkie.md || walkie repair api.walkie.md`,
+   walkie verify api.walkie.md || walkie repair api.walkie.md
+   walkie repair api.walkie.md --drop-log-line 12`,
+		Flags: []cli.Flag{&cli.IntSliceFlag{Name: "drop-log-line", Usage: "give up the damaged line `N` of the log (repeat for more)"}},
 		Action: func(c *cli.Context) error {
 			file, err := recordArg(c)
 			if err != nil {
 				return err
 			}
-			return runWith(c.Context, runF, repairRun, &fileOptions{IO: f.IO, File: file})
+			return runWith(c.Context, runF, repairRun, &repairOptions{IO: f.IO, File: file, Drop: c.IntSlice("drop-log-line")})
 		},
 	}
 }
 
-func repairRun(_ context.Context, o *fileOptions) error {
+// repairOptions are walkie repair's.
+type repairOptions struct {
+	IO   *IOStreams
+	File string
+	Drop []int // lines of the log to give up
+}
+
+func repairRun(_ context.Context, o *repairOptions) error {
+	lr, err := walkie.RepairLog(o.File, o.Drop...)
+	if err != nil {
+		return err
+	}
+	switch {
+	case lr.Dropped:
+		fmt.Fprintf(o.IO.Out, "%s: log line %v given up (%d bytes); the log as it was is in %s\n", o.File, o.Drop, lr.Bytes, lr.Side)
+	case lr.Side != "":
+		fmt.Fprintf(o.IO.Out, "%s: torn log tail at line %d (%d bytes) moved to %s\n", o.File, lr.Line, lr.Bytes, lr.Side)
+	}
 	side, err := walkie.Repair(o.File)
 	if err != nil {
 		return err
 	}
-	if side == "" {
+	switch {
+	case side != "":
+		fmt.Fprintf(o.IO.Out, "%s: torn tail moved to %s\n", o.File, side)
+	case lr.Side == "":
 		fmt.Fprintf(o.IO.Out, "%s: no torn tail; nothing to do\n", o.File)
-		return nil
 	}
-	fmt.Fprintf(o.IO.Out, "%s: torn tail moved to %s\n", o.File, side)
 	return nil
 }
 
@@ -862,6 +891,15 @@ func repairRun(_ context.Context, o *fileOptions) error {
 // wrong is "does not verify" (exit 4); only a file that is not a walkie
 // file at all is bad input.
 func loadVerified(file string) (*walkie.Doc, error) {
+	// The log before the record, as every writer writes them the other
+	// way round: a post meanwhile then leaves the record ahead of what
+	// was read of the log, never behind it (which reads as a cut record).
+	var st *walkie.State
+	if meta, err := walkie.ReadMeta(file); err == nil {
+		if st, err = walkie.LoadState(walkie.StateDir(file, meta.ID)); err != nil {
+			return nil, err
+		}
+	}
 	d, err := walkie.Load(file)
 	if err != nil {
 		return nil, err
@@ -869,9 +907,10 @@ func loadVerified(file string) (*walkie.Doc, error) {
 	if err := d.Verify(); err != nil {
 		return nil, withCode(exitUnverified, err)
 	}
-	st, err := walkie.LoadState(walkie.StateDir(file, d.Meta.ID))
-	if err != nil {
-		return nil, err
+	if st == nil {
+		if st, err = walkie.LoadState(walkie.StateDir(file, d.Meta.ID)); err != nil {
+			return nil, err
+		}
 	}
 	if err := d.CheckState(st); err != nil {
 		return nil, withCode(exitUnverified, err)

@@ -23,7 +23,7 @@ func reportCommand(f *Factory, runF func(context.Context, *reportOptions) error)
 		Name:      "report",
 		Usage:     "how a debate or round table went: rounds, outcome, cost per agent, reviewers against the grader",
 		ArgsUsage: "FILE",
-		Description: `Reads the record, .walkie/ID/state.json, turns.jsonl and, for a round table,
+		Description: `Reads the record, .walkie/ID/log.jsonl (the state and the attempts) and, for a round table,
 each round's results under .walkie/ID/roundtable/. For a round table it sets
 every reviewer's verdicts against the hidden grader's: agreed (approved when
 the grader passed, blocked when it failed), approved while the grader failed

@@ -84,7 +84,7 @@ func autoCommand(f *Factory, runF func(context.Context, *runOptions) error) *cli
 		Description: `Runs the controller loop: each turn, the next participant's agent CLI starts in
 a fresh pseudo-terminal with the pinned prompt, appends one turn to FILE and
 is ended; walkie judges the turn, stamps it, logs the attempt in
-.walkie/ID/turns.jsonl and moves on, until every participant signs off, the
+.walkie/ID/log.jsonl and moves on, until every participant signs off, the
 round cap or budget is reached, retries are spent, or a person runs
 walkie halt. A bad turn is undone byte for byte and retried.
 

@@ -280,8 +280,8 @@ func TestTmuxFollow(t *testing.T) {
 	t.Cleanup(func() {
 		if t.Failed() {
 			out, _ := os.ReadFile(filepath.Join(dir, "auto.out"))
-			turns, _ := os.ReadFile(filepath.Join(dir, ".walkie", "d", "turns.jsonl"))
-			t.Logf("auto.out:\n%s\nturns.jsonl:\n%s", out, turns)
+			turns, _ := os.ReadFile(filepath.Join(dir, ".walkie", "d", "log.jsonl"))
+			t.Logf("auto.out:\n%s\nlog.jsonl:\n%s", out, turns)
 		}
 	})
 	s.window("run")

@@ -32,7 +32,7 @@ once per sequence number. Participants without a command (a person, a live
 session) answer with walkie post and are never invoked. A round table runs
 one step per tick, each whole: the implementer's turn, a phase, or a round's
 reviews at once (a phase that awaits approval is waiting for a person). The
-tick remembers what it did in .walkie/ID/state.json, never in the walkie
+tick remembers what it did in .walkie/ID/log.jsonl, never in the walkie
 file. A debate
 another controller is running is left alone, so overlapping ticks are safe.
 A debate walkie serve --engine temporal runs is refused (exit 3 when

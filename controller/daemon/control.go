@@ -32,7 +32,7 @@ const maxControlBody = 1 << 20
 // body (a form or text/plain post, which a browser sends cross-site
 // without asking, is refused), finds the debate among those the page
 // lists (the daemon's own, and the registry's, whose controller reads
-// state.json as the daemon's does), and maps the record's refusals to
+// the log as the daemon's does), and maps the record's refusals to
 // statuses.
 func (d *Daemon) control(act func(controlRequest) (any, error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -567,11 +567,11 @@ func linksToDir(p string) bool {
 }
 
 // pageFile is a file of a debate's state directory whose change the
-// worker or the page must see: the state and the doorbell, and for the
-// page the turn log and the running controller's activity.
+// worker or the page must see: the log (the state and the attempts) and
+// the doorbell, and for the page the running controller's activity.
 func pageFile(base string) bool {
 	switch base {
-	case "state.json", "signal.json", "turns.jsonl", walkie.ActivityFile:
+	case walkie.LogFile, "signal.json", walkie.ActivityFile:
 		return true
 	}
 	return false
@@ -618,7 +618,7 @@ func (d *Daemon) watchTree(root string) []string {
 }
 
 // shouldWatch skips .git and node_modules, and inside a .walkie directory
-// watches only the debates' own directories (state.json lives there),
+// watches only the debates' own directories (the log lives there),
 // not their transcripts, which change with every byte an agent prints.
 func (d *Daemon) shouldWatch(dir string) bool {
 	rel, err := filepath.Rel(d.dir, dir)

@@ -145,29 +145,21 @@ func TestTranscriptRefusedThroughALinkedStateDir(t *testing.T) {
 	}
 }
 
-// The side files the page parses (state.json, turns.jsonl) made into a
-// named pipe, or a link to a file the agent chose: the debate's page
-// answers at once, says what is wrong, and shows nothing of the other
-// file; the fleet and the API go on answering.
+// The log the page folds made into a named pipe, or a link to a file the
+// agent chose: the debate's page answers at once, says what is wrong, and
+// shows nothing of the other file; the fleet and the API go on answering.
 func TestPageRefusesSideFilesThatAreNotFiles(t *testing.T) {
 	for _, c := range []struct {
 		name, file string
 		plant      func(t *testing.T, p string)
 		says       string
 	}{
-		{"state.json a named pipe", "state.json", func(t *testing.T, p string) {
+		{"log.jsonl a named pipe", walkie.LogFile, func(t *testing.T, p string) {
 			must(t, syscall.Mkfifo(p, 0o644))
 			t.Cleanup(func() { unblockFIFO(p) })
 		}, "named pipe"},
-		{"turns.jsonl a named pipe", "turns.jsonl", func(t *testing.T, p string) {
-			must(t, syscall.Mkfifo(p, 0o644))
-			t.Cleanup(func() { unblockFIFO(p) })
-		}, "named pipe"},
-		{"state.json a link", "state.json", func(t *testing.T, p string) {
-			must(t, os.Symlink(outsideFile(t, `{"status": "halted", "reason": "`+secretText+`"}`), p))
-		}, "symbolic link"},
-		{"turns.jsonl a link", "turns.jsonl", func(t *testing.T, p string) {
-			must(t, os.Symlink(outsideFile(t, `{"turn": 1, "agent": "`+secretText+`", "outcome": "crashed"}`+"\n"), p))
+		{"log.jsonl a link", walkie.LogFile, func(t *testing.T, p string) {
+			must(t, os.Symlink(outsideFile(t, `{"n":1,"op":"halt","layout":2,"set":{"status":"halted","reason":"`+secretText+`"}}`+"\n"), p))
 		}, "symbolic link"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -37,7 +37,7 @@ func (u *Usage) CostKind() CostKind {
 	if u.Kind != "" {
 		return u.Kind
 	}
-	// A line of turns.jsonl from before the kind existed says it only in
+	// An attempt logged before the kind existed says it only in
 	// its CostSource's words, which were these three.
 	switch {
 	case u.Partial:
@@ -109,17 +109,3 @@ func (u *Usage) HasTokens() bool { return u != nil && (u.InputTokens > 0 || u.Ou
 // unknown cost, which a budget counts by its estimate. It is the one place
 // an attempt's usage becomes the debate's cost, for every kind of attempt.
 func Charge(s *walkie.State, u *Usage) { s.AddCost(u.Cost()) }
-
-// ChargeDebate charges u to the debate of the record file, in a state
-// update of its own (the attempts of a round table that no turn's state
-// write carries: its phases, its reviews).
-func ChargeDebate(file string, u *Usage) error {
-	if usd, complete := u.Cost(); usd == 0 && complete {
-		return nil // nothing to add: no state write
-	}
-	_, _, err := walkie.UpdateState(file, func(_ *walkie.Meta, _ walkie.Progress, s *walkie.State) error {
-		Charge(s, u)
-		return nil
-	})
-	return err
-}

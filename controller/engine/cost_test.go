@@ -3,7 +3,9 @@ package engine
 import (
 	"encoding/json"
 	"math"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/walkie-sh/walkie/walkie"
@@ -77,18 +79,32 @@ func TestCharge(t *testing.T) {
 	}
 }
 
-func TestChargeDebate(t *testing.T) {
+// A round table's own attempt is logged with its cost charged, in one
+// line each: the record and what it cost are durable together.
+func TestLogAttempt(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "d"+walkie.FileSuffix)
 	if err := walkie.Init(file, walkie.InitOptions{Participants: []string{"a", "b"}, MaxRounds: 2, Briefing: []byte("Pick one.\n")}); err != nil {
 		t.Fatal(err)
 	}
-	for _, u := range []*Usage{{Kind: CostReported, CostUSD: 0.25}, nil, {Kind: CostReported}} {
-		if err := ChargeDebate(file, u); err != nil {
+	dir := walkie.StateDir(file, "d")
+	for i, u := range []*Usage{{Kind: CostReported, CostUSD: 0.25}, nil, {Kind: CostReported}} {
+		if err := LogAttempt(file, TurnRecord{Turn: 2, Agent: "b", Role: "reviewer", Attempt: i + 1, Usage: u}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	st, err := walkie.LoadState(walkie.StateDir(file, "d"))
+	st, err := walkie.LoadState(dir)
 	if err != nil || st.CostUSD != 0.25 || st.UnknownCosts != 1 {
 		t.Fatalf("%+v, %v", st, err)
+	}
+	recs, err := ReadTurnLog(dir)
+	if err != nil || len(recs) != 3 || recs[2].Attempt != 3 || recs[0].Usage.CostUSD != 0.25 {
+		t.Fatalf("%+v, %v", recs, err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, walkie.LogFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "\n"); n != 4 { // init and one line an attempt
+		t.Errorf("the log has %d lines, want 4:\n%s", n, b)
 	}
 }

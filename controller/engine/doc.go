@@ -19,7 +19,7 @@
 //     so no retry and no daemon backoff is spent on it.
 //
 // What the session produced is described by TurnRecord, the line each
-// attempt leaves in turns.jsonl, and by Usage, read from the transcript
+// attempt leaves in the log, and by Usage, read from the transcript
 // with a kind (reported, estimated, partial, unknown) set where the figure
 // is made; Charge is the one place an attempt's usage becomes the debate's
 // cost. Judging a debate turn and writing the record are the caller's: the

@@ -21,7 +21,7 @@ import (
 // the limit, keep it for inspection, judge it, log the attempt, charge
 // its cost to the debate — and each caller supplies only what differs.
 type FileAttempt struct {
-	// Record is the attempt's line in turns.jsonl as far as it is known
+	// Record is the attempt's record in the log as far as it is known
 	// before the session: turn, round, agent, role, attempt. RunFile sets
 	// its start.
 	Record TurnRecord
@@ -63,8 +63,8 @@ type FileAttempt struct {
 	Watch   string
 	Inspect func(rec *TurnRecord, changed []tree.Change) error
 	// StateDir, when set, is the debate's state directory: the attempt
-	// is logged in its turns.jsonl. Debate, when set, is the record whose
-	// state the attempt's cost is charged to (ChargeDebate).
+	// is logged in its log. Debate, when set, is the record whose state
+	// the attempt's cost is charged to, in the same line (LogAttempt).
 	StateDir, Debate string
 }
 
@@ -190,18 +190,16 @@ func (a FileAttempt) Finish(started time.Time, out FileResult) (FileResult, erro
 	return out, a.record(*rec)
 }
 
-// record logs the attempt in the debate's turns.jsonl and charges its
-// cost to the debate, as far as a says where they are.
+// record logs the attempt in the debate's log, with its cost charged to
+// the debate in the same line, as far as a says where they are.
 func (a FileAttempt) record(rec TurnRecord) error {
-	if a.StateDir != "" {
-		if err := AppendTurnLog(a.StateDir, rec); err != nil {
-			return err
+	switch {
+	case a.Debate != "":
+		if err := LogAttempt(a.Debate, rec); err != nil {
+			return fmt.Errorf("log %s's attempt %d and its cost: %w", rec.Agent, rec.Attempt, err)
 		}
-	}
-	if a.Debate != "" {
-		if err := ChargeDebate(a.Debate, rec.Usage); err != nil {
-			return fmt.Errorf("count the cost of %s's attempt %d: %w", rec.Agent, rec.Attempt, err)
-		}
+	case a.StateDir != "":
+		return AppendTurnLog(a.StateDir, rec)
 	}
 	return nil
 }

@@ -42,7 +42,7 @@ type Job struct {
 	Result string
 	Ready  func() bool
 	Done   string
-	// Control is a file whose change may mean a halt (state.json); Halted
+	// Control is a file whose change may mean a halt (the log); Halted
 	// is asked then. Empty: nothing halts the job but its context.
 	Control string
 	Halted  func() bool

@@ -12,7 +12,7 @@ import (
 	"github.com/walkie-sh/walkie/walkie"
 )
 
-// Provenance is what produced an attempt, as its turns.jsonl line records
+// Provenance is what produced an attempt, as its record in the log says
 // it: enough to tell, later, which CLI at which version ran which model
 // with which command and prompt.
 type Provenance struct {

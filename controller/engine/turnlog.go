@@ -1,21 +1,18 @@
 package engine
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/walkie-sh/walkie/session"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
-// TurnRecord is one line of .walkie/ID/turns.jsonl: one attempt at a turn.
+// TurnRecord is one attempt at a turn, as the log records it: the
+// attempt of its line in .walkie/ID/log.jsonl (docs/controller.md, "The
+// attempts in the log").
 type TurnRecord struct {
 	Seq        int            `json:"seq,omitempty"` // sequence number of the recorded entry (accepted only)
 	Turn       int            `json:"turn"`
@@ -95,69 +92,59 @@ func (r TurnRecord) MarshalJSON() ([]byte, error) {
 
 func stamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
 
-// AppendTurnLog adds one record to turns.jsonl in one synced write. A
-// line cut short by a crash before it is ended first, so that the new
-// record starts a line of its own. Appends exclude each other (a round
-// table's reviewers end at once), so that look at the last byte and the
-// write that follows it are one step.
+// AppendTurnLog logs an attempt that changes nothing in the debate's
+// state, in one synced line of the log of the debate whose state
+// directory is dir: an "ended" line with the record and no set. A
+// debate's own attempts log their end with what it changes instead
+// (LogAttempt, or the controller's line for a turn).
 func AppendTurnLog(dir string, r TurnRecord) error {
-	b, err := json.Marshal(r)
+	lock, err := walkie.LockRecord(dir)
+	if err != nil {
+		return fmt.Errorf("lock the log: %w", err)
+	}
+	defer lock.Unlock()
+	l := walkie.OpenLog(dir)
+	defer l.Close()
+	st, err := l.State()
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(filepath.Join(dir, "turns.jsonl"), os.O_RDWR|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o644)
-	if err != nil {
-		return fmt.Errorf("open turn log: %w", err)
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return fmt.Errorf("turn log %s is not a regular file", f.Name())
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		return fmt.Errorf("lock turn log: %w", err)
-	}
-	line := append(b, '\n')
-	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
-		last := make([]byte, 1)
-		if _, err := f.ReadAt(last, fi.Size()-1); err == nil && last[0] != '\n' {
-			line = append([]byte{'\n'}, line...)
-		}
-	}
-	if _, err := f.Write(line); err != nil {
-		return fmt.Errorf("write turn log: %w", err)
-	}
-	return f.Sync()
+	_, err = l.Save(walkie.OpEnded, st, r)
+	return err
 }
 
-// ReadTurnLog reads every attempt recorded for a debate. A line cut short
-// by a crash (its JSON ends early) is skipped, not an error; any other
-// damage is an error naming the line, returned with the records before it.
-func ReadTurnLog(dir string) ([]TurnRecord, error) {
-	path := filepath.Join(dir, "turns.jsonl")
-	b, err := walkie.ReadSideFile(dir, "turns.jsonl", walkie.MaxSideFile)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+// LogAttempt logs the attempt r of the debate of the record file with its
+// cost charged (Charge), in one line of the debate's log: the attempts a
+// round table makes besides its turns (its phases, its reviews).
+func LogAttempt(file string, r TurnRecord) error {
+	meta, err := walkie.ReadMeta(file)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var out []TurnRecord
-	for i, line := range bytes.Split(b, []byte("\n")) {
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
-			continue
-		}
+	_, _, err = walkie.ChangeState(file, walkie.StateDir(file, meta.ID), walkie.StateChange{Op: walkie.OpEnded, Attempt: r, OnlyStatus: true},
+		func(_ *walkie.Doc, _ []byte, s *walkie.State) error {
+			Charge(s, r.Usage)
+			return nil
+		})
+	return err
+}
+
+// ReadTurnLog reads every attempt recorded for a debate (state directory
+// dir), from its log: each line's attempt, in the order they ended (or,
+// in a debate directory not yet converted, turns.jsonl's lines). A line of
+// the log damaged before a whole one is an error naming it, returned with
+// the records before it.
+func ReadTurnLog(dir string) ([]TurnRecord, error) {
+	raws, err := walkie.LogAttempts(dir)
+	out := make([]TurnRecord, 0, len(raws))
+	for _, b := range raws {
 		var r TurnRecord
-		if err := json.Unmarshal(line, &r); err != nil {
-			var se *json.SyntaxError
-			if errors.As(err, &se) && se.Offset == int64(len(line)) {
-				continue // cut short
-			}
-			return out, fmt.Errorf("%s:%d: %w", path, i+1, err)
+		if jerr := json.Unmarshal(b, &r); jerr != nil {
+			return out, fmt.Errorf("%s: an attempt's record: %w", filepath.Join(dir, walkie.LogFile), jerr)
 		}
 		out = append(out, r)
 	}
-	return out, nil
+	return out, err
 }
 
 // LoggedAttempt returns the logged record of an attempt, if there is one,

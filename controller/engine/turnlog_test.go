@@ -20,10 +20,11 @@ func TestTurnLogRoundTrip(t *testing.T) {
 	if err := AppendTurnLog(dir, in); err != nil {
 		t.Fatal(err)
 	}
-	raw := readFile(t, filepath.Join(dir, "turns.jsonl"))
+	raw := readFile(t, filepath.Join(dir, walkie.LogFile))
 	// RFC 3339 in UTC with milliseconds, as docs/controller.md's table of
-	// turns.jsonl says.
-	if !strings.Contains(string(raw), `"started":"2026-11-30T01:00:00.123Z"`) || !strings.Contains(string(raw), `"exit_code":0`) {
+	// the attempts says, in the attempt of an "ended" line.
+	if !strings.Contains(string(raw), `"op":"ended"`) || !strings.Contains(string(raw), `"attempt":{"seq":1,`) ||
+		!strings.Contains(string(raw), `"started":"2026-11-30T01:00:00.123Z"`) || !strings.Contains(string(raw), `"exit_code":0`) {
 		t.Errorf("line: %s", raw)
 	}
 	out, err := ReadTurnLog(dir)
@@ -41,22 +42,32 @@ func TestTurnLogRoundTrip(t *testing.T) {
 	}
 }
 
-// After a torn write, the next record starts a line of its own.
+// After a torn write, the next record is logged whole, and the torn
+// bytes are skipped.
 func TestAppendTurnLogAfterTornWrite(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "turns.jsonl"), []byte(`{"turn":1,"agent":"a","outc`), 0o644); err != nil {
+	if err := AppendTurnLog(dir, TurnRecord{Turn: 1, Agent: "a", Attempt: 1, Outcome: walkie.OutcomeCrashed}); err != nil {
 		t.Fatal(err)
 	}
+	f, err := os.OpenFile(filepath.Join(dir, walkie.LogFile), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"n":2,"op":"ended","attempt":{"turn":1,"agent":"a","outc`)
+	f.Close()
 	if err := AppendTurnLog(dir, TurnRecord{Turn: 1, Agent: "a", Attempt: 2, Outcome: walkie.OutcomeAccepted}); err != nil {
 		t.Fatal(err)
 	}
 	recs, err := ReadTurnLog(dir)
-	if err != nil || len(recs) != 1 || recs[0].Attempt != 2 {
+	if err != nil || len(recs) != 2 || recs[1].Attempt != 2 {
 		t.Fatalf("%+v %v", recs, err)
 	}
 }
 
-func TestReadTurnLog(t *testing.T) {
+// A debate directory of layout 1 (before the log) reads its turns.jsonl
+// as it was read then: a line cut short by a crash is skipped, other
+// damage names its line.
+func TestReadTurnLogLayout1(t *testing.T) {
 	line := `{"turn":1,"round":1,"agent":"a","role":"participant","attempt":1,"started":"2026-11-30T02:00:00.000Z","ended":"2026-11-30T02:00:01.000Z","outcome":"accepted","signed":false}`
 	for _, c := range []struct {
 		name, content string

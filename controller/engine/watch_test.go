@@ -35,7 +35,7 @@ func TestHubFollowsReplacedFiles(t *testing.T) {
 	if err := walkie.SaveState(stateDir, &walkie.State{}); err != nil {
 		t.Fatal(err)
 	}
-	statePath := filepath.Join(stateDir, "state.json")
+	statePath := filepath.Join(stateDir, walkie.LogFile)
 	h, err := newHub(zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
@@ -67,10 +67,10 @@ func TestHubFollowsReplacedFiles(t *testing.T) {
 		}
 		awaitChange(t, sub, file, "an append to the replaced record", round)
 
-		if err := walkie.SaveState(stateDir, &walkie.State{Status: walkie.StatusHalted}); err != nil {
+		if err := walkie.SaveState(stateDir, &walkie.State{Status: walkie.StatusHalted, ExtraRounds: round + 1}); err != nil {
 			t.Fatal(err)
 		}
-		awaitChange(t, sub, statePath, "state.json replaced by rename", round)
+		awaitChange(t, sub, statePath, "a line appended to the log", round)
 	}
 }
 

@@ -160,7 +160,7 @@ func findRow(rows []Debate, key string) (Debate, bool) {
 // place is a change too (the page then says it refuses it).
 func stamp(file string, dir string) string {
 	var b strings.Builder
-	for _, p := range []string{file, filepath.Join(dir, "turns.jsonl"), filepath.Join(dir, "state.json")} {
+	for _, p := range []string{file, filepath.Join(dir, walkie.LogFile)} {
 		if fi, err := os.Lstat(p); err == nil {
 			fmt.Fprintf(&b, "%d.%d;", fi.Size(), fi.ModTime().UnixNano())
 		} else {

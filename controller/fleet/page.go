@@ -52,7 +52,7 @@ type EntryView struct {
 // TurnView is one attempt of the turn log.
 type TurnView struct {
 	Key        string // the debate's
-	Index      int    // line of turns.jsonl, from 0: the transcript's name on the page
+	Index      int    // the attempt's place in the log, from 0: the transcript's name on the page
 	Rec        controller.TurnRecord
 	Transcript bool
 }
@@ -196,7 +196,7 @@ func openTranscript(file string, i int) (*os.File, string, error) {
 	}
 	rel := filepath.ToSlash(recs[i].Transcript.Text)
 	if !strings.HasPrefix(rel, "turns/") || !filepath.IsLocal(rel) {
-		return nil, "", &walkie.InputError{File: filepath.Join(dir, "turns.jsonl"),
+		return nil, "", &walkie.InputError{File: filepath.Join(dir, walkie.LogFile),
 			Msg: fmt.Sprintf("attempt %d names %s, outside the debate's transcripts", i, recs[i].Transcript.Text)}
 	}
 	// From the record's directory, which the daemon serves: .walkie and

@@ -48,7 +48,7 @@ func CopyEntries(file string, emit func(controller.Event)) (int, error) {
 	}
 	p := d.Progress()
 	var from int
-	_, _, err = walkie.UpdateState(file, func(_ *walkie.Meta, _ walkie.Progress, s *walkie.State) error {
+	_, _, err = walkie.UpdateState(file, walkie.OpHandled, func(_ *walkie.Meta, _ walkie.Progress, s *walkie.State) error {
 		if s.HandledSeq >= p.Seq {
 			return errCopied
 		}

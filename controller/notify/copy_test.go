@@ -27,7 +27,7 @@ func TestCopyWanted(t *testing.T) {
 			if err := walkie.Init(file, walkie.InitOptions{Participants: []string{"a", "b"}, MaxRounds: 2}); err != nil {
 				t.Fatal(err)
 			}
-			if _, _, err := walkie.UpdateState(file, func(_ *walkie.Meta, _ walkie.Progress, s *walkie.State) error {
+			if _, _, err := walkie.UpdateState(file, walkie.OpState, func(_ *walkie.Meta, _ walkie.Progress, s *walkie.State) error {
 				s.CopySupervisor = tt.set
 				return nil
 			}); err != nil {

@@ -17,8 +17,8 @@ import (
 
 // StampedNotLogged leaves file as a controller killed after stamping the
 // next turn (by agent, with body) and before logging it: the turn is in
-// the record, state.json still holds the attempt as running, turns.jsonl
-// lacks it, and the controller's process is gone.
+// the record, the log still holds the attempt as running and no end of
+// it, and the controller's process is gone.
 func StampedNotLogged(t testing.TB, file, agent, body string) {
 	t.Helper()
 	snapshot, err := os.ReadFile(file)
@@ -38,7 +38,7 @@ func StampedNotLogged(t testing.TB, file, agent, body string) {
 	if err := os.WriteFile(path, snapshot, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = walkie.UpdateState(file, func(_ *walkie.Meta, _ walkie.Progress, s *walkie.State) error {
+	_, _, err = walkie.UpdateState(file, walkie.OpBegun, func(_ *walkie.Meta, _ walkie.Progress, s *walkie.State) error {
 		s.Running = &walkie.Attempt{Turn: p.NextTurn, Agent: agent, Number: 1, Started: time.Now().UTC().Truncate(time.Millisecond),
 			ControllerPID: deadPID(t), Snapshot: path, Size: int64(len(snapshot)), Seq: p.Seq, Hash: p.Hash}
 		return nil

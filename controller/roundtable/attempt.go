@@ -51,7 +51,7 @@ func (rt *Table) runFile(ctx context.Context, fa engine.FileAttempt) (engine.Fil
 // fileAttempt is what every session of the round table's own (a phase, a
 // reviewer) shares as a file attempt: the host's session slots, a note
 // under running/NAME.json while it runs (recoverReviewers), its line in
-// the debate's turns.jsonl and its cost charged to the debate, whatever
+// the debate's log with its cost charged to the debate in it, whatever
 // that cost is (known or not: issue 26).
 func (rt *Table) fileAttempt(running string, rec engine.TurnRecord) engine.FileAttempt {
 	return engine.FileAttempt{

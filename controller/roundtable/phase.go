@@ -539,7 +539,7 @@ func (rt *Table) phaseJob(ctx context.Context, m *walkie.Meta, p walkie.Phase, a
 		Done:       "the " + p.Kind + " phase's file is written",
 		Role:       config.RolePhase,
 		Reach:      engine.FolderReach(sandbox),
-		Control:    filepath.Join(rt.Dir, "state.json"),
+		Control:    filepath.Join(rt.Dir, walkie.LogFile),
 		Halted:     rt.Halted,
 		Started: func(s *session.Session) {
 			rt.noteRunning(running, id, s.Pid(), sandbox)

@@ -247,7 +247,7 @@ func (rt *Table) reviewerJob(job *reviewJob, a config.Agent, name string, turn, 
 		Done:       "the verdict is in",
 		Role:       config.RoleReviewer,
 		Reach:      engine.FolderReach(sandbox),
-		Control:    filepath.Join(rt.Dir, "state.json"),
+		Control:    filepath.Join(rt.Dir, walkie.LogFile),
 		Halted:     rt.Halted,
 		Started: func(s *session.Session) {
 			rt.noteRunning(name, id, s.Pid(), sandbox)

@@ -111,7 +111,7 @@ func (w *Worker) newAttempt(ctx context.Context, dir, transcript string) (*attem
 			return
 		}
 		// The workflow cancels a session only for a halt: the engine sees
-		// it through the control file, as it sees state.json at home.
+		// it through the control file, as it sees the log at home.
 		a.halted.Store(true)
 		_ = os.WriteFile(a.control, []byte("halted\n"), 0o644)
 	}()

@@ -254,7 +254,7 @@ func (h *Home) watchHalts() {
 			if !ok {
 				return
 			}
-			if filepath.Base(ev.Name) == "state.json" {
+			if filepath.Base(ev.Name) == walkie.LogFile {
 				h.checkHalt(filepath.Dir(ev.Name))
 			}
 		case err, ok := <-h.watcher.Errors:

@@ -8,7 +8,7 @@
 // a round's reviews at once. An
 // invocation that did not move the record is retried once after
 // RetryAfter; after another RetryAfter the supervisor is told, once per
-// sequence number. The tick's memory is State.Watch in state.json, never
+// sequence number. The tick's memory is State.Watch in the log, never
 // the walkie file.
 package watch
 
@@ -239,7 +239,7 @@ func invoke(ctx context.Context, o Options, file string, d *walkie.Doc, st *walk
 	}
 	// Remember the invocation before making it: a tick killed mid-turn
 	// must not make the next tick think the party was never invoked.
-	_, _, err := walkie.UpdateState(file, func(_ *walkie.Meta, cur walkie.Progress, s *walkie.State) error {
+	_, _, err := walkie.UpdateState(file, walkie.OpWatch, func(_ *walkie.Meta, cur walkie.Progress, s *walkie.State) error {
 		if cur.Seq != p.Seq {
 			return errMoved
 		}
@@ -316,7 +316,7 @@ func escalate(o Options, file string, d *walkie.Doc, p walkie.Progress, w *walki
 		p.NextAgent, w.Tries, p.NextTurn, p.Seq, when)
 	// Record first: the supervisor is told at most once, even if this
 	// tick dies right after.
-	_, _, err := walkie.UpdateState(file, func(_ *walkie.Meta, cur walkie.Progress, s *walkie.State) error {
+	_, _, err := walkie.UpdateState(file, walkie.OpWatch, func(_ *walkie.Meta, cur walkie.Progress, s *walkie.State) error {
 		if cur.Seq != p.Seq || s.Watch == nil || s.Watch.Escalated {
 			return errMoved
 		}

@@ -444,7 +444,7 @@ func TestCopyWantedPerDebate(t *testing.T) {
 	file := approvedDebate(t, dir, "switch", "fa", "fb")
 	set := func(v *bool) {
 		t.Helper()
-		if _, _, err := walkie.UpdateState(file, func(_ *walkie.Meta, _ walkie.Progress, s *walkie.State) error {
+		if _, _, err := walkie.UpdateState(file, walkie.OpState, func(_ *walkie.Meta, _ walkie.Progress, s *walkie.State) error {
 			s.CopySupervisor = v
 			return nil
 		}); err != nil {

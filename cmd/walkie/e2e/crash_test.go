@@ -27,7 +27,7 @@ import (
 // race it is to find). One in ten lands at a random moment of the run's
 // start, where recovery of the last kill happens; the others a random
 // time after the run's first attempt began, spread over its next few
-// turns, where stamping, the state writes and sessions' starts happen.
+// turns, where stamping, the log's lines and sessions' starts happen.
 // Where each kill landed is read from what it left, and the figures are
 // printed.
 func TestCrashAutoAtRandomMoments(t *testing.T) {
@@ -129,7 +129,7 @@ func whereKilled(t *testing.T, d *debate) string {
 	p := doc.Progress()
 	switch {
 	case p.Seq > st.LastSeq:
-		return "after a turn was stamped, before state.json"
+		return "after a turn was stamped, before its end was logged"
 	case st.Running == nil:
 		return "between attempts (no attempt running)"
 	case walkie.LoadSessionNote(d.stateDir(), st.Running.Session) == nil:

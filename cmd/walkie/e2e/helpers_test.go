@@ -105,7 +105,7 @@ func (d *debate) auto(code int, args ...string) blackbox.Result {
 	return d.MustRun(code, append([]string{"auto", d.name, "--approve"}, args...)...)
 }
 
-// turns reads turns.jsonl; every line must be whole.
+// turns reads the attempts in the log; every line must be whole.
 func (d *debate) turns() []blackbox.Turn {
 	d.T.Helper()
 	return blackbox.ReadTurns(d.T, d.stateDir())

@@ -1,7 +1,7 @@
 // Package e2e drives the built walkie binary through whole debates with the
 // scripted fake agent (cmd/fakeagent): one test per outcome and per control
 // (halt, extend, SIGINT, SIGKILL and resume). Each test asserts from what a
-// user can see, the exit code, turns.jsonl and the record itself, and then
+// user can see, the exit code, the log and the record itself, and then
 // that no process of the run is left.
 //
 // It lives apart from cmd/walkie so that its TestMain, which builds the

@@ -142,15 +142,15 @@ func TestSandboxHostileDebater(t *testing.T) {
 	needLandlock(t, d)
 	home := hostileDir(t, d)
 	at := attack{
-		reads: []string{filepath.Join(home, ".ssh", "id_ed25519"), d.path("other.walkie.md"), d.path(".walkie/other/state.json"),
-			d.path(".walkie/d/state.json"), d.path(".walkie/d/snapshot.md"), "/proc/1/environ", "/proc/{ppid}/environ"},
-		writes: []string{d.path("outside.txt"), d.path(".walkie/d/state.json"), d.path(".walkie/d/turns.jsonl"),
+		reads: []string{filepath.Join(home, ".ssh", "id_ed25519"), d.path("other.walkie.md"), d.path(".walkie/other/log.jsonl"),
+			d.path(".walkie/d/log.jsonl"), d.path(".walkie/d/snapshot.md"), "/proc/1/environ", "/proc/{ppid}/environ"},
+		writes: []string{d.path("outside.txt"), d.path(".walkie/d/log.jsonl"),
 			d.path("other.walkie.md"), filepath.Join(home, ".bashrc")},
 		allowed: []string{"read:" + d.path("briefing.md")},
 	}
 	d.write("a.yaml", at.script()+"sign: true\n")
 	before := map[string][]byte{}
-	for _, p := range []string{"other.walkie.md", ".walkie/d/state.json", ".walkie/other/state.json"} {
+	for _, p := range []string{"other.walkie.md", ".walkie/d/log.jsonl", ".walkie/other/log.jsonl"} {
 		before[p] = d.read(p)
 	}
 	d.auto(0)
@@ -168,10 +168,10 @@ func TestSandboxHostileDebater(t *testing.T) {
 	if b := d.read("other.walkie.md"); string(b) != string(before["other.walkie.md"]) {
 		t.Errorf("the other debate's record changed:\n%s", b)
 	}
-	if b := d.read(".walkie/other/state.json"); string(b) != string(before[".walkie/other/state.json"]) {
+	if b := d.read(".walkie/other/log.jsonl"); string(b) != string(before[".walkie/other/log.jsonl"]) {
 		t.Errorf("the other debate's state changed:\n%s", b)
 	}
-	if strings.Contains(string(d.read(".walkie/d/turns.jsonl")), "forged_by") || strings.Contains(string(d.read(".walkie/d/state.json")), "forged_by") {
+	if strings.Contains(string(d.read(".walkie/d/log.jsonl")), "forged_by") {
 		t.Error("a forged line got into the debate's state or log")
 	}
 	d.verify(2)
@@ -181,7 +181,7 @@ func TestSandboxHostileDebater(t *testing.T) {
 // The round table's roles, each hostile: the research phase, the
 // implementer, a reviewer and the grader try what their roles may not
 // reach and do their part; each attempt is refused and named in the
-// record (turns.jsonl, grader.json), the grader alone reads the hidden
+// record (the log, grader.json), the grader alone reads the hidden
 // tests, and the table converges.
 func TestSandboxHostileRoundTable(t *testing.T) {
 	parts := []string{"ada", "brook", "gem"}
@@ -193,9 +193,9 @@ func TestSandboxHostileRoundTable(t *testing.T) {
 	must(t, os.MkdirAll(d.path("work"), 0o755))
 	must(t, os.MkdirAll(d.path("hidden"), 0o755))
 	forbidden := attack{
-		reads: []string{filepath.Join(home, ".ssh", "id_ed25519"), d.path("other.walkie.md"), d.path(".walkie/rt/state.json"),
+		reads: []string{filepath.Join(home, ".ssh", "id_ed25519"), d.path("other.walkie.md"), d.path(".walkie/rt/log.jsonl"),
 			"/proc/1/environ", "/proc/{ppid}/environ"},
-		writes: []string{d.path("outside.txt"), d.path(".walkie/rt/state.json"), d.path(".walkie/rt/turns.jsonl")},
+		writes: []string{d.path("outside.txt"), d.path(".walkie/rt/log.jsonl")},
 	}
 	withHidden := forbidden
 	withHidden.reads = append(slices.Clone(forbidden.reads), d.path("hidden/grade.sh"))
@@ -238,7 +238,7 @@ func TestSandboxHostileRoundTable(t *testing.T) {
 		t.Fatalf("grader %s", g.Status)
 	}
 	grader.check(t, "grader", string(d.read(filepath.Join(".walkie/rt", g.Log))), g.Sandbox)
-	if s := string(d.read(".walkie/rt/state.json")); strings.Contains(s, "forged_by") {
+	if s := string(d.read(".walkie/rt/log.jsonl")); strings.Contains(s, "forged_by") {
 		t.Errorf("a forged line got into the state: %s", s)
 	}
 	d.verify(2)
@@ -255,8 +255,8 @@ func TestSandboxHostileDistiller(t *testing.T) {
 	// The distiller works in a folder of its own.
 	absoluteFakes(d, parts)
 	at := attack{
-		reads:  []string{filepath.Join(home, ".ssh", "id_ed25519"), d.path("other.walkie.md"), d.path(".walkie/d/state.json"), d.path("d.walkie.md")},
-		writes: []string{d.path("outside.txt"), d.path(".walkie/d/state.json")},
+		reads:  []string{filepath.Join(home, ".ssh", "id_ed25519"), d.path("other.walkie.md"), d.path(".walkie/d/log.jsonl"), d.path("d.walkie.md")},
+		writes: []string{d.path("outside.txt"), d.path(".walkie/d/log.jsonl")},
 	}
 	d.write("dist.yaml", at.script()+"behavior: write\nbody: \"## Question\\nWhich?\\n\"\n")
 	d.write("chat.md", "We talked about which one to pick.\n")

@@ -13,7 +13,7 @@ import (
 
 // The real claude and codex debate to convergence: three turns, each
 // appended by the CLI's own shell tool, the record verifies, and
-// turns.jsonl holds each turn's usage: claude's reported cost, codex's
+// the log holds each turn's usage: claude's reported cost, codex's
 // tokens priced from the table and marked as an estimate.
 func TestDebateClaudeCodex(t *testing.T) {
 	t.Parallel()

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -82,8 +83,13 @@ func TestDoctorClaudeOwnHome(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := f.MustRun(1, "doctor", "d.walkie.md", "--config", "walkie.yaml", "--agents", "claude,codex")
-	if !strings.Contains(r.Stdout, "claude auth status: not logged in") || !strings.Contains(r.Stdout, "claude /login") {
+	if !regexp.MustCompile(`(?m)^claude .* no +not logged in: .*log in with ` + "`claude`" + `, then /login$`).MatchString(r.Stdout) {
 		t.Errorf("doctor's table:\n%s", r.Stdout)
+	}
+	// The answer is claude's own, asked with its auth status.
+	r = f.MustRun(1, "doctor", "d.walkie.md", "--config", "walkie.yaml", "--agents", "claude,codex", "--json")
+	if !strings.Contains(r.Stdout, "claude auth status: not logged in") {
+		t.Errorf("doctor --json:\n%s", r.Stdout)
 	}
 	f.noneLeft()
 }

@@ -220,7 +220,7 @@ func TestBudget(t *testing.T) {
 	recs := f.turns()
 	f.wantOutcomes(recs, "accepted")
 	if sum.Status != "over-budget" || sum.Turns != 1 || !near(sum.CostUSD, recs[0].Usage.CostUSD) || !strings.Contains(sum.Reason, "of a $0.01 budget") {
-		t.Errorf("summary %+v\nstate.json: %s", sum, f.state())
+		t.Errorf("summary %+v\nstate: %s", sum, f.state())
 	}
 	if n := len(f.srv.ModelRequests(modelserver.OpenAI)); n != 0 {
 		t.Errorf("codex called the model %d times past the budget", n)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/walkie-sh/walkie/cmd/fakemodel/modelserver"
 	"github.com/walkie-sh/walkie/cmd/walkie/internal/blackbox"
+	"github.com/walkie-sh/walkie/walkie"
 )
 
 // slots bounds the real CLI sessions running at once: each costs a node
@@ -242,15 +243,19 @@ func (f *fixture) privateDirsGone() {
 	}
 }
 
-// turns reads the debate's turns.jsonl.
+// turns reads the attempts in the debate's log.
 func (f *fixture) turns() []blackbox.Turn {
 	f.T.Helper()
 	return blackbox.ReadTurns(f.T, f.stateDir)
 }
 
-// state is the debate's state.json.
+// state is the debate's state, as its log folds it.
 func (f *fixture) state() string {
-	b, _ := os.ReadFile(filepath.Join(f.stateDir, "state.json"))
+	st, err := walkie.LoadState(f.stateDir)
+	if err != nil {
+		return err.Error()
+	}
+	b, _ := json.Marshal(st)
 	return string(b)
 }
 

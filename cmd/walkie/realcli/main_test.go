@@ -15,7 +15,7 @@
 // The CLIs are the pinned versions scripts/install-clis.sh puts in
 // .cache/clis; without them every test here skips and says so (make test
 // runs the script first), or fails when CI is set. REALCLI_KEEP=1 keeps each debate's directory
-// (its transcripts, turns.jsonl) in $TMPDIR for a look afterwards.
+// (its transcripts, its log) in $TMPDIR for a look afterwards.
 package realcli
 
 import (

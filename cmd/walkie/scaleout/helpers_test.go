@@ -227,9 +227,8 @@ func (c *cluster) status() string {
 
 // waitStatus waits until walkie status says status and no attempt runs.
 // The home stamps a turn into the record (which status reads) a moment
-// before it logs the attempt in turns.jsonl and clears the running
-// attempt: a test that reads turns.jsonl at the status alone can miss the
-// last attempt.
+// before it logs the attempt's end, which clears the running attempt: a
+// test that reads the attempts at the status alone can miss the last one.
 func (c *cluster) waitStatus(status string, limit time.Duration) {
 	c.T.Helper()
 	sessiontest.WaitFor(c.T, limit, "status "+status+", nothing running", func() bool {

@@ -3,7 +3,7 @@
 // scripts/install-temporal.sh into .cache/), the built walkie binary as
 // the home (walkie serve --engine temporal) and as workers (walkie
 // worker), and the scripted fake agent. Each test kills, halts or starves
-// something and then checks what a user can see: the record, turns.jsonl,
+// something and then checks what a user can see: the record, the log,
 // walkie status, the fleet page, the workflow's history.
 //
 // Without the server binary the tests skip and say how to build it; with

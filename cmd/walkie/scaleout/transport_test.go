@@ -40,7 +40,10 @@ func TestFiveMiBRecordRunsATurnOnARemoteWorker(t *testing.T) {
 	addr := c.saidAddr(home, "serving the blob store", "listen")
 	c.blobFlags = []string{"--blobs", "http://" + addr, "--blob-token", "s3cret"}
 	c.startWorker("w", converging, nil)
-	c.waitStatus(walkie.StatusConverged, 90*time.Second)
+	// Each turn hashes, sends and judges 5 MiB: about 35 s for the three
+	// under the race detector on a quiet 2-core machine, over 90 s on a
+	// loaded one. A limit, not a figure (BenchmarkScaleOut has those).
+	c.waitStatus(walkie.StatusConverged, 4*time.Minute)
 	d := c.verify(3)
 	if fi, err := os.Stat(c.path(c.name)); err != nil || fi.Size() < fiveMiB {
 		t.Fatalf("the record is %v bytes (%v), want over 5 MiB", fi.Size(), err)

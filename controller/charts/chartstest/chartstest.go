@@ -64,7 +64,7 @@ func writeLog(t testing.TB, dir string, as []attempt) {
 // debate's state.
 func SetState(t testing.TB, file string, usd float64, status, reason string) {
 	t.Helper()
-	_, _, err := walkie.UpdateState(file, func(m *walkie.Meta, p walkie.Progress, s *walkie.State) error {
+	_, _, err := walkie.UpdateState(file, walkie.OpState, func(m *walkie.Meta, p walkie.Progress, s *walkie.State) error {
 		s.CostUSD, s.Status, s.Reason = usd, status, reason
 		return nil
 	})

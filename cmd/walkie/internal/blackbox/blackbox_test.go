@@ -1,6 +1,8 @@
 package blackbox
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +14,8 @@ import (
 	"time"
 
 	"github.com/walkie-sh/walkie/session/sessiontest"
+
+	"github.com/walkie-sh/walkie/walkie"
 )
 
 // tb stands in for a test, to see the helpers fail one: Fatal ends the
@@ -73,21 +77,36 @@ func (f *tb) Fatal(args ...any) {
 	runtime.Goexit()
 }
 
-// A turns.jsonl line is read by the documented names only: a field the
-// docs do not name, or one renamed, fails the test that reads it.
+// An attempt in the log is read by the documented names only: a field
+// the docs do not name, or one renamed, fails the test that reads it; so
+// does a line of the log that is not whole or whose checksum fails.
 func TestReadTurnsIsStrict(t *testing.T) {
 	for _, c := range []struct {
 		name, line, fails string
+		damage            func([]byte) []byte
 	}{
-		{"documented", `{"turn":1,"agent":"a","outcome":"accepted","worker":"w1","transcript":{"raw":"r","text":"t"}}`, ""},
-		{"unknown field", `{"turn":1,"agent":"a","outcome":"accepted","cost":1}`, `unknown field "cost"`},
-		{"renamed field", `{"turn":1,"agent":"a","result":"accepted"}`, `unknown field "result"`},
-		{"torn line", `{"turn":1,"agent":"a","outc`, "turns.jsonl: unexpected EOF"},
+		{"documented", `{"turn":1,"agent":"a","outcome":"accepted","worker":"w1","transcript":{"raw":"r","text":"t"}}`, "", nil},
+		{"unknown field", `{"turn":1,"agent":"a","outcome":"accepted","cost":1}`, `unknown field "cost"`, nil},
+		{"renamed field", `{"turn":1,"agent":"a","result":"accepted"}`, `unknown field "result"`, nil},
+		{"torn line", `{"turn":1,"agent":"a","outcome":"accepted"}`, "log.jsonl: unexpected EOF", func(b []byte) []byte { return append(b, `{"n":2,"op":"ended","at`...) }},
+		{"bad checksum", `{"turn":1,"agent":"a","outcome":"accepted"}`, "checksum does not match", func(b []byte) []byte { return bytes.Replace(b, []byte(`"a"`), []byte(`"b"`), 1) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
-			if err := os.WriteFile(filepath.Join(dir, "turns.jsonl"), []byte(c.line+"\n"), 0o644); err != nil {
+			l := walkie.OpenLog(dir)
+			if _, err := l.Save(walkie.OpEnded, &walkie.State{}, json.RawMessage(c.line)); err != nil {
 				t.Fatal(err)
+			}
+			l.Close()
+			if c.damage != nil {
+				path := filepath.Join(dir, walkie.LogFile)
+				b, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, c.damage(b), 0o644); err != nil {
+					t.Fatal(err)
+				}
 			}
 			var recs []Turn
 			got := run(t, func(tb testing.TB) { recs = ReadTurns(tb, dir) })

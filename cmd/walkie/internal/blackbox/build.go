@@ -5,7 +5,7 @@
 // are built from, starts and waits for the walkie commands a test runs,
 // finds every process a run left behind by a marker in its environment,
 // writes the test's walkie.yaml, and reads what the run leaves on disk:
-// turns.jsonl by its documented field names, the state, walkie status
+// the log by its documented field names, the state, walkie status
 // --json and the record's turn count.
 //
 // The suites keep what is their own: the fixture of a debate (e2e's

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,9 +18,10 @@ import (
 	"github.com/walkie-sh/walkie/walkie"
 )
 
-// Turn is one line of turns.jsonl, decoded by its documented field
-// names (docs/controller.md), not the controller's Go type, so that a
-// renamed or undocumented field fails the suites.
+// Turn is one attempt, the attempt of an "ended" line of the log,
+// decoded by its documented field names (docs/controller.md), not the
+// controller's Go type, so that a renamed or undocumented field fails the
+// suites.
 type Turn struct {
 	Seq        int         `json:"seq"`
 	Turn       int         `json:"turn"`
@@ -122,11 +124,32 @@ func stamp(s string) time.Time {
 	return t
 }
 
-// ReadTurns reads the turns.jsonl of the debate whose state directory is
-// dir; none yet is no attempts. Every line must be whole.
-func ReadTurns(t testing.TB, dir string) []Turn {
+// LogLine is one line of a debate's log (.walkie/ID/log.jsonl), decoded
+// by the field names docs/format.md documents.
+type LogLine struct {
+	N       int             `json:"n"`
+	Op      string          `json:"op"`
+	At      string          `json:"at"`
+	Layout  int             `json:"layout"`
+	Torn    *TornBytes      `json:"torn"`
+	Set     json.RawMessage `json:"set"`
+	Attempt json.RawMessage `json:"attempt"`
+	CRC     string          `json:"crc"`
+}
+
+// TornBytes are the damaged bytes a line's append ended.
+type TornBytes struct {
+	Offset int64 `json:"offset"`
+	Bytes  int64 `json:"bytes"`
+}
+
+// ReadLog reads the log of the debate whose state directory is dir, as
+// docs/format.md documents it: every line whole, its checksum the CRC-32C
+// of its bytes before `,"crc":"`, numbered from 1 with no gap; none yet
+// is no lines.
+func ReadLog(t testing.TB, dir string) []LogLine {
 	t.Helper()
-	f, err := os.Open(filepath.Join(dir, "turns.jsonl"))
+	f, err := os.Open(filepath.Join(dir, walkie.LogFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -134,20 +157,50 @@ func ReadTurns(t testing.TB, dir string) []Turn {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var out []Turn
+	var out []LogLine
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
+	table := crc32.MakeTable(crc32.Castagnoli)
 	for sc.Scan() {
-		var r Turn
-		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
+		line := sc.Bytes()
+		var l LogLine
+		dec := json.NewDecoder(bytes.NewReader(line))
 		dec.DisallowUnknownFields()
-		if err := dec.Decode(&r); err != nil {
-			t.Fatalf("turns.jsonl: %v in %s", err, sc.Text())
+		if err := dec.Decode(&l); err != nil {
+			t.Fatalf("log.jsonl: %v in %s", err, line)
 		}
-		out = append(out, r)
+		i := bytes.LastIndex(line, []byte(`,"crc":"`))
+		if i < 0 || fmt.Sprintf("%08x", crc32.Checksum(line[:i], table)) != l.CRC {
+			t.Fatalf("log.jsonl: line %d's checksum does not match: %s", len(out)+1, line)
+		}
+		if l.N != len(out)+1 {
+			t.Fatalf("log.jsonl: line %d is numbered %d", len(out)+1, l.N)
+		}
+		out = append(out, l)
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
+	}
+	return out
+}
+
+// ReadTurns reads the attempts in the log of the debate whose state
+// directory is dir, in the order they ended; none yet is no attempts.
+// Every line must be whole.
+func ReadTurns(t testing.TB, dir string) []Turn {
+	t.Helper()
+	var out []Turn
+	for _, l := range ReadLog(t, dir) {
+		if len(l.Attempt) == 0 {
+			continue
+		}
+		var r Turn
+		dec := json.NewDecoder(bytes.NewReader(l.Attempt))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&r); err != nil {
+			t.Fatalf("log.jsonl: line %d's attempt: %v in %s", l.N, err, l.Attempt)
+		}
+		out = append(out, r)
 	}
 	return out
 }
