@@ -51,6 +51,9 @@ func Changes(prev, next *Config) []string {
 	if !reflect.DeepEqual(prev.Notify, next.Notify) {
 		out = append(out, "notify changed")
 	}
+	if !reflect.DeepEqual(prev.People, next.People) {
+		out = append(out, "people changed")
+	}
 	if !slices.Equal(prev.Serve.AllowedHosts, next.Serve.AllowedHosts) {
 		out = append(out, "serve.allowed_hosts changed")
 	}

@@ -49,6 +49,18 @@ type Config struct {
 	// ProxyKeys makes key_proxy: auto mean on for this run, as it does
 	// under CI: walkie review sets it. It is no key of the file.
 	ProxyKeys bool
+	// People are the persons who may play participants on this machine
+	// (people:), by name, with how to reach them.
+	People map[string]Person
+}
+
+// Person is one entry of people:: a participant walkie never runs, but
+// waits for, and who may act on debates from Telegram.
+type Person struct {
+	// Telegram is the person's chat id with the bot ("" for none): the
+	// allow-list of notify.telegram's updates. A message from any other
+	// chat is ignored.
+	Telegram string
 }
 
 // Timing is how long an agent's session may take, how it is ended, and
@@ -137,11 +149,21 @@ type Rule struct {
 	Detail  string         // one line a person understands
 }
 
-// Limits bound the daemon. Zero means no limit.
+// Limits bound the sessions walkie starts. Zero means no limit. The
+// per-agent ones are counted in one ledger for the whole machine, by every
+// form of the controller (controller/ledger); max_sessions by each
+// process on its own.
 type Limits struct {
-	MaxSessions          int            // sessions at once across all debates
-	PerAgentSessions     map[string]int // sessions at once per agent
-	PerAgentTurnsPerHour map[string]int // turns started per agent per rolling hour
+	MaxSessions          int                // sessions at once across all debates of one process
+	PerAgentSessions     map[string]int     // sessions at once per agent
+	PerAgentTurnsPerHour map[string]int     // turns started per agent per rolling hour
+	PerAgentDailyUSD     map[string]float64 // US dollars an agent may spend per local day
+}
+
+// PerAgent reports whether any per-agent limit is set: what needs the
+// machine's ledger.
+func (l Limits) PerAgent() bool {
+	return len(l.PerAgentSessions) > 0 || len(l.PerAgentTurnsPerHour) > 0 || len(l.PerAgentDailyUSD) > 0
 }
 
 // Notify lists the notification sinks. A sink with its main field empty is off.
@@ -296,6 +318,27 @@ func (c *Config) Agent(name string) (Agent, error) {
 	}
 	return a.clone(), nil
 }
+
+// IsPerson reports whether name is one of people:.
+func (c *Config) IsPerson(name string) bool {
+	_, ok := c.People[name]
+	return ok
+}
+
+// PersonOfChat is the person whose Telegram chat id is chat, if any.
+func (c *Config) PersonOfChat(chat string) (string, bool) {
+	for _, name := range sortedKeys(c.People) {
+		if p := c.People[name]; p.Telegram != "" && p.Telegram == chat {
+			return name, true
+		}
+	}
+	return "", false
+}
+
+// Suggest returns the one of candidates that s is most likely a typo of,
+// or "" when none is close: the did-you-mean of every message that names
+// an unknown agent, person or key.
+func Suggest(s string, candidates []string) string { return suggest(s, candidates) }
 
 // AgentNames returns the known agent names, sorted.
 func (c *Config) AgentNames() []string { return sortedKeys(c.Agents) }

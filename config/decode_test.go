@@ -27,6 +27,11 @@ func TestParseErrors(t *testing.T) {
 		{"two documents", "agents: {}\n---\nlimits: {}\n", []string{`config walkie.yaml:3: a second YAML document (after ---); put everything in one`}},
 		{"top level list", "- a\n- b\n", []string{`config walkie.yaml:1: the file must be a mapping of keys`}},
 		{"top level scalar", "hello\n", []string{`config walkie.yaml:1: the file must be a mapping`}},
+		{"person an agent", "people:\n  claude: {}\n", []string{`config walkie.yaml:2: people.claude: claude is an agent (agents: or a preset) and cannot also be a person`}},
+		{"person bad name", "people: [\"al ice\"]\n", []string{`config walkie.yaml:1: people.al ice: "al ice" is not a valid name for a person`}},
+		{"person twice", "people: [alice, alice]\n", []string{`config walkie.yaml:1: people.alice: listed twice`}},
+		{"person chat id", "people:\n  alice: {telegram: \"@alice\"}\n", []string{`config walkie.yaml:2: people.alice.telegram: "@alice" is not a Telegram chat id`}},
+		{"person key", "people:\n  alice: {telgram: 1}\n", []string{`config walkie.yaml:2: people.alice.telgram: unknown key (did you mean "telegram"?)`}},
 		{"unknown top key close", "agent:\n  x: {}\n", []string{`config walkie.yaml:1: agent: unknown key (did you mean "agents"?)`}},
 		{"unknown top key far", "frobnicate: 1\n", []string{`config walkie.yaml:1: frobnicate: unknown key; known keys: defaults, agents,`}},
 		{"duplicate key", "defaults:\n  stall: 1m\n  stall: 2m\n", []string{`config walkie.yaml:3: defaults.stall: defined twice`}},
@@ -133,6 +138,26 @@ func aliasBomb() string {
 		fmt.Fprintf(&b, "  a%d: *big\n", i)
 	}
 	return b.String()
+}
+
+// people: is a mapping of names to how to reach them, or a plain list.
+func TestPeople(t *testing.T) {
+	for _, src := range []string{"people:\n  alice: {telegram: 123}\n  dana:\n  grp: {telegram: -1001}\n", "people: [alice, dana, grp]\n"} {
+		c, err := Parse("walkie.yaml", []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !c.IsPerson("alice") || !c.IsPerson("dana") || c.IsPerson("claude") {
+			t.Errorf("%q: people %v", src, c.People)
+		}
+		who, ok := c.PersonOfChat("123")
+		if strings.HasPrefix(src, "people:\n") != (ok && who == "alice") {
+			t.Errorf("%q: chat 123 is %q, %v", src, who, ok)
+		}
+		if _, ok := c.PersonOfChat(""); ok {
+			t.Errorf("%q: the empty chat maps to a person", src)
+		}
+	}
 }
 
 func TestParseErrorsCapped(t *testing.T) {

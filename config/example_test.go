@@ -102,6 +102,7 @@ func sectionKeys() map[string][]string {
 	var match *yaml.Node
 	var price Price
 	var in, out bool
+	var person Person
 	return map[string][]string{
 		"":                     topKeys,
 		"defaults":             defaultsFields(&c.Defaults).keys(),
@@ -115,6 +116,7 @@ func sectionKeys() map[string][]string {
 		"notify.telegram":      telegramFields(&c.Notify.Telegram).keys(),
 		"serve":                serveFields(&c.Serve).keys(),
 		"roundtable_prompts":   roundtablePromptFields(&c.Roundtable).keys(),
+		"people.NAME":          personFields(&person).keys(),
 		"sandbox":              sandboxRoleFields(map[string]Sandboxing{}).keys(),
 	}
 }

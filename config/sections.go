@@ -23,7 +23,7 @@ import (
 
 // topKeys are the file's sections in the order docs/configuration.md lists
 // them, which messages follow.
-var topKeys = []string{"defaults", "agents", "sandbox", "prompts", "roundtable_prompts", "pricing", "limits", "notify", "serve", "budget_usd"}
+var topKeys = []string{"defaults", "agents", "sandbox", "prompts", "roundtable_prompts", "pricing", "limits", "notify", "serve", "budget_usd", "people"}
 
 // topLevel holds the same keys in the order they are decoded, whatever the
 // file's order: agents start from the defaults and name prompts, and
@@ -40,6 +40,7 @@ func topLevel(c *Config) fields {
 		{"notify", section(notifyFields(&c.Notify))},
 		{"serve", section(serveFields(&c.Serve))},
 		{"budget_usd", money(&c.BudgetUSD)},
+		{"people", people(c)},
 	}
 }
 
@@ -140,12 +141,66 @@ func priceFields(pr *Price, in, out *bool) fields {
 	}
 }
 
+func (c *Config) hasAgent(name string) bool {
+	_, ok := c.Agents[name]
+	return ok
+}
+
+// people sets c.People: a mapping of names to {telegram: CHAT_ID} (or
+// nothing), or a plain list of names. A person may not share a name with
+// an agent: one name is one party.
+func people(c *Config) decodeFunc {
+	add := func(d *decoder, k *yaml.Node, p, name string) bool {
+		kp := join(p, name)
+		switch {
+		case !walkie.ValidName(name):
+			d.errorf(k, kp, "%q is not a valid name for a person (letters, digits, '.', '_' or '-'; not \"supervisor\")", name)
+			return false
+		case c.hasAgent(name):
+			d.errorf(k, kp, "%s is an agent (agents: or a preset) and cannot also be a person: one name is one party", name)
+			return false
+		}
+		if c.People == nil {
+			c.People = map[string]Person{}
+		}
+		if _, dup := c.People[name]; dup {
+			d.errorf(k, kp, "listed twice")
+			return false
+		}
+		c.People[name] = Person{}
+		return true
+	}
+	return func(d *decoder, n *yaml.Node, p string) {
+		if r := d.resolve(n); r != nil && r.Kind == yaml.SequenceNode {
+			names, _ := d.list(r, p)
+			for i, name := range names {
+				add(d, r.Content[i], p, name)
+			}
+			return
+		}
+		d.mapping(n, p, nil, func(name string, k, v *yaml.Node) {
+			if !add(d, k, p, name) {
+				return
+			}
+			var person Person
+			section(personFields(&person))(d, v, join(p, name))
+			c.People[name] = person
+		})
+	}
+}
+
+// personFields are one person's keys under people:.
+func personFields(p *Person) fields {
+	return fields{{"telegram", checked(&p.Telegram, isChatID)}}
+}
+
 // limitsFields name c's agents, so they are decoded after them.
 func limitsFields(c *Config) fields {
 	return fields{
 		{"max_sessions", count(&c.Limits.MaxSessions)},
-		{"per_agent_sessions", perAgent(c, &c.Limits.PerAgentSessions)},
-		{"per_agent_turns_per_hour", perAgent(c, &c.Limits.PerAgentTurnsPerHour)},
+		{"per_agent_sessions", perAgent(c, &c.Limits.PerAgentSessions, count)},
+		{"per_agent_turns_per_hour", perAgent(c, &c.Limits.PerAgentTurnsPerHour, count)},
+		{"per_agent_daily_usd", perAgent(c, &c.Limits.PerAgentDailyUSD, money)},
 	}
 }
 
@@ -478,8 +533,9 @@ func given(ok *bool, dec decodeFunc) decodeFunc {
 	}
 }
 
-// perAgent merges a mapping of agent names to counts into *dst.
-func perAgent(c *Config, dst *map[string]int) decodeFunc {
+// perAgent merges a mapping of agent names to values into *dst, each
+// decoded by value (count, money); a value value refuses stays out.
+func perAgent[T int | float64](c *Config, dst *map[string]T, value func(*T) decodeFunc) decodeFunc {
 	return func(d *decoder, n *yaml.Node, p string) {
 		d.mapping(n, p, nil, func(name string, k, v *yaml.Node) {
 			kp := join(p, name)
@@ -487,13 +543,13 @@ func perAgent(c *Config, dst *map[string]int) decodeFunc {
 				d.errorf(k, kp, "%s", didYouMean(fmt.Sprintf("no agent %q", name), name, c.AgentNames(), "agents"))
 				return
 			}
-			x := -1
-			count(&x)(d, v, kp)
+			x := T(-1)
+			value(&x)(d, v, kp)
 			if x < 0 {
 				return
 			}
 			if *dst == nil {
-				*dst = map[string]int{}
+				*dst = map[string]T{}
 			}
 			(*dst)[name] = x
 		})

@@ -395,3 +395,14 @@ func union(a, b []string) []string {
 	}
 	return out
 }
+
+// chatIDRE is a Telegram chat id: a whole number, negative for a group.
+var chatIDRE = regexp.MustCompile(`^-?[0-9]{1,19}$`)
+
+func isChatID(d *decoder, n *yaml.Node, p, s string) bool {
+	if !chatIDRE.MatchString(s) {
+		d.errorf(n, p, "%q is not a Telegram chat id (a whole number: ask the bot's getUpdates, or @userinfobot)", s)
+		return false
+	}
+	return true
+}

@@ -50,6 +50,11 @@ type Options struct {
 	// CheckPricing says before the first turn (a note and a warning) which
 	// agents' cost cannot be told from the config, and what to add.
 	CheckPricing bool
+	// WaitLimit, with Wait, is how long the run waits for one person's
+	// turn (or any other wait for a person) before it gives up: it tells
+	// the notify sinks (an escalation) and returns with
+	// Summary.WaitExpired. 0 waits as long as it takes.
+	WaitLimit time.Duration
 	// Approve pins an unapproved briefing before the first turn, and a
 	// round table's phase outputs as they are written (for CI).
 	Approve bool
@@ -61,7 +66,7 @@ type Options struct {
 	// attempt begins only once it returns, and release is called after
 	// the attempt is recorded. An error ends the run before anything of
 	// the attempt is written.
-	Acquire func(ctx context.Context, agent string) (release func(), err error)
+	Acquire engine.AcquireFunc
 	// Engine runs the sessions; a daemon shares one across its runs. Nil:
 	// the run makes its own and closes it at the end.
 	Engine *engine.Engine
@@ -86,7 +91,10 @@ type Summary struct {
 	// again after its last write), so the end of a run says what status,
 	// show and the page say.
 	Standing
-	Interrupted bool         // the run was cancelled (SIGINT/SIGTERM)
+	Interrupted bool // the run was cancelled (SIGINT/SIGTERM)
+	// WaitExpired: the run gave up waiting for a person after
+	// Options.WaitLimit; Waiting says for whom.
+	WaitExpired bool
 	Attempts    []TurnRecord // attempts made by this run
 }
 
@@ -101,6 +109,15 @@ func Run(ctx context.Context, o Options) (sum Summary, err error) {
 		return Summary{}, err
 	}
 	defer c.close()
+	// Before anything runs, in a run that would wait for people: a
+	// misspelt agent must not pass for a person and be waited for in
+	// vain. (A daemon or a cron tick, which never wait, show why such a
+	// debate does not move: Next says so when its turn comes.)
+	if o.Wait {
+		if err := c.checkParticipants(); err != nil {
+			return Summary{}, err
+		}
+	}
 	// After the lock is let go (deferred below, so run before this): the
 	// standing of a run that ended names no controller.
 	defer func() {
@@ -160,12 +177,17 @@ func Run(ctx context.Context, o Options) (sum Summary, err error) {
 			// Done before the next party is even looked at: it may be
 			// one walkie does not run.
 			return sum, nil
+		case t.Action == ActWait && t.Undeclared != nil && o.Wait:
+			return sum, t.Undeclared // the config changed under the run
 		case t.Action == ActWait:
 			sum.Waiting = t.Why
 			if !o.Wait {
 				return sum, nil
 			}
-			if err := c.wait(ctx, t); err != nil {
+			if err := c.wait(ctx, t); errors.Is(err, errWaitExpired) {
+				sum.WaitExpired = true
+				return sum, nil
+			} else if err != nil {
 				return sum, err
 			}
 			continue
@@ -174,6 +196,12 @@ func Run(ctx context.Context, o Options) (sum Summary, err error) {
 		}
 		recs, err := c.step(ctx, t)
 		sum.Attempts = append(sum.Attempts, recs...)
+		if err != nil && len(recs) == 0 && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			// Interrupted before a session began (waiting for a slot
+			// under the limits): nothing to record, as for a wait.
+			sum.Interrupted = true
+			return sum, nil
+		}
 		if errors.Is(err, ErrMovedOn) {
 			c.log.Info("a turn was posted while the next one was being planned; deciding again", zap.Int("turn", t.Turn))
 			continue
@@ -407,8 +435,10 @@ type controller struct {
 	verified *walkie.Doc
 	// activity keeps activity.json for pages in other processes.
 	activity *activity
-	// waitingFor is the turn the run last said it waits for.
-	waitingFor int
+	// waitingFor is the turn the run last said it waits for, since
+	// waitingSince.
+	waitingFor   int
+	waitingSince time.Time
 	// signer signs the verdicts this controller stamps, for the merge
 	// gate (WALKIE_SIGNING_KEY); nil signs nothing.
 	signer *sshsig.Signer
@@ -468,6 +498,19 @@ func newController(o Options) (*controller, error) {
 			SetStatus: func(status, reason string) error { _, err := c.setStatus(status, reason); return err }})
 	}
 	return c, nil
+}
+
+// checkParticipants is CheckParticipants on the run's debate.
+func (c *controller) checkParticipants() error {
+	meta := c.opts.Meta
+	if meta == nil {
+		m, err := walkie.ReadMeta(c.file)
+		if err != nil {
+			return badInput(err)
+		}
+		meta = &m
+	}
+	return CheckParticipants(c.opts.File, meta, c.opts.Config, c.opts.Cast)
 }
 
 // close releases what the run holds.

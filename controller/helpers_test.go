@@ -24,7 +24,14 @@ func testDebate(t *testing.T, maxRounds int, agents map[string]string, participa
 	t.Helper()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "t.walkie.md")
-	if err := walkie.Init(file, walkie.InitOptions{Participants: participants, MaxRounds: maxRounds,
+	// A participant without a command here is a person.
+	var people []string
+	for _, p := range participants {
+		if _, ok := agents[p]; !ok && !config.IsPreset(p) {
+			people = append(people, p)
+		}
+	}
+	if err := walkie.Init(file, walkie.InitOptions{Participants: participants, People: people, MaxRounds: maxRounds,
 		Briefing: []byte("Decide the thing.\n")}); err != nil {
 		t.Fatal(err)
 	}

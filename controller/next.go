@@ -63,6 +63,11 @@ type Decision struct {
 	Participant           string
 	// Agent plays the next turn (ActRun, ActDebounce, ActHeld).
 	Agent config.Agent
+	// Person: the next turn is a person's (ActWait); walkie waits for
+	// the post. Undeclared: the next participant is neither an agent nor
+	// a person (ActWait), which no wait can mend.
+	Person     bool
+	Undeclared *UndeclaredError
 	// Until is when a debounce ends.
 	Until time.Time
 	// Budget is the debate's budget in US dollars (its own, else the
@@ -113,12 +118,19 @@ func Next(l Look) Decision {
 		d.Action, d.Why = ActWait, "the briefing is not approved (walkie brief approve "+l.Doc.File+")"
 		return d
 	}
+	if isPerson(&m, l.Config, p.NextAgent) {
+		// A person, or a live session declared as one, is never
+		// invoked: it answers with walkie post.
+		d.Action, d.Person = ActWait, true
+		d.Why = fmt.Sprintf("waiting for %s: walkie post %s --from %s (turn %d; %s is a person)", p.NextAgent, l.Doc.File, p.NextAgent, p.NextTurn, p.NextAgent)
+		return d
+	}
 	a, err := agentFor(l.Config, l.Cast, p.NextAgent)
 	if err != nil {
-		// "A party without a command is never invoked": a person, or a
-		// live session, answers with walkie post.
-		d.Action = ActWait
-		d.Why = fmt.Sprintf("waiting for %s: walkie post %s --from %s (turn %d; %s has no command here)", p.NextAgent, l.Doc.File, p.NextAgent, p.NextTurn, p.NextAgent)
+		// Neither an agent nor a person: a misspelt agent, most likely.
+		// Nothing comes of waiting for it; the run refuses it.
+		u := undeclared(l.Doc.File, &m, l.Config, l.Cast, p.NextAgent)
+		d.Action, d.Undeclared, d.Why = ActWait, u, u.Error()
 		return d
 	}
 	d.Agent = a

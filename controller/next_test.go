@@ -61,16 +61,45 @@ func TestNextBudget(t *testing.T) {
 	}
 }
 
-// A party with no command: wait, and say how to post.
-func TestNextWaitsForAParty(t *testing.T) {
-	doc, err := walkie.Parse("t.walkie.md", []byte("---\nwalkie: 1\nid: t\nparticipants: [alice, a]\nmax_rounds: 5\nbriefing_sha256: "+strings.Repeat("0", 64)+"\n---\n# Briefing\nx\n"))
+// Who plays the next turn: an agent runs; a person declared in the front
+// matter or the config is waited for, even where an agent has the name
+// (a live session answering by post); anyone else is undeclared, with the
+// name most likely meant, and never waited for as if a person.
+func TestNextParties(t *testing.T) {
+	cfg, err := config.Parse("", []byte("agents:\n  ada: {command: [a]}\npeople:\n  frank: {telegram: 42}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, _ := config.Parse("", []byte("agents:\n  a: {command: [a]}\n"))
-	d := Next(Look{Doc: doc, State: &walkie.State{}, Config: cfg})
-	if d.Action != ActWait || d.Participant != "alice" || d.Why != "waiting for alice: walkie post t.walkie.md --from alice (turn 1; alice has no command here)" {
-		t.Errorf("%+v", d)
+	for _, c := range []struct {
+		name, first, people string
+		action              Action
+		why                 string
+		suggestion          string
+	}{
+		{"agent", "ada", "", ActRun, "turn 1 (round 1 of 5) is ada's", ""},
+		{"person of the front matter", "alice", "people: [alice]\n", ActWait, "waiting for alice: walkie post t.walkie.md --from alice (turn 1; alice is a person)", ""},
+		{"person of the config", "frank", "", ActWait, "waiting for frank: walkie post t.walkie.md --from frank (turn 1; frank is a person)", ""},
+		{"declared person over an agent", "codex", "people: [codex]\n", ActWait, "waiting for codex: walkie post t.walkie.md --from codex (turn 1; codex is a person)", ""},
+		{"misspelt agent", "adda", "", ActWait, `participant "adda" of t.walkie.md is neither an agent in the config nor a declared person (did you mean "ada"?)`, "ada"},
+		{"misspelt person", "frnak", "", ActWait, `(did you mean "frank"?)`, "frank"},
+		{"unknown", "nosuch", "", ActWait, "; agents and people here: ada, claude, codex, frank, gemini:", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := "---\nwalkie: 1\nid: t\nparticipants: [" + c.first + ", b]\n" + c.people + "max_rounds: 5\nbriefing_sha256: " + strings.Repeat("0", 64) + "\n---\n# Briefing\nx\n"
+			doc, err := walkie.Parse("t.walkie.md", []byte(src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := Next(Look{Doc: doc, State: &walkie.State{}, Config: cfg})
+			if d.Action != c.action || d.Participant != c.first || !strings.Contains(d.Why, c.why) {
+				t.Errorf("%s: %q", d.Action, d.Why)
+			}
+			if undeclared := c.action == ActWait && !d.Person; undeclared != (d.Undeclared != nil) {
+				t.Errorf("person %v, undeclared %v", d.Person, d.Undeclared)
+			} else if d.Undeclared != nil && d.Undeclared.Suggestion != c.suggestion {
+				t.Errorf("suggestion %q, want %q", d.Undeclared.Suggestion, c.suggestion)
+			}
+		})
 	}
 }
 

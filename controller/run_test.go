@@ -259,14 +259,14 @@ func TestRunVerifiesARecordEditedBetweenTurns(t *testing.T) {
 func TestRunDecidesAgainWhenATurnIsPostedMeanwhile(t *testing.T) {
 	file, cfg := testDebate(t, 1, map[string]string{"a": shAgent(""), "b": shAgent("")}, "a", "b")
 	posted := false
-	acquire := func(_ context.Context, agent string) (func(), error) {
+	acquire := func(_ context.Context, agent string) (func(float64), error) {
 		if agent == "a" && !posted {
 			posted = true
 			if _, err := walkie.Append(file, walkie.Post{From: "a", Body: []byte("Posted by a itself.\n")}); err != nil {
 				t.Errorf("a's own post: %v", err)
 			}
 		}
-		return func() {}, nil
+		return func(float64) {}, nil
 	}
 	sum, err := Run(context.Background(), Options{File: file, Config: cfg, Acquire: acquire})
 	if err != nil {

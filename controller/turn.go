@@ -21,7 +21,7 @@ import (
 
 // turn runs one attempt at a turn and records it: snapshot, session,
 // judge, settle, log, doorbell.
-func (c *controller) turn(ctx context.Context, t *plan) (TurnRecord, error) {
+func (c *controller) turn(ctx context.Context, t *plan) (rec TurnRecord, err error) {
 	// Acquire before begin: waiting for a slot is not a turn in progress,
 	// so a controller that dies while waiting leaves nothing to recover.
 	if c.opts.Acquire != nil {
@@ -29,7 +29,8 @@ func (c *controller) turn(ctx context.Context, t *plan) (TurnRecord, error) {
 		if err != nil {
 			return TurnRecord{}, err
 		}
-		defer release()
+		// Given back with what the session cost: the ledger's spending.
+		defer func() { release(rec.Usage.Spent()) }()
 	}
 	want, err := c.review(ctx, t)
 	if err != nil {

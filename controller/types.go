@@ -46,6 +46,9 @@ const (
 // its command cannot start.
 var ErrBadInput = engine.ErrBadInput
 
+// AcquireFunc is a session slot's wait (Options.Acquire; engine.AcquireFunc).
+type AcquireFunc = engine.AcquireFunc
+
 // ReadTurnLog reads every attempt recorded for a debate (state dir dir).
 func ReadTurnLog(dir string) ([]TurnRecord, error) { return engine.ReadTurnLog(dir) }
 

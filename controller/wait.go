@@ -2,10 +2,12 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -24,10 +26,20 @@ func (c *controller) wait(ctx context.Context, t *plan) error {
 		return fmt.Errorf("wait for %s's post: %w", t.Participant, err)
 	}
 	defer ch.Close()
-	if c.waitingFor != t.Turn {
-		c.waitingFor = t.Turn
+	if c.waitingFor != t.Turn || c.waitingSince.IsZero() {
+		c.waitingFor, c.waitingSince = t.Turn, time.Now()
 		c.log.Info("waiting", zap.Int("turn", t.Turn), zap.String("participant", t.Participant), zap.String("why", t.Why))
 		c.emit(Event{Kind: EventWaiting, Turn: t.Turn, Round: t.Round, Agent: t.Participant, Line: t.Why})
+	}
+	var expire <-chan time.Time
+	if limit := c.opts.WaitLimit; limit > 0 {
+		left := limit - time.Since(c.waitingSince)
+		if left <= 0 {
+			return c.giveUpWaiting(t, limit)
+		}
+		timer := time.NewTimer(left)
+		defer timer.Stop()
+		expire = timer.C
 	}
 	// Rung between the look and the watch: look again at once.
 	if sig, err := walkie.LoadSignal(c.dir); err == nil && sig != nil && !sig.UpdatedAt.Equal(t.bell) {
@@ -35,9 +47,26 @@ func (c *controller) wait(ctx context.Context, t *plan) error {
 	}
 	select {
 	case <-ch.C():
+	case <-expire:
+		// Looked at once more first: the post may have landed as the
+		// time ran out.
+		return nil
 	case <-ctx.Done():
 	}
 	return nil
+}
+
+// errWaitExpired is the end of a wait for a person that ran past
+// Options.WaitLimit.
+var errWaitExpired = errors.New("gave up waiting for a person")
+
+// giveUpWaiting tells the supervisor that the run stops waiting for the
+// person t waits for, and ends the wait.
+func (c *controller) giveUpWaiting(t *plan, limit time.Duration) error {
+	line := fmt.Sprintf("gave up waiting after %s: %s", limit, t.Why)
+	c.log.Warn("gave up waiting for a person", zap.Int("turn", t.Turn), zap.String("participant", t.Participant), zap.Duration("wait_limit", limit))
+	c.emit(Event{Kind: EventEscalation, Turn: t.Turn, Round: t.Round, Agent: t.Participant, Line: line})
+	return errWaitExpired
 }
 
 // notePricing says, before the first turn, which agents' cost cannot be
@@ -57,6 +86,9 @@ func (c *controller) notePricing() {
 		if why := engine.Unpriced(c.opts.Config, a); why != "" {
 			if budgetOf(&meta, c.opts.Config) > 0 {
 				why += fmt.Sprintf("; the budget counts each such attempt as the costliest known one, and at least %d%% of the budget", int(UnknownShare*100))
+			}
+			if c.opts.Config.Limits.PerAgentDailyUSD[a.Name] > 0 {
+				why += "; limits.per_agent_daily_usd counts only known costs, so it does not hold " + a.Name + " back"
 			}
 			c.log.Warn("cost cannot be told", zap.String("agent", a.Name), zap.String("fix", why))
 			c.emit(Event{Kind: EventNote, Agent: a.Name, Line: why})

@@ -43,6 +43,14 @@ type InitOptions struct {
 	// Approve pins the briefing at once (the person creating the file
 	// wrote it, or took walkie's).
 	Approve bool
+	// People are the participants who are persons (people:), and
+	// Supervisor the person who supervises (supervisor:).
+	People     []string
+	Supervisor string
+	// Check, when set, is asked about the front matter once it is valid
+	// and before anything is written (walkie init's check that every
+	// participant is an agent or a person).
+	Check func(m *Meta) error
 }
 
 // Init creates a new walkie file; it never overwrites one, nor takes over
@@ -57,7 +65,7 @@ func Init(file string, o InitOptions) error {
 	}
 	// Every new file gets the compact markers of format 4, which also
 	// holds everything of formats 2 and 3 (phases, typed entries).
-	m := Meta{Walkie: FormatCompact, ID: o.ID, Mode: o.Mode, Participants: o.Participants, MaxRounds: o.MaxRounds,
+	m := Meta{Walkie: FormatCompact, ID: o.ID, Mode: o.Mode, Participants: o.Participants, People: o.People, Supervisor: o.Supervisor, MaxRounds: o.MaxRounds,
 		Implementer: o.Implementer, Reviewers: o.Reviewers, Quorum: o.Quorum, Grader: o.Grader, Workspace: o.Workspace, Phases: o.Phases}
 	m.Repo, m.Git, m.Base, m.Test, m.TestPassed = o.Repo, o.Git, o.Base, o.Test, o.TestPassed
 	if o.Approve {
@@ -76,6 +84,11 @@ func Init(file string, o InitOptions) error {
 			}
 		}
 		return err
+	}
+	if o.Check != nil {
+		if err := o.Check(&m); err != nil {
+			return err
+		}
 	}
 	return create(file, m, o.Briefing, !o.NoCopy)
 }

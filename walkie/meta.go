@@ -70,6 +70,15 @@ type Meta struct {
 	Title        string   `yaml:"title,omitempty"`
 	Mode         string   `yaml:"mode,omitempty"`
 	Participants []string `yaml:"participants"`
+	// People are the participants who are persons: walkie never runs
+	// them, and waits for their posts. A participant that is neither a
+	// configured agent nor a person (here or in the config's people:) is
+	// refused, so a misspelt agent cannot pass for a person.
+	People []string `yaml:"people,omitempty"`
+	// Supervisor names the person who supervises the debate: who may
+	// halt, resume, extend, note and approve from Telegram, and who is
+	// told when walkie gives up waiting. Entries still read ## Supervisor.
+	Supervisor string `yaml:"supervisor,omitempty"`
 	// Round-table keys (mode: roundtable only; docs/roundtable.md). The
 	// participants are then the implementer followed by the reviewers.
 	Implementer   string        `yaml:"implementer,omitempty"`
@@ -200,7 +209,7 @@ func parseMeta(file string, src []byte, firstLine int) (Meta, error) {
 	}
 	root := doc.Content[0]
 	known := map[string]bool{}
-	for _, f := range []string{"walkie", "id", "title", "mode", "participants", "max_rounds", "max_turn_bytes", "budget_usd", "briefing_sha256",
+	for _, f := range []string{"walkie", "id", "title", "mode", "participants", "people", "supervisor", "max_rounds", "max_turn_bytes", "budget_usd", "briefing_sha256",
 		"implementer", "reviewers", "quorum", "grader", "grader_timeout", "workspace", "phases",
 		"repo", "require_refs", "fresh_verdicts", "git", "base", "test", "test_passed", "test_timeout"} {
 		known[f] = true
@@ -247,6 +256,10 @@ func fieldPtr(m *Meta, key string) any {
 		return &m.Mode
 	case "participants":
 		return &m.Participants
+	case "people":
+		return &m.People
+	case "supervisor":
+		return &m.Supervisor
 	case "max_rounds":
 		return &m.MaxRounds
 	case "max_turn_bytes":
@@ -329,6 +342,9 @@ func (m *Meta) validate(file string, firstLine int, lines map[string]int) error 
 		}
 		seen[p] = true
 	}
+	if err := m.validatePeople(bad); err != nil {
+		return err
+	}
 	if m.MaxRounds < 1 {
 		return bad("max_rounds", "max_rounds must be at least 1", "set e.g. `max_rounds: 6`")
 	}
@@ -343,6 +359,36 @@ func (m *Meta) validate(file string, firstLine int, lines map[string]int) error 
 	}
 	return nil
 }
+
+// validatePeople checks people: and supervisor:: every person is a
+// participant of a debate (a round table's parties are sessions walkie
+// runs), and the supervisor is a name of its own, not a participant.
+func (m *Meta) validatePeople(bad func(key, msg, fix string) error) error {
+	if len(m.People) > 0 && m.IsRoundtable() {
+		return bad("people", "a round table's implementer and reviewers are agents walkie runs, never people", "remove people: (a person supervises: supervisor: NAME)")
+	}
+	for i, p := range m.People {
+		switch {
+		case !slices.Contains(m.Participants, p):
+			return bad("people", fmt.Sprintf("%q is in people: but not a participant", p), fmt.Sprintf("list the participants who are people, of [%s]", strings.Join(m.Participants, ", ")))
+		case slices.Contains(m.People[:i], p):
+			return bad("people", fmt.Sprintf("%q is listed twice in people:", p), "list each person once")
+		}
+	}
+	if s := m.Supervisor; s != "" {
+		switch {
+		case !ValidName(s):
+			return bad("supervisor", fmt.Sprintf("supervisor %q is not a valid name", s), "use letters, digits, '.', '_' or '-' (the word \"supervisor\" itself is the role, not a name)")
+		case slices.Contains(m.Participants, s):
+			return bad("supervisor", fmt.Sprintf("%s is a participant and cannot also supervise", s), "name a person who takes no turn")
+		}
+	}
+	return nil
+}
+
+// IsPerson reports whether the front matter declares participant a
+// person.
+func (m *Meta) IsPerson(participant string) bool { return slices.Contains(m.People, participant) }
 
 // validateRoundtable checks the round-table keys: present only in that
 // mode, and consistent there. It derives the participants (implementer
@@ -468,7 +514,7 @@ func renderMeta(m Meta) []byte {
 	node := &yaml.Node{}
 	_ = node.Encode(m)
 	for i := 0; i+1 < len(node.Content); i += 2 {
-		if node.Content[i].Value == "reviewers" {
+		if v := node.Content[i].Value; v == "reviewers" || v == "people" {
 			node.Content[i+1].Style = yaml.FlowStyle
 		}
 		if node.Content[i].Value == "participants" {

@@ -40,7 +40,7 @@ EXAMPLES:
    walkie brief edit api.walkie.md
    walkie brief approve api.walkie.md
    walkie brief show api.walkie.md`,
-		Subcommands: []*cli.Command{briefDraftCommand(f, nil), briefDistillCommand(f, nil), briefEditCommand(f, nil), briefApproveCommand(f, nil), briefShowCommand(f, nil)},
+		Subcommands: []*cli.Command{briefDraftCommand(f, nil), briefDistillCommand(f, nil), briefEditCommand(f, nil), briefApproveCommand(f, nil), briefSendCommand(f, nil), briefShowCommand(f, nil)},
 	}
 }
 

@@ -56,7 +56,7 @@ func TestConcurrentPosts(t *testing.T) {
 		names = append(names, "p"+strconv.Itoa(i+1))
 	}
 	file := filepath.Join(t.TempDir(), "c.walkie.md")
-	if code, _, stderr := walkieCmd(t, "", "init", file, "--agents", strings.Join(names, ","), "--max-rounds", strconv.Itoa(each)); code != 0 {
+	if code, _, stderr := walkieCmd(t, "", "init", file, "--agents", strings.Join(names, ","), "--people", strings.Join(names, ","), "--max-rounds", strconv.Itoa(each)); code != 0 {
 		t.Fatalf("init: %d %s", code, stderr)
 	}
 	start := time.Now()

@@ -37,7 +37,7 @@ func TestKillPostAtRandomPoints(t *testing.T) {
 	var file string
 	newDebate := func() {
 		file = filepath.Join(t.TempDir(), "k.walkie.md")
-		if code, _, stderr := walkieCmd(t, "", "init", file, "--agents", "a,b", "--max-rounds", "1000"); code != 0 {
+		if code, _, stderr := walkieCmd(t, "", "init", file, "--agents", "a,b", "--people", "a,b", "--max-rounds", "1000"); code != 0 {
 			t.Fatalf("init: %s", stderr)
 		}
 		b, err := os.ReadFile(file)

@@ -35,13 +35,13 @@ func TestDaemonCommandsRun(t *testing.T) {
 	file := mustInit(t, filepath.Join(t.TempDir(), "d.walkie.md"))
 	f := fakeFactory("")
 	out, _, code := f.run(t, func() error {
-		return watchRun(ctx, &watchOptions{IO: f.IO, Config: f.Config, Logger: f.Logger, Registry: f.Registry, Path: file, LogFormat: "json", Notify: notifyOptions{Off: true}})
+		return watchRun(ctx, &watchOptions{IO: f.IO, Config: f.Config, Logger: f.Logger, Registry: f.Registry, Ledger: f.Ledger, Path: file, LogFormat: "json", Notify: notifyOptions{Off: true}})
 	})
 	if code != 0 || !strings.HasPrefix(out, file+": waiting: ") || strings.Count(out, "\n") != 1 {
 		t.Errorf("watch: exit %d, %q", code, out)
 	}
 	_, _, code = f.run(t, func() error {
-		return serveRun(ctx, &serveOptions{IO: f.IO, Config: f.Config, Logger: f.Logger, Registry: f.Registry, Engine: "docker"})
+		return serveRun(ctx, &serveOptions{IO: f.IO, Config: f.Config, Logger: f.Logger, Registry: f.Registry, Ledger: f.Ledger, Engine: "docker"})
 	})
 	if code != exitBadInput {
 		t.Errorf("serve --engine docker: exit %d, want %d", code, exitBadInput)
@@ -54,7 +54,7 @@ func TestDaemonCommandsRun(t *testing.T) {
 		return newLogger(f.err, format, verbose, false)
 	}
 	_, errOut, code := f.run(t, func() error {
-		return serveRun(stopped, &serveOptions{IO: f.IO, Config: f.Config, Logger: logTo, Registry: f.Registry, Engine: "local", Dir: filepath.Dir(file), LogFormat: "json"})
+		return serveRun(stopped, &serveOptions{IO: f.IO, Config: f.Config, Logger: logTo, Registry: f.Registry, Ledger: f.Ledger, Engine: "local", Dir: filepath.Dir(file), LogFormat: "json"})
 	})
 	for _, want := range []string{`"msg":"serving","dir":"` + filepath.Dir(file) + `","debates":1,"http":""`, `"msg":"stopped"`} {
 		if code != 0 || !strings.Contains(errOut, want) {

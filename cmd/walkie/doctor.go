@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/controller/doctor"
 	"github.com/walkie-sh/walkie/walkie"
 )
@@ -24,7 +25,9 @@ func doctorCommand(f *Factory, runF func(context.Context, *doctorOptions) error)
 		Description: `For each agent: whether its binary is found, its version, whether it appears
 logged in (judged from its environment and credential files; no model call,
 no tokens spent), and any configuration problem. With FILE, the agents that
-play its participants are the ones in use; without, the agents your config
+play its participants are the ones in use (a participant that is neither an
+agent nor a declared person is refused, exit 2, with the name most likely
+meant); without, the agents your config
 defines and the built-in presets. A preset whose CLI is not installed says
 how to install it. Exits 1 when an agent in use cannot run, or, without
 FILE, when no agent at all can. Then the sandbox: which mechanism this
@@ -153,7 +156,13 @@ func doctorAgents(o *doctorOptions, cfg *config.Config) ([]string, map[string]bo
 		if err != nil {
 			return nil, nil, withCode(exitBadInput, err)
 		}
+		if err := controller.CheckParticipants(file, &meta, cfg, cast); err != nil {
+			return nil, nil, withCode(exitBadInput, err)
+		}
 		for _, p := range meta.Participants {
+			if meta.IsPerson(p) || cfg.IsPerson(p) {
+				continue // a person: no agent to check
+			}
 			name := p
 			if n, ok := cast[p]; ok {
 				name = n

@@ -11,6 +11,7 @@ import (
 
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller"
+	"github.com/walkie-sh/walkie/controller/ledger"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -30,11 +31,15 @@ type Factory struct {
 	// Registry is the machine's registry of debates, where a run notes
 	// itself for walkie serve's fleet page; "" for none.
 	Registry func(log *zap.Logger) string
+	// Ledger is the machine's ledger of per-agent limits, which every
+	// form of the controller counts its sessions in; "" keeps a run's
+	// counts to itself.
+	Ledger func(log *zap.Logger) string
 }
 
 // newFactory is the factory of the process's own streams.
 func newFactory(stdin io.Reader, stdout, stderr io.Writer) *Factory {
-	f := &Factory{IO: systemIO(stdin, stdout, stderr), Registry: registryDir}
+	f := &Factory{IO: systemIO(stdin, stdout, stderr), Registry: registryDir, Ledger: ledgerPath}
 	f.Config = configLoader()
 	f.Logger = func(format string, verbose bool) (*zap.Logger, error) {
 		log, err := newLogger(f.IO.ErrOut, format, verbose, f.IO.IsStderrTTY())
@@ -106,6 +111,49 @@ func registryDir(log *zap.Logger) string {
 		return ""
 	}
 	return dir
+}
+
+// ledgerPath is the machine's ledger of limits (docs/operations.md,
+// "Limits"); "" when the user has no state directory, and then each run
+// counts only its own sessions, which the log says.
+func ledgerPath(log *zap.Logger) string {
+	path, err := ledger.DefaultPath()
+	if err != nil {
+		log.Warn("no ledger of limits: this run counts only its own sessions against the per-agent limits", zap.Error(err))
+		return ""
+	}
+	return path
+}
+
+// newLimiter is a run's limiter over the machine's ledger at path
+// (usableLedger): the slots its sessions take under cfg's limits, logged
+// when a limit holds one back.
+func newLimiter(cfg *config.Config, path string, log *zap.Logger) (*ledger.Limiter, error) {
+	path, err := usableLedger(cfg, path, log)
+	if err != nil {
+		return nil, err
+	}
+	return ledger.NewLimiter(cfg.Limits, 0, ledger.Open(path), func(h ledger.Held) {
+		log.Warn("held by a limit", zap.String("agent", h.Agent), zap.String("limit", h.Limit), zap.Time("until", h.Until), zap.String("why", h.Why))
+	}), nil
+}
+
+// usableLedger is path, when this process can count in the ledger there.
+// One it cannot use is an error when cfg sets a per-agent limit; without
+// one the run counts its sessions to itself ("", in memory), and says so.
+func usableLedger(cfg *config.Config, path string, log *zap.Logger) (string, error) {
+	if path == "" {
+		return "", nil
+	}
+	err := ledger.Open(path).Check()
+	switch {
+	case err == nil:
+		return path, nil
+	case cfg.Limits.PerAgent():
+		return "", fmt.Errorf("%w (the config sets per-agent limits, which every walkie of the machine counts there)", err)
+	}
+	log.Warn("the ledger of limits cannot be used; this run's sessions are not counted for other walkies' limits", zap.Error(err))
+	return "", nil
 }
 
 // runWith calls a test's runF when it is set, else the command's own run:

@@ -38,6 +38,7 @@ func fakeFactory(stdin string) *fake {
 		},
 		Logger:   func(string, bool) (*zap.Logger, error) { return zap.NewNop(), nil },
 		Registry: func(*zap.Logger) string { return "" },
+		Ledger:   func(*zap.Logger) string { return "" },
 	}
 	return &fake{Factory: f, out: out, err: errOut}
 }

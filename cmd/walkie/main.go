@@ -35,6 +35,7 @@ const (
 	exitOverBudget = 13
 	exitDeadlocked = 14
 	exitOpen       = 15 // the debate is still open where it should have ended
+	exitWaiting    = 16 // gave up waiting for a person (--wait-for-people)
 	exitSignal     = 130
 )
 
@@ -60,6 +61,9 @@ const exitCodesHelp = `EXIT CODES:
    13  over-budget
    14  deadlocked
    15  still open (reserved: walkie turn exits 0 after an accepted turn)
+   16  gave up waiting for a person's post after --wait-for-people (the default
+       off a terminal or under CI is 30m); the supervisor is notified, and the
+       same command goes on once the post is in
    20  review: disagreed (a document was not accepted; not with --fail-on never)
    21  review: an agent or its model kept failing; not a rejection, run it again
    22  review: an agent cannot run here (CLI missing, not logged in, blocked)
@@ -210,7 +214,7 @@ func commands(f *Factory) []*cli.Command {
 		threadCommand(f, nil), gateCommand(f, nil),
 		haltCommand(f, nil), resumeCommand(f, nil), extendCommand(f, nil), repairCommand(f, nil),
 		autoCommand(f, nil), turnCommand(f, nil), trialsCommand(f, nil), logCommand(f, nil), reportCommand(f, nil), doctorCommand(f, nil),
-		serveCommand(f, nil), workerCommand(f, nil), watchCommand(f, nil), notifyCommand(f, nil), reviewCommand(f, nil), skillCommand(f), completionCommand(f, nil), versionCommand(f, nil),
+		serveCommand(f, nil), workerCommand(f, nil), watchCommand(f, nil), notifyCommand(f, nil), reviewCommand(f, nil), skillCommand(f), mcpCommand(f, nil), completionCommand(f, nil), versionCommand(f, nil),
 	}
 }
 

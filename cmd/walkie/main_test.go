@@ -51,7 +51,7 @@ func (b buildFirst) Run() int {
 
 // recordScripts are the scenarios of the record commands, one per file.
 // (brief_*.txtar belong to brief_test.go, which sets up their own PATH.)
-var recordScripts = []string{"init", "post", "status", "verify", "halt", "resume", "extend", "repair", "help", "usage", "notify", "doctor", "version", "show", "skill", "worker", "thread", "read", "gate", "escapes", "suggest", "completion", "json"}
+var recordScripts = []string{"init", "post", "status", "verify", "halt", "resume", "extend", "repair", "help", "usage", "notify", "doctor", "version", "show", "skill", "worker", "thread", "read", "gate", "escapes", "suggest", "completion", "json", "people"}
 
 func TestRecordScripts(t *testing.T) {
 	var files []string

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/walkie-sh/walkie/cmd/walkie/skills"
+	"github.com/walkie-sh/walkie/walkie"
 )
 
 func TestSkillCommandsParse(t *testing.T) {
@@ -68,14 +69,25 @@ func TestDoctorCommandsParse(t *testing.T) {
 	}
 }
 
-// doctor on a debate whose participants no agent plays, and the version.
+// doctor on a debate whose participants no agent plays nor anyone
+// declared, then cast to agents whose CLIs are not installed; and the
+// version.
 func TestDoctorCommandsRun(t *testing.T) {
 	ctx := context.Background()
-	file := mustInit(t, filepath.Join(t.TempDir(), "d.walkie.md"))
+	file := filepath.Join(t.TempDir(), "d.walkie.md")
+	if err := walkie.Init(file, walkie.InitOptions{Participants: []string{"ada", "brook"}, MaxRounds: 2}); err != nil {
+		t.Fatal(err)
+	}
 	t.Setenv("PATH", t.TempDir())
 	f := fakeFactory("")
-	out, _, code := f.run(t, func() error { return doctorRun(ctx, &doctorOptions{IO: f.IO, Config: f.Config, Files: []string{file}}) })
-	if code != exitError || !strings.HasPrefix(out, "AGENT") || !strings.Contains(out, "\nada ") || !strings.Contains(out, "\nbrook ") {
+	out, stderr, code := f.run(t, func() error { return doctorRun(ctx, &doctorOptions{IO: f.IO, Config: f.Config, Files: []string{file}}) })
+	if code != exitBadInput || out != "" {
+		t.Errorf("doctor of undeclared participants: exit %d, want %d\n%s%s", code, exitBadInput, out, stderr)
+	}
+	out, _, code = f.run(t, func() error {
+		return doctorRun(ctx, &doctorOptions{IO: f.IO, Config: f.Config, Files: []string{file}, Agents: []string{"claude", "codex"}})
+	})
+	if code != exitError || !strings.HasPrefix(out, "AGENT") || !strings.Contains(out, "\nclaude  yes") || !strings.Contains(out, "\ncodex   yes") {
 		t.Errorf("doctor: exit %d, want %d\n%s", code, exitError, out)
 	}
 	out, _, code = f.run(t, func() error { return versionRun(ctx, &versionOptions{IO: f.IO}) })

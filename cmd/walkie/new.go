@@ -11,7 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"unicode"
+	"time"
 
 	"github.com/urfave/cli/v2"
 	"go.uber.org/zap"
@@ -69,6 +69,7 @@ EXAMPLES:
 			&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},
 			&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "auto (live lines on a terminal, one progress line per event elsewhere), console or json (log lines)"},
 			verboseFlag(),
+			waitForPeopleFlag(),
 		),
 		Action: func(c *cli.Context) error {
 			switch {
@@ -77,11 +78,11 @@ EXAMPLES:
 			case strings.TrimSpace(c.Args().First()) == "":
 				return withCode(exitBadInput, errors.New(`new needs the question, and it was empty: walkie new "Cursor or offset pagination?"; see `+"`walkie new --help`"))
 			}
-			opts := &newOptions{IO: f.IO, Config: f.Config, Logger: f.Logger, Registry: f.Registry,
+			opts := &newOptions{IO: f.IO, Config: f.Config, Logger: f.Logger, Registry: f.Registry, Ledger: f.Ledger,
 				Question: strings.TrimSpace(c.Args().First()), File: c.String("file"),
 				From: c.String("from"), FromSet: c.IsSet("from"), Briefing: c.String("briefing"), BriefingSet: c.IsSet("briefing"),
 				Distiller: c.String("distiller"), Yes: c.Bool("yes"), ConfigPath: c.String("config"), JSON: c.Bool("json"),
-				LogFormat: c.String("log-format"), Verbose: c.Bool("verbose")}
+				LogFormat: c.String("log-format"), Verbose: c.Bool("verbose"), WaitForPeople: waitForPeopleValue(c)}
 			var err error
 			if opts.Init, err = debateInit(c); err != nil {
 				return err
@@ -98,6 +99,7 @@ type newOptions struct {
 	Config   func(path string) (*config.Config, error)
 	Logger   func(format string, verbose bool) (*zap.Logger, error)
 	Registry func(log *zap.Logger) string
+	Ledger   func(log *zap.Logger) string
 
 	Question    string
 	Init        walkie.InitOptions
@@ -112,6 +114,8 @@ type newOptions struct {
 	JSON        bool
 	LogFormat   string
 	Verbose     bool
+	// WaitForPeople is --wait-for-people; nil when not given.
+	WaitForPeople *time.Duration
 }
 
 func newRun(ctx context.Context, opts *newOptions) error {
@@ -134,11 +138,14 @@ func newRun(ctx context.Context, opts *newOptions) error {
 			return err
 		}
 	}
-	chat, err := newChat(question, opts.From)
+	chat, err := distill.QuestionChat(question, opts.From)
 	if err != nil {
 		return withCode(exitBadInput, err)
 	}
-	file, again, err := newFile(opts.File, slug(question), o, opts.IO.ErrOut)
+	// The participants are checked as the file is made (and as a file
+	// left over is recognised: one that fails the check is not one).
+	o.Check = participantsCheck(cmp.Or(opts.File, walkie.Slug(question)+walkie.FileSuffix), cfg)
+	file, again, err := newFile(opts.File, walkie.Slug(question), o, opts.IO.ErrOut)
 	if err != nil {
 		return err
 	}
@@ -182,43 +189,13 @@ func newRun(ctx context.Context, opts *newOptions) error {
 // file) and nothing left to --approve. new has no notify flags: its
 // queued notifications get auto's default time to go out.
 func (opts *newOptions) debate(file string) *runOptions {
-	return &runOptions{IO: opts.IO, Config: opts.Config, Logger: opts.Logger, Registry: opts.Registry,
+	return &runOptions{IO: opts.IO, Config: opts.Config, Logger: opts.Logger, Registry: opts.Registry, Ledger: opts.Ledger,
 		File: file, ConfigPath: opts.ConfigPath, By: "walkie new", JSON: opts.JSON, LogFormat: opts.LogFormat, Verbose: opts.Verbose,
-		Notify: notifyOptions{Timeout: defaultNotifyTimeout}}
-}
-
-// newChat is what the distilling agent reads: the question, then the
-// conversation it came from, if any, as briefing.ParseChat renders it.
-func newChat(question, from string) (string, error) {
-	text := "The question to debate, as the person put it:\n\n" + question + "\n"
-	if from == "" {
-		return text, nil
-	}
-	raw, err := os.ReadFile(from)
-	if err != nil {
-		return "", fmt.Errorf("read the chat: %w", err)
-	}
-	chat, err := briefing.ParseChat(raw)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", from, err)
-	}
-	return text + "\nThe conversation it came from:\n\n" + chat.Text(), nil
+		Notify: notifyOptions{Timeout: defaultNotifyTimeout}, WaitForPeople: opts.WaitForPeople}
 }
 
 // newDistill drafts the briefing with controller.Distill and shows it.
 func newDistill(ctx context.Context, o *newOptions, cfg *config.Config, file, chat string) error {
-	tmp, err := os.CreateTemp("", "walkie-new-chat-*.txt")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.WriteString(chat)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
 	out, err := newRunOutput(o.IO, o.Logger, o.LogFormat, o.Verbose)
 	if err != nil {
 		return err
@@ -229,7 +206,7 @@ func newDistill(ctx context.Context, o *newOptions, cfg *config.Config, file, ch
 		return err
 	}
 	name := cmp.Or(o.Distiller, meta.Participants[0])
-	opts := distill.Options{File: file, Chat: tmp.Name(), Agent: name, Config: cfg, Log: out.log}
+	opts := distill.Options{File: file, ChatText: chat, Agent: name, Config: cfg, Log: out.log}
 	stderr := o.IO.ErrOut
 	if out.disp != nil {
 		// The live line says what the distilling agent does, read from
@@ -334,24 +311,6 @@ func approveShown(streams *IOStreams, file string) error {
 	}
 	fmt.Fprintf(streams.Out, "%s: briefing approved, briefing_sha256 %s\n", file, a.Hash[:12])
 	return nil
-}
-
-// slug makes a file name of a question's first words: "Should the API
-// paginate?" gives "should-the-api-paginate".
-func slug(question string) string {
-	var words []string
-	for _, f := range strings.FieldsFunc(strings.ToLower(question), func(r rune) bool {
-		return !(r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)))
-	}) {
-		words = append(words, f)
-		if len(words) == 6 || len(strings.Join(words, "-")) > 40 {
-			break
-		}
-	}
-	if len(words) == 0 {
-		return "debate"
-	}
-	return strings.Join(words, "-")
 }
 
 // newFile is the file walkie new writes: explicit (--file), else

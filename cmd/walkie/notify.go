@@ -48,7 +48,7 @@ func startNotifier(streams *IOStreams, o notifyOptions, cfg *config.Config, log 
 	if o.Off {
 		return nil, func() {}, nil
 	}
-	n, err = notify.New(cfg.Notify, notify.Options{Log: log.Named("notify")})
+	n, err = notify.New(cfg.Notify, notify.Options{Log: log.Named("notify"), People: cfg.People})
 	if err != nil {
 		return nil, nil, withCode(exitBadInput, fmt.Errorf("%w (or run with --no-notify)", err))
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/walkie-sh/walkie/cmd/walkie/term"
+	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/walkie"
 )
@@ -96,6 +97,12 @@ func initCommand(f *Factory, runF func(context.Context, *initOptions) error) *cl
 turns in the order given. The briefing must be approved (walkie brief approve)
 before agents run. --briefing - reads the briefing from standard input.
 
+Every participant must be an agent of the config (--config, else
+./walkie.yaml, the user config, the presets) or a person: one of --people,
+or of the config's people:. Any other name is refused (exit 2) with the one
+most likely meant, so a misspelt agent is never taken for a person.
+--supervisor NAME names the person who supervises (docs/controller.md).
+
 --typed (or any review-thread flag: --repo, --git-commit, --worktree,
 --base) makes the file format 3, whose entries may carry types and refs
 (docs/review-threads.md; walkie thread new makes a review thread in a
@@ -108,15 +115,17 @@ reviewers judge a frozen copy in parallel, and the grader command (run by
 
 EXAMPLES:
    walkie init api.walkie.md --agents claude,codex
+   walkie init api.walkie.md --agents alice,claude --people alice --supervisor frank
    walkie init review.walkie.md --agents claude,codex,gemini --max-rounds 4 --briefing brief.md
    pbpaste | walkie init api.walkie.md --agents claude,codex --briefing -
    walkie init fix.walkie.md --implementer claude --reviewers codex,gemini --quorum 1 \
        --grader "go test ./..." --workspace . --max-rounds 4
    walkie init eval.walkie.md --implementer codex --reviewers claude,gemini \
        --phases research=gemini,plan=claude --grader "make test" --workspace src`,
-		Flags: append(append(debateFlags(), &cli.StringFlag{Name: "briefing", Usage: "file whose text becomes the briefing, or - for standard input"}), threadFlags()...),
+		Flags: append(append(debateFlags(), &cli.StringFlag{Name: "briefing", Usage: "file whose text becomes the briefing, or - for standard input"},
+			&cli.StringFlag{Name: "config", Usage: "config file whose agents and people the participants must be (default: ./walkie.yaml, then the user config dir, else the presets)"}), threadFlags()...),
 		Action: func(c *cli.Context) error {
-			opts := &initOptions{IO: f.IO, Briefing: c.String("briefing")}
+			opts := &initOptions{IO: f.IO, Config: f.Config, ConfigPath: c.String("config"), Briefing: c.String("briefing")}
 			var err error
 			if opts.File, err = fileArg(c); err != nil {
 				return err
@@ -135,13 +144,20 @@ EXAMPLES:
 // initOptions are walkie init's: the record to create, and the file its
 // briefing comes from.
 type initOptions struct {
-	IO       *IOStreams
-	File     string
-	Init     walkie.InitOptions
-	Briefing string // a file, or - for standard input; "" for none
+	IO         *IOStreams
+	Config     func(path string) (*config.Config, error)
+	ConfigPath string
+	File       string
+	Init       walkie.InitOptions
+	Briefing   string // a file, or - for standard input; "" for none
 }
 
 func initRun(_ context.Context, o *initOptions) error {
+	cfg, err := o.Config(o.ConfigPath)
+	if err != nil {
+		return err
+	}
+	o.Init.Check = participantsCheck(o.File, cfg)
 	if o.Briefing != "" {
 		b, err := readBriefing(o.IO.In, o.Briefing)
 		if err != nil {
@@ -163,6 +179,8 @@ func debateFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "agents", Usage: "participants in turn order, comma separated (at least two; required for a debate)"},
 		&cli.StringFlag{Name: "id", Usage: "debate id (default: the file name without .walkie.md)"},
 		&cli.IntFlag{Name: "max-rounds", Value: 6, Usage: "round cap; a round is one turn by each participant"},
+		&cli.StringSliceFlag{Name: "people", Usage: "participants (of --agents) who are persons: walkie waits for their walkie post and never runs them; any other participant must be an agent in the config"},
+		&cli.StringFlag{Name: "supervisor", Usage: "the person who supervises the debate, by name (not a participant): who may halt, extend and note from Telegram, and who is told when walkie gives up waiting"},
 		copyInitFlag(),
 		&cli.StringFlag{Name: "implementer", Category: "round table", Usage: "the agent that changes the workspace (makes a round table)"},
 		&cli.StringSliceFlag{Name: "reviewers", Category: "round table", Usage: "agents that review the frozen work, comma separated"},
@@ -176,7 +194,7 @@ func debateFlags() []cli.Flag {
 // debateInit reads debateFlags: a debate of at least two --agents, or a
 // round table (--implementer with --reviewers, --grader, --workspace).
 func debateInit(c *cli.Context) (walkie.InitOptions, error) {
-	o := walkie.InitOptions{ID: c.String("id"), MaxRounds: c.Int("max-rounds")}
+	o := walkie.InitOptions{ID: c.String("id"), MaxRounds: c.Int("max-rounds"), People: splitNames(c.StringSlice("people")), Supervisor: strings.TrimSpace(c.String("supervisor"))}
 	var err error
 	if o.NoCopy, err = copyFlag(c); err != nil {
 		return o, err
@@ -212,12 +230,28 @@ func debateInit(c *cli.Context) (walkie.InitOptions, error) {
 	return o, nil
 }
 
+// participantsCheck is walkie.InitOptions.Check for a new debate in
+// file: every participant an agent of cfg or a declared person, or the
+// file is not written (exit 2, with the name most likely meant).
+func participantsCheck(file string, cfg *config.Config) func(m *walkie.Meta) error {
+	return func(m *walkie.Meta) error {
+		return withCode(exitBadInput, controller.CheckParticipants(file, m, cfg, nil))
+	}
+}
+
 // created is what init says it made.
 func created(file string, o walkie.InitOptions) string {
 	if o.Mode == walkie.ModeRoundtable {
 		return fmt.Sprintf("created round table %s (implementer %s; reviewers: %s)", file, o.Implementer, strings.Join(o.Reviewers, ", "))
 	}
-	return fmt.Sprintf("created %s (participants: %s)", file, strings.Join(o.Participants, ", "))
+	s := fmt.Sprintf("created %s (participants: %s", file, strings.Join(o.Participants, ", "))
+	if len(o.People) > 0 {
+		s += "; people: " + strings.Join(o.People, ", ")
+	}
+	if o.Supervisor != "" {
+		s += "; supervisor: " + o.Supervisor
+	}
+	return s + ")"
 }
 
 func splitNames(list []string) []string {
@@ -333,6 +367,11 @@ func postRun(ctx context.Context, o *postOptions) error {
 		return withCode(exitBadInput, err)
 	}
 	p := walkie.Post{From: o.From, Supervisor: o.Supervisor, Body: body, Size: size, Sign: o.Sign}
+	if p.From != "" && p.From == meta.Supervisor {
+		// The debate's named supervisor posts as the supervisor: a note
+		// at any time, never a turn.
+		p.From, p.Supervisor = "", true
+	}
 	if p.Tags, p.Resolver, err = postTags(ctx, o, &meta); err != nil {
 		return err
 	}
@@ -617,12 +656,11 @@ EXAMPLES:
 }
 
 // fileOptions are the options of a command that takes one record and
-// few flags (walkie verify, resume, repair).
+// few flags (walkie verify, repair).
 type fileOptions struct {
-	IO    *IOStreams
-	File  string
-	Stand standingReader // resume's: where the debate stands
-	JSON  *jsonExporter  // verify's --json and --jq
+	IO   *IOStreams
+	File string
+	JSON *jsonExporter // verify's --json and --jq
 }
 
 // verifyView is walkie verify --json: the text's line, or its problem.
@@ -699,7 +737,7 @@ func haltRun(_ context.Context, o *haltOptions) error {
 	return nil
 }
 
-func resumeCommand(f *Factory, runF func(context.Context, *fileOptions) error) *cli.Command {
+func resumeCommand(f *Factory, runF func(context.Context, *resumeOptions) error) *cli.Command {
 	return &cli.Command{
 		Name:      "resume",
 		Usage:     "lift a halt, or reopen a failed, over-budget or deadlocked debate",
@@ -718,35 +756,29 @@ EXAMPLES:
 			if err != nil {
 				return err
 			}
-			return runWith(c.Context, runF, resumeRun, &fileOptions{IO: f.IO, File: file, Stand: f.Standing("")})
+			return runWith(c.Context, runF, resumeRun, &resumeOptions{IO: f.IO, Config: f.Config, File: file})
 		},
 	}
 }
 
-func resumeRun(_ context.Context, o *fileOptions) error {
-	file, w := o.File, o.IO.Out
-	_, v, err := loadStanding(file, o.Stand)
+func resumeRun(_ context.Context, o *resumeOptions) error {
+	cfg, err := o.Config("")
 	if err != nil {
 		return err
 	}
-	switch v.Status {
-	case walkie.StatusConverged:
-		fmt.Fprintf(w, "%s converged in round %d: there is nothing to resume (walkie show %s reads it)\n", file, v.Round, file)
-		return nil
-	case walkie.StatusClosed:
-		fmt.Fprintf(w, "%s was closed %s: there is nothing to resume (start another thread with walkie thread new)\n", file, term.Clean(v.Reason))
-		return nil
-	case walkie.StatusOpen:
-		fmt.Fprintf(w, "%s is open, not halted: there is nothing to resume (walkie auto %s runs it)\n", file, file)
-		return nil
-	case walkie.StatusMaxRounds:
-		return withCode(exitRefused, fmt.Errorf("%s ended at its round cap (%d): walkie extend %s --rounds N adds rounds", file, v.RoundCap, file))
-	}
-	if err := walkie.Resume(file); err != nil {
+	note, err := controller.Resume(o.File, cfg)
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "resumed %s\n", file)
+	fmt.Fprintln(o.IO.Out, term.Clean(note))
 	return nil
+}
+
+// resumeOptions are walkie resume's.
+type resumeOptions struct {
+	IO     *IOStreams
+	Config func(path string) (*config.Config, error)
+	File   string
 }
 
 func extendCommand(f *Factory, runF func(context.Context, *extendOptions) error) *cli.Command {

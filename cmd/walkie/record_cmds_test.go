@@ -37,10 +37,11 @@ func TestRecordCommandsParse(t *testing.T) {
 	}
 }
 
-// mustInit makes file a debate of ada and brook, its briefing approved.
+// mustInit makes file a debate of ada and brook, two people, its
+// briefing approved.
 func mustInit(t *testing.T, file string) string {
 	t.Helper()
-	if err := walkie.Init(file, walkie.InitOptions{Participants: []string{"ada", "brook"}, MaxRounds: 2, Briefing: []byte("Cursors or offsets?\n")}); err != nil {
+	if err := walkie.Init(file, walkie.InitOptions{Participants: []string{"ada", "brook"}, People: []string{"ada", "brook"}, MaxRounds: 2, Briefing: []byte("Cursors or offsets?\n")}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := walkie.Approve(file); err != nil {
@@ -56,9 +57,10 @@ func TestRecordCommandsRun(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "d.walkie.md")
 	f := fakeFactory("Cursors or offsets?\n")
 	out, _, code := f.run(t, func() error {
-		return initRun(ctx, &initOptions{IO: f.IO, File: file, Briefing: "-", Init: walkie.InitOptions{Participants: []string{"ada", "brook"}, MaxRounds: 2}})
+		return initRun(ctx, &initOptions{IO: f.IO, Config: f.Config, File: file, Briefing: "-",
+			Init: walkie.InitOptions{Participants: []string{"ada", "brook"}, People: []string{"ada", "brook"}, MaxRounds: 2}})
 	})
-	if code != 0 || out != "created "+file+" (participants: ada, brook)\n" {
+	if code != 0 || out != "created "+file+" (participants: ada, brook; people: ada, brook)\n" {
 		t.Fatalf("init: exit %d, %q", code, out)
 	}
 	if _, err := walkie.Approve(file); err != nil {
@@ -81,7 +83,7 @@ func TestRecordCommandsRun(t *testing.T) {
 			t.Errorf("status: exit %d, lacks %q:\n%s", code, want, out)
 		}
 	}
-	out, _, code = f.run(t, func() error { return resumeRun(ctx, &fileOptions{IO: f.IO, File: file}) })
+	out, _, code = f.run(t, func() error { return resumeRun(ctx, &resumeOptions{IO: f.IO, Config: f.Config, File: file}) })
 	if code != 0 || out != "resumed "+file+"\n" {
 		t.Errorf("resume: exit %d, %q", code, out)
 	}

@@ -31,7 +31,42 @@ func runFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},
 		&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "auto (live lines on a terminal, one progress line per event elsewhere), console or json (log lines)"},
 		verboseFlag(),
+		waitForPeopleFlag(),
 	}, notifyFlags()...)
+}
+
+// defaultWaitForPeople is how long a run off a terminal, or under CI,
+// waits for a person's post before it exits 16: long enough for a person
+// told by a notification to answer, short enough that a CI job or a cron
+// run that nobody will answer does not hang until its own timeout.
+const defaultWaitForPeople = 30 * time.Minute
+
+// waitForPeopleFlag is --wait-for-people of every form that waits for a
+// person (auto, turn, new).
+func waitForPeopleFlag() cli.Flag {
+	return &cli.DurationFlag{Name: "wait-for-people", Usage: "how long to wait for a person's post before exiting 16, with a notification (0: as long as it takes)", DefaultText: "no limit on a terminal, " + defaultWaitForPeople.String() + " off one or under CI"}
+}
+
+// waitForPeopleValue is --wait-for-people, nil when not given.
+func waitForPeopleValue(c *cli.Context) *time.Duration {
+	if !c.IsSet("wait-for-people") {
+		return nil
+	}
+	d := c.Duration("wait-for-people")
+	return &d
+}
+
+// waitLimit is how long a run waits for a person: as given, else none
+// where a person is at the terminal, and defaultWaitForPeople where no
+// one may be (standard input is not a terminal, or CI is set).
+func waitLimit(streams *IOStreams, given *time.Duration) time.Duration {
+	switch {
+	case given != nil:
+		return *given
+	case streams.IsStdinTTY() && os.Getenv("CI") == "":
+		return 0
+	}
+	return defaultWaitForPeople
 }
 
 // takeOverFlag takes a debate back from a walkie serve --engine temporal
@@ -53,10 +88,16 @@ is ended; walkie judges the turn, stamps it, logs the attempt in
 round cap or budget is reached, retries are spent, or a person runs
 walkie halt. A bad turn is undone byte for byte and retried.
 
-A participant with no agent in the config (a person, or a live session that
-answers with walkie post) is never run: at its turn auto says whose post it
-waits for (walkie post FILE --from NAME), tells the notify sinks, and goes on
-when the post lands, woken by the doorbell.
+A participant declared a person (people: in the front matter or in
+walkie.yaml; a live session that answers with walkie post is one too) is
+never run: at its turn auto says whose post it waits for (walkie post FILE
+--from NAME), tells the notify sinks, and goes on when the post lands, woken
+by the doorbell; with Telegram both ways (people with chats with the bot),
+the person's reply there is the post, and the supervisor's /halt, /extend
+and /note reach the run. Off a terminal or under CI that wait has a limit
+(--wait-for-people, 30m by default): then auto tells the sinks and exits 16.
+A participant that is neither an agent nor a declared person is refused
+before anything runs (exit 2), with the name most likely meant.
 
 Before the first turn auto says which agents' cost cannot be told (no usage
 report, a model missing from the pricing table) and what to add to
@@ -115,6 +156,7 @@ type runOptions struct {
 	Config   func(path string) (*config.Config, error)
 	Logger   func(format string, verbose bool) (*zap.Logger, error)
 	Registry func(log *zap.Logger) string
+	Ledger   func(log *zap.Logger) string
 
 	File       string
 	ConfigPath string
@@ -129,6 +171,8 @@ type runOptions struct {
 	LogFormat string
 	Verbose   bool
 	Notify    notifyOptions
+	// WaitForPeople is --wait-for-people; nil when not given (waitLimit).
+	WaitForPeople *time.Duration
 }
 
 // runController reads auto's and turn's flags into runOptions.
@@ -137,10 +181,10 @@ func runController(c *cli.Context, f *Factory, runF func(context.Context, *runOp
 	if err != nil {
 		return err
 	}
-	opts := &runOptions{IO: f.IO, Config: f.Config, Logger: f.Logger, Registry: f.Registry,
+	opts := &runOptions{IO: f.IO, Config: f.Config, Logger: f.Logger, Registry: f.Registry, Ledger: f.Ledger,
 		File: file, ConfigPath: c.String("config"), Agents: c.StringSlice("agents"), By: "walkie " + c.Command.Name,
 		Once: once, MaxRounds: c.Int("max-rounds"), Approve: c.Bool("approve"), JSON: c.Bool("json"), TakeOver: c.Bool("take-over"),
-		LogFormat: c.String("log-format"), Verbose: c.Bool("verbose"), Notify: notifyFlagValues(c)}
+		LogFormat: c.String("log-format"), Verbose: c.Bool("verbose"), Notify: notifyFlagValues(c), WaitForPeople: waitForPeopleValue(c)}
 	return runWith(c.Context, runF, autoRun, opts)
 }
 
@@ -186,17 +230,32 @@ func runDebate(ctx context.Context, o *runOptions, meta *walkie.Meta, cfg *confi
 	}
 	ctx, stop := interruptible(ctx, o.IO.ErrOut)
 	defer stop()
-	opts := controller.Options{File: file, Meta: meta, Config: cfg, Cast: cast, Once: o.Once, Log: out.log,
+	limits, err := newLimiter(cfg, o.Ledger(out.log), out.log)
+	if err != nil {
+		return err
+	}
+	defer limits.Close()
+	opts := controller.Options{File: file, Meta: meta, Config: cfg, Cast: cast, Once: o.Once, Log: out.log, Acquire: limits.Acquire,
 		Registry: o.Registry(out.log), By: o.By, Wait: true, CheckPricing: true, TakeOver: o.TakeOver,
-		MaxRounds: o.MaxRounds, Approve: o.Approve}
+		MaxRounds: o.MaxRounds, Approve: o.Approve, WaitLimit: waitLimit(o.IO, o.WaitForPeople)}
 	toSinks, show := notifyObserver(file, walkie.StateDir(file, meta.ID), n), out.observe
+	// While a person's turn is open, their reply on Telegram is the post.
+	poll, stopPoll := func(controller.Event) {}, func() {}
+	if !o.Notify.Off {
+		abs, _ := filepath.Abs(file)
+		if poll, stopPoll, err = pollWhileWaiting(ctx, cfg, abs, opts.Registry, out.log); err != nil {
+			return err
+		}
+	}
 	opts.Observe = func(e controller.Event) {
 		toSinks(e)
+		poll(e)
 		if show != nil { // nil when the log speaks alone
 			show(e)
 		}
 	}
 	sum, err := controller.Run(ctx, opts)
+	stopPoll()
 	out.stop()
 	stopNotify()
 	if errors.Is(err, walkie.ErrLocked) {
@@ -255,6 +314,8 @@ func errorForStatus(sum controller.Summary) error {
 	switch {
 	case sum.Interrupted:
 		return errors.New("interrupted; run the same command again to continue")
+	case sum.WaitExpired:
+		return fmt.Errorf("gave up waiting (--wait-for-people): %s; the supervisor was notified, and the same command goes on once the post is in", sum.Waiting)
 	case sum.Status == walkie.StatusConverged, sum.Status == walkie.StatusClosed:
 		return nil
 	case sum.Status == walkie.StatusOpen:
@@ -264,8 +325,11 @@ func errorForStatus(sum controller.Summary) error {
 }
 
 func runExitCode(sum controller.Summary, once bool) int {
-	if sum.Interrupted {
+	switch {
+	case sum.Interrupted:
 		return exitSignal
+	case sum.WaitExpired:
+		return exitWaiting
 	}
 	switch sum.Status {
 	case walkie.StatusConverged, walkie.StatusClosed:

@@ -17,7 +17,7 @@ func TestRunCommandsParse(t *testing.T) {
 		"--no-notify", "--notify-timeout", "5s", "--take-over", "--config", "w.yaml", "-v")
 	want := &runOptions{File: file, ConfigPath: "w.yaml", Agents: []string{"claude", "codex"}, By: "walkie auto", MaxRounds: 4, Approve: true,
 		JSON: true, TakeOver: true, LogFormat: "json", Verbose: true, Notify: notifyOptions{Off: true, Timeout: 5 * time.Second}}
-	got.IO, got.Config, got.Logger, got.Registry = nil, nil, nil, nil
+	got.IO, got.Config, got.Logger, got.Registry, got.Ledger = nil, nil, nil, nil, nil
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("auto options\n got %+v\nwant %+v", got, want)
 	}
@@ -38,7 +38,7 @@ func TestRunCommandsRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := fakeFactory("")
-	o := &runOptions{IO: f.IO, Config: f.Config, Logger: f.Logger, Registry: f.Registry, File: file, By: "walkie auto", LogFormat: "auto", Notify: notifyOptions{Off: true}}
+	o := &runOptions{IO: f.IO, Config: f.Config, Logger: f.Logger, Registry: f.Registry, Ledger: f.Ledger, File: file, By: "walkie auto", LogFormat: "auto", Notify: notifyOptions{Off: true}}
 	out, errOut, code := f.run(t, func() error { return autoRun(ctx, o) })
 	if code != exitHalted {
 		t.Errorf("exit %d, want %d", code, exitHalted)
@@ -67,7 +67,7 @@ func TestNewCommandRefusesFirst(t *testing.T) {
 	ctx := context.Background()
 	t.Chdir(t.TempDir())
 	f := fakeFactory("")
-	o := &newOptions{IO: f.IO, Config: f.Config, Logger: f.Logger, Registry: f.Registry, Question: "Cursors?", Init: walkie.InitOptions{Participants: []string{"ada", "brook"}}}
+	o := &newOptions{IO: f.IO, Config: f.Config, Logger: f.Logger, Registry: f.Registry, Ledger: f.Ledger, Question: "Cursors?", Init: walkie.InitOptions{Participants: []string{"ada", "brook"}}}
 	_, _, code := f.run(t, func() error { return newRun(ctx, o) })
 	if code != exitBadInput {
 		t.Errorf("new off a terminal without --yes: exit %d, want %d", code, exitBadInput)
@@ -87,10 +87,10 @@ func TestNewCommandRefusesFirst(t *testing.T) {
 // --notify-timeout it does not have as 0, and the queue was cut at once.
 func TestNewRunsItsDebateAsAutoDoes(t *testing.T) {
 	f := fakeFactory("")
-	o := &newOptions{IO: f.IO, Config: f.Config, Logger: f.Logger, Registry: f.Registry, ConfigPath: "w.yaml", JSON: true, LogFormat: "json",
+	o := &newOptions{IO: f.IO, Config: f.Config, Logger: f.Logger, Registry: f.Registry, Ledger: f.Ledger, ConfigPath: "w.yaml", JSON: true, LogFormat: "json",
 		Init: walkie.InitOptions{MaxRounds: 4}}
 	got := o.debate("q.walkie.md")
-	got.IO, got.Config, got.Logger, got.Registry = nil, nil, nil, nil
+	got.IO, got.Config, got.Logger, got.Registry, got.Ledger = nil, nil, nil, nil, nil
 	want := &runOptions{File: "q.walkie.md", ConfigPath: "w.yaml", By: "walkie new", JSON: true, LogFormat: "json", Notify: notifyOptions{Timeout: 30 * time.Second}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("new's run\n got %+v\nwant %+v", got, want)

@@ -3,10 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller"
@@ -92,5 +94,33 @@ func TestRunErrorCode(t *testing.T) {
 		if got := runErrorCode(c.err); got != c.want {
 			t.Errorf("%v: exit %d, want %d", c.err, got, c.want)
 		}
+	}
+}
+
+// Off a terminal, or under CI, a wait for a person has a limit unless the
+// flag says otherwise; at a terminal, a person is there to answer.
+func TestWaitLimit(t *testing.T) {
+	zero, ten := time.Duration(0), 10*time.Second
+	for _, c := range []struct {
+		name  string
+		tty   bool
+		ci    string
+		given *time.Duration
+		want  time.Duration
+	}{
+		{"terminal", true, "", nil, 0},
+		{"terminal under CI", true, "true", nil, defaultWaitForPeople},
+		{"pipe", false, "", nil, defaultWaitForPeople},
+		{"given", false, "1", &ten, ten},
+		{"given none", false, "1", &zero, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("CI", c.ci)
+			streams := systemIO(strings.NewReader(""), io.Discard, io.Discard)
+			streams.SetStdinTTY(c.tty)
+			if got := waitLimit(streams, c.given); got != c.want {
+				t.Errorf("waitLimit = %s, want %s", got, c.want)
+			}
+		})
 	}
 }

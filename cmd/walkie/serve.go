@@ -25,10 +25,13 @@ func serveCommand(f *Factory, runF func(context.Context, *serveOptions) error) *
 		Description: `Finds every *.walkie.md under --dir (and new ones as they appear) and runs the
 next turn of each open, approved debate whose next participant has a command
 in the config, one fresh agent session per turn, under the config's limits:
-max_sessions, per_agent_sessions and per_agent_turns_per_hour (a rolling
-hour across all debates, rebuilt from the turn logs on start). A participant
-without a command (a person, a live session) answers with walkie post; the
-daemon wakes on the change. walkie halt and walkie extend act at once.
+max_sessions, and the per-agent limits of the machine's ledger, which every
+walkie on it counts in (per_agent_sessions, per_agent_turns_per_hour,
+per_agent_daily_usd). A person (people:) answers with walkie post, or by
+replying on Telegram when the config's people have chats with the bot: the
+daemon polls the bot for its life (docs/operations.md, "Telegram both
+ways"); the daemon wakes on the change. walkie halt and walkie extend act at
+once.
 
 One daemon per directory: a second start names the pid holding the lock.
 SIGTERM or SIGINT: no new turns; running turns get --grace, then are ended
@@ -101,7 +104,7 @@ EXAMPLES:
 			if c.NArg() > 0 {
 				return withCode(exitBadInput, fmt.Errorf("serve takes no arguments (use --dir %s)", c.Args().First()))
 			}
-			return runWith(c.Context, runF, serveRun, &serveOptions{IO: f.IO, Config: f.Config, Logger: f.Logger, Registry: f.Registry,
+			return runWith(c.Context, runF, serveRun, &serveOptions{IO: f.IO, Config: f.Config, Logger: f.Logger, Registry: f.Registry, Ledger: f.Ledger,
 				Engine: c.String("engine"), HomeQueue: c.String("home-queue"), BlobListen: c.String("blob-listen"), Dir: c.String("dir"), ConfigPath: c.String("config"),
 				Listen: c.String("listen"), Token: c.String("token"), AllowedHosts: c.StringSlice("allowed-host"),
 				Grace: c.Duration("grace"), RateWindow: c.Duration("rate-window"),
@@ -116,6 +119,7 @@ type serveOptions struct {
 	Config   func(path string) (*config.Config, error)
 	Logger   func(format string, verbose bool) (*zap.Logger, error)
 	Registry func(log *zap.Logger) string
+	Ledger   func(log *zap.Logger) string
 
 	Engine       string // local or temporal
 	HomeQueue    string
@@ -154,9 +158,13 @@ func serveRun(ctx context.Context, o *serveOptions) error {
 			return withCode(exitBadInput, fmt.Errorf("--allowed-host: %w", err))
 		}
 	}
+	ledgerPath, err := usableLedger(cfg, o.Ledger(log), log)
+	if err != nil {
+		return err
+	}
 	opts := daemon.Options{Dir: o.Dir, Config: cfg, ConfigPath: o.ConfigPath,
 		Listen: o.Listen, Token: o.Token, AllowedHosts: o.AllowedHosts, Grace: o.Grace, RateWindow: o.RateWindow, Log: log,
-		Registry: o.Registry(log)}
+		Registry: o.Registry(log), Ledger: ledgerPath}
 	var home remoteHome
 	if engine == "temporal" {
 		if home, err = newHome(ctx, o, cfg, log); err != nil {
@@ -208,7 +216,15 @@ func serveRun(ctx context.Context, o *serveOptions) error {
 			}
 		}
 	}()
-	return d.Run(ctx)
+	// Replies and commands from Telegram, for the daemon's life.
+	polled, err := pollServed(ctx, d.Config, d.Dir(), opts.Registry, log)
+	if err != nil {
+		return err
+	}
+	err = d.Run(ctx)
+	cancel()
+	<-polled
+	return err
 }
 
 // remoteHome is the Temporal engine's home of --dir's debates

@@ -13,7 +13,6 @@ import (
 
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller/charts"
-	"github.com/walkie-sh/walkie/controller/daemon"
 	"github.com/walkie-sh/walkie/controller/trials"
 	"github.com/walkie-sh/walkie/walkie"
 )
@@ -71,7 +70,7 @@ EXAMPLES:
 			if err != nil {
 				return err
 			}
-			return runWith(c.Context, runF, trialsRun, &trialsOptions{IO: f.IO, Config: f.Config, Logger: f.Logger,
+			return runWith(c.Context, runF, trialsRun, &trialsOptions{IO: f.IO, Config: f.Config, Logger: f.Logger, Ledger: f.Ledger,
 				File: file, N: c.Int("n"), Parallel: c.Int("parallel"), Dir: c.String("dir"), Format: format,
 				ConfigPath: c.String("config"), Agents: c.StringSlice("agents"), Approve: c.Bool("approve"),
 				LogFormat: c.String("log-format"), Verbose: c.Bool("verbose"), SVG: c.String("svg")})
@@ -84,6 +83,7 @@ type trialsOptions struct {
 	IO     *IOStreams
 	Config func(path string) (*config.Config, error)
 	Logger func(format string, verbose bool) (*zap.Logger, error)
+	Ledger func(log *zap.Logger) string
 
 	File        string
 	N, Parallel int
@@ -211,7 +211,11 @@ func trialsRun(ctx context.Context, o *trialsOptions) error {
 	defer func() { _ = log.Sync() }()
 	ctx, stop := interruptible(ctx, o.IO.ErrOut)
 	defer stop()
-	limiter := daemon.NewLimiter(cfg.Limits, 0)
+	limiter, err := newLimiter(cfg, o.Ledger(log), log)
+	if err != nil {
+		return err
+	}
+	defer limiter.Close()
 	var mu sync.Mutex
 	s, err := trials.Run(ctx, trials.Options{File: file, N: o.N, Parallel: o.Parallel, Dir: o.Dir, Config: cfg, Cast: cast,
 		Approve: o.Approve, Log: log, Acquire: limiter.Acquire,

@@ -59,7 +59,7 @@ EXAMPLES:
 			if c.NArg() != 1 {
 				return withCode(exitBadInput, fmt.Errorf("watch needs exactly one PATH argument (got %s)", argCount(c.NArg())))
 			}
-			return runWith(c.Context, runF, watchRun, &watchOptions{IO: f.IO, Config: f.Config, Logger: f.Logger, Registry: f.Registry,
+			return runWith(c.Context, runF, watchRun, &watchOptions{IO: f.IO, Config: f.Config, Logger: f.Logger, Registry: f.Registry, Ledger: f.Ledger,
 				Path: c.Args().First(), ConfigPath: c.String("config"), RetryAfter: c.Duration("retry-after"), JSON: c.Bool("json"),
 				TakeOver: c.Bool("take-over"), LogFormat: c.String("log-format"), Verbose: c.Bool("verbose"), Notify: notifyFlagValues(c)})
 		},
@@ -72,6 +72,7 @@ type watchOptions struct {
 	Config   func(path string) (*config.Config, error)
 	Logger   func(format string, verbose bool) (*zap.Logger, error)
 	Registry func(log *zap.Logger) string
+	Ledger   func(log *zap.Logger) string
 
 	Path       string // a walkie file, or a directory of them
 	ConfigPath string
@@ -98,8 +99,23 @@ func watchRun(ctx context.Context, o *watchOptions) error {
 	defer stopNotify()
 	ctx, stop := interruptible(ctx, o.IO.ErrOut)
 	defer stop()
+	// A tick never waits for a slot: a party a limit holds is waiting,
+	// and the next tick looks again.
+	limits, err := newLimiter(cfg, o.Ledger(log), log)
+	if err != nil {
+		return err
+	}
+	defer limits.Close()
+	tryAcquire := func(_ context.Context, agent string) (func(float64), error) {
+		release, held, err := limits.Try(agent)
+		if held != nil {
+			return nil, held
+		}
+		return release, err
+	}
 	results, err := watch.Once(ctx, watch.Options{Path: o.Path, Config: cfg, Log: log,
-		Observe: notify.Observer(n), CopyEntries: n.CopySupervisor(), RetryAfter: o.RetryAfter, Registry: o.Registry(log), TakeOver: o.TakeOver})
+		Observe: notify.Observer(n), CopyEntries: n.CopySupervisor(), RetryAfter: o.RetryAfter, Registry: o.Registry(log), TakeOver: o.TakeOver,
+		Held: limits.Blocked, Acquire: tryAcquire})
 	failed, refused := 0, 0
 	for _, r := range results {
 		switch r.Action {

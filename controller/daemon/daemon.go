@@ -39,6 +39,7 @@ import (
 	"github.com/walkie-sh/walkie/config"
 	"github.com/walkie-sh/walkie/controller"
 	"github.com/walkie-sh/walkie/controller/fleet"
+	"github.com/walkie-sh/walkie/controller/ledger"
 	"github.com/walkie-sh/walkie/controller/notify"
 	"github.com/walkie-sh/walkie/walkie"
 )
@@ -73,8 +74,12 @@ type Options struct {
 	// RateWindow is the window of per_agent_turns_per_hour: an hour,
 	// unless a test shortens it.
 	RateWindow time.Duration
-	Log        *zap.Logger
-	Notify     notify.Options // delivery tuning; Log and Count are set by the daemon
+	// Ledger is the ledger of per-agent limits (ledger.DefaultPath: the
+	// one every walkie of the machine counts in); "" keeps the daemon's
+	// counts to itself, in memory.
+	Ledger string
+	Log    *zap.Logger
+	Notify notify.Options // delivery tuning; Log and Count are set by the daemon
 	// Registry is the machine's registry of debates (walkie.DefaultRegistry):
 	// the page also lists the debates it names, which walkie auto, turn and
 	// watch run outside this daemon. "" lists only the daemon's own.
@@ -119,7 +124,7 @@ type Daemon struct {
 	lock    *walkie.Lock
 	cfg     atomic.Pointer[config.Config]
 	notif   atomic.Pointer[notify.Notifier]
-	limits  *Limiter
+	limits  *ledger.Limiter
 	metrics *metrics
 	ln      net.Listener
 	started time.Time
@@ -136,7 +141,6 @@ type Daemon struct {
 	workers   map[string]*worker   // by walkie file
 	byDir     map[string]*worker   // by state directory
 	externals map[string]*external // registered debates outside dir, by file
-	seeded    map[string]bool      // state directories whose turn logs the limiter has seen
 	links     map[string]bool      // symbolic links not served, already logged
 	draining  chan struct{}        // closed when Run's context ends: no new turns
 
@@ -186,7 +190,7 @@ func New(o Options) (*Daemon, error) {
 	o.HTTPMaxConns = cmp.Or(o.HTTPMaxConns, defaultMaxConns())
 	o.MaxStreams = cmp.Or(o.MaxStreams, defaultMaxStreams(o.HTTPMaxConns))
 	d := &Daemon{o: o, dir: dir, log: o.Log, started: time.Now(), csrf: rand.Text(), session: rand.Text(), crossOrigin: http.NewCrossOriginProtection(),
-		workers: map[string]*worker{}, byDir: map[string]*worker{}, externals: map[string]*external{}, seeded: map[string]bool{}, links: map[string]bool{},
+		workers: map[string]*worker{}, byDir: map[string]*worker{}, externals: map[string]*external{}, links: map[string]bool{},
 		draining: make(chan struct{})}
 	d.page = fleet.New(fleet.Options{Debates: d.Debates, Summary: d.summary, CSRF: d.csrf, TokenSet: o.Token != "",
 		MaxStreams: o.MaxStreams, Log: o.Log.Named("page")})
@@ -197,10 +201,12 @@ func New(o Options) (*Daemon, error) {
 	}))
 	d.runCtx, d.cancel = context.WithCancel(context.Background())
 	d.cfg.Store(o.Config)
-	d.limits = NewLimiter(o.Config.Limits, o.RateWindow)
+	d.limits = ledger.NewLimiter(o.Config.Limits, o.RateWindow, ledger.Open(o.Ledger), func(h ledger.Held) {
+		o.Log.Info("held by a limit", zap.String("agent", h.Agent), zap.String("limit", h.Limit), zap.Time("until", h.Until), zap.String("why", h.Why))
+	})
 	d.metrics = newMetrics(d)
 	d.conns = newAdmission(o.HTTPMaxConns, perAddrConns(o.HTTPMaxConns), d.httpLog, d.metrics.reg)
-	n, err := notify.New(o.Config.Notify, d.notifyOptions())
+	n, err := notify.New(o.Config.Notify, d.notifyOptions(o.Config))
 	if err != nil {
 		return nil, err
 	}
@@ -231,12 +237,19 @@ func defaultMaxConns() int {
 	return int(min(max(lim.Cur/4, 16), 256))
 }
 
-func (d *Daemon) notifyOptions() notify.Options {
+func (d *Daemon) notifyOptions(cfg *config.Config) notify.Options {
 	o := d.o.Notify
-	o.Log = d.log.Named("notify")
+	o.Log, o.People = d.log.Named("notify"), cfg.People
 	o.Count = func(sink, result string) { d.metrics.notifications.WithLabelValues(sink, result).Inc() }
 	return o
 }
+
+// Config is the configuration the daemon runs with now (a reload
+// replaces it).
+func (d *Daemon) Config() *config.Config { return d.cfg.Load() }
+
+// Dir is the directory the daemon serves, resolved.
+func (d *Daemon) Dir() string { return d.dir }
 
 // Addr is the HTTP listener's address ("" when there is none).
 func (d *Daemon) Addr() string {
@@ -259,10 +272,6 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	d.watcher = w
 	files := d.watchTree(d.dir)
-	// Every turn log first, so the rate limit holds from the first turn on.
-	for _, f := range files {
-		d.seed(f)
-	}
 	for _, f := range files {
 		d.ensureWorker(f)
 	}
@@ -332,8 +341,8 @@ func (d *Daemon) Reload() error {
 	prev := d.cfg.Load()
 	changes := config.Changes(prev, next)
 	var n *notify.Notifier
-	if slices.Contains(changes, "notify changed") {
-		if n, err = notify.New(next.Notify, d.notifyOptions()); err != nil {
+	if slices.Contains(changes, "notify changed") || slices.Contains(changes, "people changed") {
+		if n, err = notify.New(next.Notify, d.notifyOptions(next)); err != nil {
 			d.metrics.reloads.WithLabelValues("refused").Inc()
 			d.log.Error("config reload refused; the running configuration stays", zap.Error(err))
 			return err
@@ -370,7 +379,6 @@ func (d *Daemon) ensureWorker(file string) {
 		return
 	}
 	d.mu.Unlock()
-	d.seed(file)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	select {
@@ -413,29 +421,6 @@ func (d *Daemon) register(w *worker, dir string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.byDir[dir] = w
-}
-
-// seed puts a debate's past session starts into the rate limit, once.
-func (d *Daemon) seed(file string) {
-	meta, err := walkie.ReadMeta(file)
-	if err != nil {
-		return
-	}
-	dir := walkie.StateDir(file, meta.ID)
-	d.mu.Lock()
-	done := d.seeded[dir]
-	d.seeded[dir] = true
-	d.mu.Unlock()
-	if done {
-		return
-	}
-	recs, err := controller.ReadTurnLog(dir)
-	if err != nil {
-		d.log.Warn("turn log unreadable; its sessions do not count against the rate limit", zap.String("dir", dir), zap.Error(err))
-	}
-	for _, r := range recs {
-		d.limits.Seed(r.Agent, r.Started)
-	}
 }
 
 func (d *Daemon) pokeAll() {

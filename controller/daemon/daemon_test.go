@@ -18,7 +18,9 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/walkie-sh/walkie/controller/ledger"
 	"github.com/walkie-sh/walkie/controller/notify"
+	"github.com/walkie-sh/walkie/session"
 	"github.com/walkie-sh/walkie/session/sessiontest"
 	"github.com/walkie-sh/walkie/walkie"
 )
@@ -512,29 +514,33 @@ func TestDaemonHaltWhileQueued(t *testing.T) {
 	}
 }
 
-// The rate window survives a restart: sessions in the turn logs count.
+// The rate window survives a restart, and counts every walkie of the
+// machine: the sessions in the ledger count.
 func TestDaemonRateLimitSurvivesRestart(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	dir := t.TempDir()
 	cfg := testConfig(t, []string{fakeAgent("fa", "--sign"), fakeAgent("fb", "--sign")}, "limits:\n  per_agent_turns_per_hour: {fa: 2}\n")
 	file := newDebate(t, dir, "busy", 2, "fa", "fb")
-	// Two fa sessions ten minutes ago, as a previous daemon logged them.
-	logLine := func(attempt int) string {
-		at := time.Now().Add(-10 * time.Minute).UTC().Format("2006-01-02T15:04:05.000Z07:00")
-		return fmt.Sprintf(`{"turn":1,"round":1,"agent":"fa","role":"participant","attempt":%d,"started":%q,"ended":%q,"duration_ms":1,"outcome":"crashed","transcript":{},"output_bytes":0,"signed":false}`+"\n", attempt, at, at)
+	// Two fa sessions ten minutes ago, as a previous daemon (or a walkie
+	// auto) counted them.
+	path := filepath.Join(t.TempDir(), ledger.FileName)
+	ago := time.Now().Add(-10 * time.Minute)
+	b := &ledger.Book{}
+	for i := range 2 {
+		h := b.Take("fa", ago.Add(time.Duration(i)*time.Second), session.ProcIdentity{Pid: os.Getpid()}, fmt.Sprint(i))
+		b.Give("fa", h, 0, ago)
 	}
-	for attempt := 1; attempt <= 2; attempt++ {
-		if _, _, err := walkie.ChangeState(file, filepath.Join(dir, ".walkie", "busy"), walkie.StateChange{Op: walkie.OpEnded, Attempt: json.RawMessage(logLine(attempt))},
-			func(*walkie.Doc, []byte, *walkie.State) error { return nil }); err != nil {
-			t.Fatal(err)
-		}
+	if err := os.WriteFile(path, b.Marshal(), 0o600); err != nil {
+		t.Fatal(err)
 	}
-	d := startDaemon(t, Options{Dir: dir, Config: cfg})
+	d := startDaemon(t, Options{Dir: dir, Config: cfg, Ledger: path})
 	defer d.stop(t)
-	sessiontest.WaitFor(t, 5*time.Second, "fa rate-limited", func() bool { return strings.Contains(viewOf(d.Daemon, file).Waiting, "rate-limited") })
+	sessiontest.WaitFor(t, 5*time.Second, "fa rate-limited", func() bool {
+		return strings.Contains(viewOf(d.Daemon, file).Waiting, "held by per_agent_turns_per_hour")
+	})
 	t.Log(viewOf(d.Daemon, file).Waiting)
 	time.Sleep(300 * time.Millisecond)
-	if n := len(turnLog(t, file)); n != 2 {
+	if n := len(turnLog(t, file)); n != 0 {
 		t.Errorf("%d attempts logged; the rate limit should have held fa back", n)
 	}
 }

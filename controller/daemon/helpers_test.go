@@ -99,11 +99,20 @@ func configYAML(agents []string, extra string) string {
 		fmt.Sprintf("  sandbox_read: [%q]\n", filepath.Dir(bins.fakeagent)) + "agents:\n" + strings.Join(agents, "") + extra
 }
 
+// testPeople are the participants of these tests who are persons.
+var testPeople = []string{"alice", "bob", "person"}
+
 // newDebate creates an approved debate.
 func newDebate(t testing.TB, dir, id string, maxRounds int, participants ...string) string {
 	t.Helper()
 	file := filepath.Join(dir, id+".walkie.md")
-	if err := walkie.Init(file, walkie.InitOptions{ID: id, Participants: participants, MaxRounds: maxRounds,
+	var people []string
+	for _, p := range participants {
+		if slices.Contains(testPeople, p) {
+			people = append(people, p)
+		}
+	}
+	if err := walkie.Init(file, walkie.InitOptions{ID: id, Participants: participants, People: people, MaxRounds: maxRounds,
 		Briefing: []byte("Decide the shape of the " + id + " API. Sign off when you agree.\n")}); err != nil {
 		t.Fatal(err)
 	}

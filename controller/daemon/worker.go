@@ -40,6 +40,9 @@ type worker struct {
 	queuedFor  string // the agent whose slot it is waiting for
 	lastStatus string // for debate-ended events the controller did not send
 	lastErr    string // the last error logged, so a repeated one is logged once
+	// toldWaiting is the turn whose person the sinks were last told it
+	// is theirs (a waiting event), so each turn is told once.
+	toldWaiting int
 }
 
 // DebateView is one debate as /api/debates and the page show it.
@@ -296,6 +299,13 @@ func (w *worker) check(lockDelay *time.Duration) (action, time.Duration) {
 		return actWait, *lockDelay
 	default:
 		w.setWaiting(dec.Why)
+		if dec.Action == controller.ActWait && dec.Person && w.toldWaiting != dec.Turn {
+			// A person's turn: told once, as walkie auto tells it, so a
+			// Telegram chat can answer it.
+			w.toldWaiting = dec.Turn
+			w.observe(controller.Event{Kind: controller.EventWaiting, Debate: doc.Meta.ID, File: w.file, Turn: dec.Turn, Round: dec.Round,
+				Agent: dec.Participant, Line: dec.Why})
+		}
 	}
 	return actWait, 0
 }
@@ -382,7 +392,7 @@ func (w *worker) runTurn() (int, error) {
 // acquire waits for a session slot. While it waits it still listens to
 // the debate: a halt (or any status a person sets) gives the slot up
 // before a session is wasted on it, and so does the daemon stopping.
-func (w *worker) acquire(ctx context.Context, agent string) (func(), error) {
+func (w *worker) acquire(ctx context.Context, agent string) (func(usd float64), error) {
 	w.mu.Lock()
 	w.queuedFor = agent
 	w.mu.Unlock()

@@ -33,6 +33,9 @@ var ErrBriefingFixed = errors.New("the briefing is fixed once the first entry is
 type Options struct {
 	File string // the walkie file whose briefing is written
 	Chat string // the conversation: plain text, markdown, or a Claude Code or Codex session log
+	// ChatText, when Chat is "", is the conversation itself, as text
+	// (QuestionChat's): what walkie new and walkie mcp hand over.
+	ChatText string
 	// Agent is the configured agent that distills; "" means the agent of
 	// the debate's first participant.
 	Agent  string
@@ -116,9 +119,11 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, engine.BadInput(fmt.Errorf("distilling agent: %w", err))
 	}
-	raw, err := os.ReadFile(o.Chat)
-	if err != nil {
-		return Result{}, engine.BadInput(fmt.Errorf("read the chat: %w", err))
+	raw := []byte(o.ChatText)
+	if o.Chat != "" {
+		if raw, err = os.ReadFile(o.Chat); err != nil {
+			return Result{}, engine.BadInput(fmt.Errorf("read the chat: %w", err))
+		}
 	}
 	chat, err := briefing.ParseChat(raw)
 	if err != nil {
@@ -265,4 +270,24 @@ var leadingTitle = regexp.MustCompile(`\A\s*# [^\n]*\n`)
 
 func cleanDistilled(text []byte) []byte {
 	return walkie.BriefingText(leadingTitle.ReplaceAll(text, nil))
+}
+
+// QuestionChat is what the distilling agent reads for a question put to a
+// debate: the question, then the conversation it came from (the file
+// from, "" for none: text, or a Claude Code or Codex session log), as
+// briefing.ParseChat renders it.
+func QuestionChat(question, from string) (string, error) {
+	text := "The question to debate, as the person put it:\n\n" + question + "\n"
+	if from == "" {
+		return text, nil
+	}
+	raw, err := os.ReadFile(from)
+	if err != nil {
+		return "", fmt.Errorf("read the chat: %w", err)
+	}
+	chat, err := briefing.ParseChat(raw)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", from, err)
+	}
+	return text + "\nThe conversation it came from:\n\n" + chat.Text(), nil
 }

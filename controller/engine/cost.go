@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"strings"
 
 	"github.com/walkie-sh/walkie/session/usage"
@@ -75,6 +76,19 @@ func (u *Usage) Cost() (usd float64, complete bool) {
 	}
 	return u.CostUSD, u.Complete()
 }
+
+// Spent is what the attempt is known to have cost, in US dollars: the
+// figure a session slot is given back with, for the ledger's daily
+// spending (0 when nothing is known).
+func (u *Usage) Spent() float64 {
+	usd, _ := u.Cost()
+	return usd
+}
+
+// AcquireFunc waits for a session slot for agent (the limits: the
+// ledger's Limiter). The attempt begins only once it returns; release
+// gives the slot back with what the session cost (Usage.Spent).
+type AcquireFunc func(ctx context.Context, agent string) (release func(usd float64), err error)
 
 // AddTokens adds o's token counts (a nil o has none) to u's: the sums a
 // log, a report and a run's summary show.

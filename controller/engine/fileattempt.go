@@ -25,8 +25,8 @@ type FileAttempt struct {
 	// before the session: turn, round, agent, role, attempt. RunFile sets
 	// its start.
 	Record TurnRecord
-	// Acquire waits for a session slot (the daemon's limits); nil: none.
-	Acquire func(ctx context.Context, agent string) (release func(), err error)
+	// Acquire waits for a session slot (the limits); nil: none.
+	Acquire AcquireFunc
 	// Sandbox, when set, is the name pattern (os.MkdirTemp) of a
 	// directory made for this attempt alone and removed after it.
 	Sandbox string
@@ -101,13 +101,13 @@ type FileWords struct {
 // error means the attempt could not be made or recorded (no slot, no
 // sandbox, bad input, a log that cannot be written); a session that went
 // wrong is an outcome in the result.
-func (e *Engine) RunFile(ctx context.Context, a FileAttempt) (FileResult, error) {
+func (e *Engine) RunFile(ctx context.Context, a FileAttempt) (res FileResult, err error) {
 	if a.Acquire != nil {
 		release, err := a.Acquire(ctx, a.Record.Agent)
 		if err != nil {
 			return FileResult{}, err
 		}
-		defer release()
+		defer func() { release(res.Record.Usage.Spent()) }()
 	}
 	sandbox := ""
 	if a.Sandbox != "" {

@@ -134,6 +134,9 @@ type Options struct {
 	Tries      int                 // tries per event; default 6
 	Backoff    time.Duration       // first retry delay, doubled each time; default 1s
 	MaxBackoff time.Duration       // default 1m
+	// People are the config's people: a person's turn is sent to their
+	// own Telegram chat too.
+	People map[string]config.Person
 	// Count, when set, is told every delivery's result per sink:
 	// "delivered", "retried", "failed" (tries spent or permanent) or
 	// "dropped" (queue full).

@@ -133,6 +133,7 @@ func TestWebhookClientErrorIsNotRetried(t *testing.T) {
 // A stand-in for the Telegram Bot API: sendMessage under /bot<TOKEN>/,
 // failing at first with a 429 that says when to retry, then a 500.
 func TestTelegramStandIn(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir()) // the bot's store of messages sent
 	const token = "123:ABC-secret"
 	var (
 		mu    sync.Mutex
@@ -203,6 +204,7 @@ func TestTelegramNeedsItsToken(t *testing.T) {
 // The bot token is part of the URL; a connection error must not carry it
 // into the log.
 func TestTelegramErrorsDoNotLeakTheToken(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	srv := httptest.NewServer(http.NotFoundHandler())
 	url := srv.URL
 	srv.Close() // nothing listens there now

@@ -8,14 +8,16 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"strings"
 	"syscall"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/walkie-sh/walkie/config"
+	"github.com/walkie-sh/walkie/controller/telegram"
 	"github.com/walkie-sh/walkie/walkie"
 )
 
@@ -101,81 +103,83 @@ func statusError(who string, resp *http.Response, msg []byte) error {
 	return err
 }
 
-// telegramSink sends the event's one-line summary with the Bot API's
-// sendMessage. The token is read from the environment once, at New.
+// telegramSink sends the event's one-line summary to the config's chat
+// with the Bot API's sendMessage, and a person's turn also to that
+// person's own chat, inviting a reply; every message sent is remembered
+// in the bot's store, so that a reply to it reaches its debate
+// (controller/telegram). The token is read from the environment once, at
+// New.
 type telegramSink struct {
-	endpoint string // API URL with the token in it: never logged
-	chatID   string
-	client   *http.Client
+	client *telegram.Client
+	store  *telegram.Store // nil: nothing remembered (no state directory)
+	chatID string
+	people map[string]config.Person
+	log    *zap.Logger
 }
 
 func newTelegram(cfg config.Telegram, o Options) (*telegramSink, error) {
-	getenv := o.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
+	client, store, err := telegram.ForConfig(cfg, o.Getenv, o.HTTPClient)
+	if err != nil {
+		return nil, err
 	}
-	name := cfg.TokenEnv
-	if name == "" {
-		name = config.DefaultTokenEnv
+	if store == nil {
+		o.Log.Warn("telegram: no state directory for the messages sent; a reply to one will not reach its debate")
 	}
-	token := strings.TrimSpace(getenv(name))
-	if token == "" {
-		return nil, fmt.Errorf("notify.telegram: the bot token is not set: export %s (it is read from the environment, never from the config)", name)
-	}
-	api := cfg.APIURL
-	if api == "" {
-		api = config.DefaultTelegram
-	}
-	return &telegramSink{endpoint: strings.TrimSuffix(api, "/") + "/bot" + token + "/sendMessage", chatID: cfg.ChatID, client: o.HTTPClient}, nil
+	return &telegramSink{client: client, store: store, chatID: cfg.ChatID, people: o.People, log: o.Log}, nil
 }
 
 func (s *telegramSink) Name() string { return "telegram" }
 
-// telegramLimit is sendMessage's limit on the text, in characters.
-const telegramLimit = 4096
-
 func (s *telegramSink) Send(ctx context.Context, e Event) error {
-	body, _ := json.Marshal(map[string]any{
-		"chat_id":                  s.chatID,
-		"text":                     walkie.Clip(e.Summary(), telegramLimit-100),
-		"disable_web_page_preview": true,
-	})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.endpoint, bytes.NewReader(body))
-	if err != nil {
-		return Permanent(errors.New("telegram: bad api_url"))
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := s.client.Do(req)
-	if err != nil {
-		return fmt.Errorf("telegram: %w", redact(err))
-	}
-	defer resp.Body.Close()
-	var r struct {
-		OK          bool   `json:"ok"`
-		Description string `json:"description"`
-		Parameters  struct {
-			RetryAfter int `json:"retry_after"`
-		} `json:"parameters"`
-	}
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	_ = json.Unmarshal(raw, &r)
-	if resp.StatusCode == http.StatusTooManyRequests && r.Parameters.RetryAfter > 0 {
-		return &retryAfterError{err: fmt.Errorf("telegram: rate limited: %s", r.Description), after: time.Duration(r.Parameters.RetryAfter) * time.Second}
-	}
-	if err := statusError("telegram", resp, []byte(r.Description)); err != nil {
+	if err := s.send(ctx, s.chatID, e, e.Summary()); err != nil {
 		return err
 	}
-	if !r.OK {
-		return fmt.Errorf("telegram: not ok: %s", r.Description)
+	if e.Kind != KindWaiting {
+		return nil
+	}
+	// The person whose turn it is hears it in their own chat, where a
+	// reply to the message is their turn.
+	if p, ok := s.people[e.Agent]; ok && p.Telegram != "" && p.Telegram != s.chatID {
+		return s.send(ctx, p.Telegram, e, YourTurn(e))
 	}
 	return nil
 }
 
-// redact drops the URL (which holds the bot token) from a client error.
-func redact(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return fmt.Errorf("%s: %w", ue.Op, ue.Err)
+// send sends text about e to chat, and remembers the message.
+func (s *telegramSink) send(ctx context.Context, chat string, e Event, text string) error {
+	id, err := s.client.Send(ctx, chat, text, 0)
+	var ae *telegram.APIError
+	switch {
+	case errors.As(err, &ae) && ae.RetryAfter > 0:
+		return &retryAfterError{err: err, after: ae.RetryAfter}
+	case errors.As(err, &ae) && ae.Permanent():
+		return Permanent(err)
+	case err != nil:
+		return err
 	}
-	return err
+	if s.store == nil {
+		return nil
+	}
+	m := telegram.Sent{Chat: chat, MessageID: id, File: e.File, Debate: e.Debate, Kind: e.Kind, Turn: e.Turn, Agent: e.Agent, At: time.Now().UTC()}
+	if err := s.store.Remember(m); err != nil {
+		s.log.Warn("telegram: the message sent was not remembered; a reply to it will not reach its debate", zap.Error(err))
+	}
+	return nil
+}
+
+// YourTurn is a person's message at their turn: what was said last, and
+// how to answer by replying.
+func YourTurn(e Event) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: turn %d is yours, %s.", e.Debate, e.Turn, e.Agent)
+	if d, err := walkie.Load(e.File); err == nil && len(d.Entries) > 0 {
+		last := d.Entries[len(d.Entries)-1]
+		who := last.Agent
+		if last.Kind == walkie.KindTurn {
+			who = fmt.Sprintf("Turn %d · %s", last.Turn, last.Agent)
+		}
+		fmt.Fprintf(&b, "\n\n%s:\n%s", who, walkie.Clip(strings.TrimSpace(string(last.Body)), 3000))
+	}
+	fmt.Fprintf(&b, "\n\nReply to this message with your turn; end it with a line \"Signed-off-by: %s\" to sign off. /status says where the debate stands.", e.Agent)
+	return b.String()
 }

@@ -123,7 +123,7 @@ type Host struct {
 	// Agent is the configured agent that plays a participant.
 	Agent func(participant string) (config.Agent, error)
 	// Acquire waits for a session slot (the daemon's limits); nil: none.
-	Acquire func(ctx context.Context, agent string) (release func(), err error)
+	Acquire engine.AcquireFunc
 	// Halted reports whether a person halted the debate.
 	Halted func() bool
 	// SetStatus ends the debate with a status and its reason.

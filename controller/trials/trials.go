@@ -44,7 +44,7 @@ type Options struct {
 	Approve bool // approve the briefing, and phases not yet approved, in every copy
 	Log     *zap.Logger
 	// Acquire, when set, is every session's slot (the config's limits).
-	Acquire func(ctx context.Context, agent string) (release func(), err error)
+	Acquire controller.AcquireFunc
 	// Done is told of each copy as its run ends (from several goroutines).
 	Done func(Trial)
 }

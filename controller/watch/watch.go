@@ -50,6 +50,11 @@ type Options struct {
 	// gone for good (controller.TakeOver); without it such a debate is
 	// Refused.
 	TakeOver bool
+	// Held, when set, says why a session of an agent may not start now
+	// (the machine's limits), or "": a held party is waiting, and its
+	// invocation is not counted. Acquire takes the slot, without waiting.
+	Held    func(agent string) string
+	Acquire controller.AcquireFunc
 }
 
 // Result is what one tick did to one debate.
@@ -205,6 +210,12 @@ func invoke(ctx context.Context, o Options, file string, d *walkie.Doc, st *walk
 	if retryAfter <= 0 {
 		retryAfter = dec.Agent.Debounce
 	}
+	if o.Held != nil && dec.Action == controller.ActRun {
+		if why := o.Held(dec.Agent.Name); why != "" {
+			r.Action, r.Detail = Waiting, why
+			return r
+		}
+	}
 	w := st.Watch
 	tries, first := 1, now.UTC()
 	if w != nil && w.InvokedSeq == p.Seq && !dec.Record {
@@ -249,7 +260,7 @@ func invoke(ctx context.Context, o Options, file string, d *walkie.Doc, st *walk
 	}
 	// One attempt, never the controller's own retry: the tick retries once,
 	// after RetryAfter, then tells the supervisor.
-	sum, err := controller.Run(ctx, controller.Options{File: file, Config: o.Config, Once: true, NoRetry: true, Log: o.Log, Observe: o.Observe,
+	sum, err := controller.Run(ctx, controller.Options{File: file, Config: o.Config, Once: true, NoRetry: true, Log: o.Log, Observe: o.Observe, Acquire: o.Acquire,
 		Registry: o.Registry, By: "walkie watch"})
 	r.Status = sum.Status
 	switch {

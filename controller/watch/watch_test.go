@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -67,7 +68,12 @@ func watchConfig(t *testing.T, debounce time.Duration) *config.Config {
 func approvedDebate(t *testing.T, dir, id string, participants ...string) string {
 	t.Helper()
 	file := filepath.Join(dir, id+".walkie.md")
-	if err := walkie.Init(file, walkie.InitOptions{ID: id, Participants: participants, MaxRounds: 3,
+	// alice is the person of these tests; every other name an agent.
+	var people []string
+	if slices.Contains(participants, "alice") {
+		people = []string{"alice"}
+	}
+	if err := walkie.Init(file, walkie.InitOptions{ID: id, Participants: participants, People: people, MaxRounds: 3,
 		Briefing: []byte("Decide it. Sign off when you agree.\n")}); err != nil {
 		t.Fatal(err)
 	}

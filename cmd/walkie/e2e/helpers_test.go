@@ -48,7 +48,11 @@ func newDebate(t *testing.T, s setup) *debate {
 	d.Runner = walkieIn(t, t.TempDir(), d.marker)
 	d.configure(s)
 	d.write("briefing.md", "Should the test pass? Argue it out, one turn each.\n\n## What a sign-off means\nYou agree it passes.\n")
-	d.MustRun(0, "init", d.name, "--agents", strings.Join(s.participants, ","), "--max-rounds", strconv.Itoa(s.maxRounds), "--briefing", "briefing.md")
+	args := []string{"init", d.name, "--agents", strings.Join(s.participants, ","), "--max-rounds", strconv.Itoa(s.maxRounds), "--briefing", "briefing.md"}
+	if len(s.people) > 0 {
+		args = append(args, "--people", strings.Join(s.people, ","))
+	}
+	d.MustRun(0, args...)
 	t.Cleanup(d.marker.Kill)
 	return d
 }

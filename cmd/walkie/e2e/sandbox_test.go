@@ -129,7 +129,7 @@ func hostileDir(t *testing.T, d *debate) (home string) {
 	must(t, os.MkdirAll(filepath.Join(home, ".ssh"), 0o700))
 	must(t, os.WriteFile(filepath.Join(home, ".ssh", "id_ed25519"), []byte("-----BEGIN OPENSSH PRIVATE KEY-----\n"), 0o600))
 	d.Env = append(d.Env, "HOME="+home)
-	d.MustRun(0, "init", "other.walkie.md", "--agents", "a,b")
+	d.MustRun(0, "init", "other.walkie.md", "--agents", "a,b", "--people", "a,b") // a bystander: who plays it does not matter
 	return home
 }
 

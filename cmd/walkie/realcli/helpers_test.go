@@ -105,7 +105,11 @@ func newFixture(t testing.TB, script func(file string) modelserver.Script, s set
 		return f
 	}
 	f.write("brief.md", "Should the service's API return errors as RFC 9457 problem details?\n")
-	f.MustRun(0, "init", "d.walkie.md", "--agents", strings.Join(s.participants, ","), "--max-rounds", strconv.Itoa(s.maxRounds), "--briefing", "brief.md")
+	args := []string{"init", "d.walkie.md", "--agents", strings.Join(s.participants, ","), "--max-rounds", strconv.Itoa(s.maxRounds), "--briefing", "brief.md"}
+	if len(s.people) > 0 {
+		args = append(args, "--people", strings.Join(s.people, ","))
+	}
+	f.MustRun(0, args...)
 	return f
 }
 
