@@ -175,13 +175,19 @@ func (b *Bot) handle(ctx context.Context, u Update) {
 	}
 	chat := ChatID(m.Chat.ID)
 	person, ok := b.o.Config().PersonOfChat(chat)
+	if ok && !ownChat(m) {
+		// The chat is a person's, the writer is not that person: a group
+		// or channel given as their chat, where every member would speak
+		// as them. Only a person's private chat with the bot is theirs.
+		ok = false
+	}
 	if !ok {
 		b.mu.Lock()
 		first := !b.unknown[chat]
 		b.unknown[chat] = true
 		b.mu.Unlock()
 		if first {
-			b.o.Log.Warn("telegram: a message from a chat no person of the config has; ignored (and this chat not logged again)", zap.String("chat", chat))
+			b.o.Log.Warn("telegram: a message from a chat no person of the config has, or not from the person in their own private chat; ignored (and this chat not logged again)", zap.String("chat", chat))
 		}
 		return
 	}
@@ -230,6 +236,12 @@ func command(text string) (cmd, args string, ok bool) {
 	head, rest, _ := strings.Cut(text, " ")
 	head, _, _ = strings.Cut(strings.TrimPrefix(head, "/"), "@")
 	return strings.ToLower(head), strings.TrimSpace(rest), true
+}
+
+// ownChat reports whether m was written by the person whose private chat
+// with the bot it is in: in a private chat the chat's id is the user's.
+func ownChat(m *Message) bool {
+	return m.From != nil && !m.From.IsBot && m.From.ID == m.Chat.ID && m.Chat.Type == "private"
 }
 
 // reply answers message id in chat; a failure is logged.

@@ -150,7 +150,7 @@ func TestAnUpdateInHandIsFinishedAfterTheStop(t *testing.T) {
 	b, store := aliceBot(t, &api)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	p, err := b.take(ctx, Poll{Offset: 5}, Update{UpdateID: 5, Message: &Message{MessageID: 9, Chat: Chat{ID: 111}, Text: "/help"}})
+	p, err := b.take(ctx, Poll{Offset: 5}, Update{UpdateID: 5, Message: alices(9, "/help")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,5 +177,36 @@ func TestAReplyFindsAMessageRememberedJustAfter(t *testing.T) {
 	file, sent, _, err := b.target(context.Background(), "111", &Message{Chat: Chat{ID: 111}, ReplyTo: &Message{MessageID: 7}}, "")
 	if err != nil || file != "d.walkie.md" || sent == nil {
 		t.Errorf("target = %q %+v %v", file, sent, err)
+	}
+}
+
+// alices is alice's message id in her private chat with the bot.
+func alices(id int64, text string) *Message {
+	return &Message{MessageID: id, From: &User{ID: 111}, Chat: Chat{ID: 111, Type: "private"}, Text: text}
+}
+
+// Only the person speaks as the person: a message in a chat configured as
+// theirs but written by someone else (a group's member, a channel, a bot)
+// is ignored and not answered, as a stranger's is.
+func TestOnlyThePersonSpeaksInTheirChat(t *testing.T) {
+	for _, m := range []*Message{
+		{MessageID: 1, From: &User{ID: 222}, Chat: Chat{ID: 111, Type: "group"}, Text: "/help"},
+		{MessageID: 2, From: &User{ID: 222}, Chat: Chat{ID: 111, Type: "private"}, Text: "/help"},
+		{MessageID: 3, Chat: Chat{ID: 111, Type: "channel"}, Text: "/help"},
+		{MessageID: 4, From: &User{ID: 111, IsBot: true}, Chat: Chat{ID: 111, Type: "private"}, Text: "/help"},
+		{MessageID: 5, From: &User{ID: 111}, Chat: Chat{ID: 111, Type: "supergroup"}, Text: "/help"},
+	} {
+		var api fakeAPI
+		b, _ := aliceBot(t, &api)
+		b.handle(context.Background(), Update{UpdateID: 1, Message: m})
+		if len(api.sent) != 0 {
+			t.Errorf("message %d (from %+v in %+v) was answered: %v", m.MessageID, m.From, m.Chat, api.sent)
+		}
+	}
+	var api fakeAPI
+	b, _ := aliceBot(t, &api)
+	b.handle(context.Background(), Update{UpdateID: 1, Message: alices(6, "/help")})
+	if len(api.sent) != 1 {
+		t.Errorf("alice's own /help: %v", api.sent)
 	}
 }
