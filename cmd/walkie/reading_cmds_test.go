@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -101,5 +102,41 @@ func TestReadingCommandsRun(t *testing.T) {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("report: exit %d, lacks %q:\n%s", code, want, out)
 		}
+	}
+}
+
+// Bytes after the last stamped entry are damage to verify, and while a
+// controller runs the debate they may be its agent's turn: verify says so
+// rather than only sending the user to a repair that would refuse.
+func TestVerifyWhileAControllerRuns(t *testing.T) {
+	ctx := context.Background()
+	file := converged(t)
+	f := fakeFactory("")
+	fh, err := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fh.WriteString("\n## Turn 3 · ada\nHalf a thought"); err != nil {
+		t.Fatal(err)
+	}
+	fh.Close()
+	verify := func() (string, int) {
+		var err error
+		_, _, code := f.run(t, func() error { err = verifyRun(ctx, &fileOptions{IO: f.IO, File: file}); return err })
+		if err == nil {
+			return "", code
+		}
+		return err.Error(), code
+	}
+	if msg, code := verify(); code != exitUnverified || !strings.Contains(msg, "unstamped bytes") || strings.Contains(msg, "controller is running") {
+		t.Errorf("at rest: exit %d, %s", code, msg)
+	}
+	lock, err := walkie.TryRunLock(walkie.StateDir(file, "d"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Unlock()
+	if msg, code := verify(); code != exitUnverified || !strings.Contains(msg, "a controller is running this debate") {
+		t.Errorf("while a controller runs: exit %d, %s", code, msg)
 	}
 }

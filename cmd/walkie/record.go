@@ -905,6 +905,12 @@ func loadVerified(file string) (*walkie.Doc, error) {
 		return nil, err
 	}
 	if err := d.Verify(); err != nil {
+		var torn *walkie.TornTailError
+		if errors.As(err, &torn) && walkie.ControllerRunning(walkie.StateDir(file, d.Meta.ID)) {
+			// Most likely the running agent's turn, written and not yet
+			// stamped: repair would refuse, and the user should know why.
+			err = fmt.Errorf("%w (a controller is running this debate: these may be its agent's turn, not yet recorded; verify again once the turn is over)", err)
+		}
 		return nil, withCode(exitUnverified, err)
 	}
 	if st == nil {

@@ -132,9 +132,10 @@ func TestTelegramBothWaysUnderServe(t *testing.T) {
 	if e := doc.Entries[0]; e.Agent != "alice" || !e.Signed() || !strings.Contains(string(e.Body), "Cursors: they survive inserts.") {
 		t.Errorf("turn 1 is %+v", e)
 	}
-	d.MustRun(0, "verify", file)
-	// fa answers; the debate comes back to alice.
+	// fa answers; the debate comes back to alice, and rests: the record
+	// verifies (while fa's session runs, its turn is unstamped bytes).
 	turn3 := waitSent(t, tg, aliceChat, "t: turn 3 is yours, alice.", 0)
+	d.MustRun(0, "verify", file)
 	if !strings.Contains(turn3.Text, "Turn 2 · fa:") {
 		t.Errorf("alice's turn does not show what fa said:\n%s", turn3.Text)
 	}
