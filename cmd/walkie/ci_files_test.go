@@ -368,7 +368,7 @@ func TestActionReviewScript(t *testing.T) {
 	cmd.Env = []string{"PATH=" + dir + ":" + os.Getenv("PATH"), "ARGS_FILE=" + filepath.Join(dir, "args"), "GITHUB_OUTPUT=" + filepath.Join(dir, "out"),
 		"RUNNER_TEMP=/rt", "WALKIE_DOCS=docs/design/*.md\n  docs/extra.md ", "WALKIE_BASE=", "WALKIE_AGENTS=claude,codex", "WALKIE_MODE=debate",
 		"WALKIE_MAX_ROUNDS=3", "WALKIE_BUDGET=2.5", "WALKIE_FAIL_ON=disagreement", "WALKIE_CONFIG=/rt/walkie-action.yaml",
-		"WALKIE_EVENT_PATH=/rt/walkie-event.json", "GITHUB_EVENT_PATH=/home/runner/work/_temp/_github_workflow/event.json",
+		"WALKIE_EVENT_PATH=/rt/walkie-event.json", "GITHUB_EVENT_PATH=/home/runner/_temp/_github_workflow/event.json",
 		"ANTHROPIC_API_KEY=", "CLAUDE_CODE_OAUTH_TOKEN=sk-ant-oat-x", "CLAUDE_CODE_USE_BEDROCK=", "AWS_REGION=", "OPENAI_API_KEY=sk-y"}
 	out, err := cmd.CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 20 {

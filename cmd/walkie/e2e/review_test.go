@@ -517,7 +517,7 @@ func TestReviewDisagreement(t *testing.T) {
 func goldenComment(t *testing.T, f *reviewFixture, body string) {
 	t.Helper()
 	got := regexp.MustCompile(`sha256:[0-9a-f]{64}`).ReplaceAllString(body, "sha256:(the chain hash of this run)")
-	got = strings.ReplaceAll(got, f.dir, "/home/runner/work/_temp")
+	got = strings.ReplaceAll(got, f.dir, "/home/runner/_temp")
 	// The verdict line counts the bytes of the report after it: as masked.
 	line := regexp.MustCompile(`(?m)^(<!-- walkie-review:verdict \S+ \S+ )[0-9]+( -->\n)`)
 	if m := line.FindStringIndex(got); m != nil {
