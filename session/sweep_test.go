@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -95,6 +96,58 @@ func TestSweepByID(t *testing.T) {
 		t.Errorf("the session's environment: %q", text)
 	}
 	_ = r
+}
+
+// A scan of the process table is a moment: an agent that keeps starting
+// processes of their own sessions starts some after it, and one in the
+// middle of an exec shows no environment to it. Every process the agent
+// started, whenever it started, is gone after the sweep.
+func TestSweepEndsWhatStartsDuringTheScan(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	pids := filepath.Join(dir, "pids")
+	id := NewID()
+	s, err := Start(context.Background(), Spec{
+		ID: id,
+		Argv: []string{"sh", "-c", `echo $$ > ` + dir + `/leader; ` +
+			`while :; do setsid sh -c 'trap "" TERM HUP; echo $$ >> ` + pids + `; exec sleep 300' & done`},
+		Grace: time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.End("test over"); s.Wait() })
+	readPid(t, filepath.Join(dir, "leader"))
+	sessiontest.WaitFor(t, 5*time.Second, "ten processes started", func() bool {
+		b, _ := os.ReadFile(pids)
+		return strings.Count(string(b), "\n") >= 10
+	})
+	if err := Sweep(id); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // a process that escaped has written its pid by now
+	b, err := os.ReadFile(pids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var escaped []int
+	for _, f := range strings.Fields(string(b)) {
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			continue // a line torn by two writers
+		}
+		if alive(pid) {
+			escaped = append(escaped, pid)
+		}
+	}
+	t.Cleanup(func() {
+		for _, pid := range escaped {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	if len(escaped) > 0 {
+		t.Errorf("%d of the agent's processes outlived the sweep: %v", len(escaped), escaped)
+	}
 }
 
 func TestSessionIDIsChecked(t *testing.T) {
