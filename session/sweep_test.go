@@ -35,7 +35,7 @@ func TestTeardownSweepsTheSession(t *testing.T) {
 	if pgid, err := syscall.Getpgid(pid); err == nil && pgid == r.Pid {
 		t.Fatalf("the child is in the leader's group %d: the test does not test job control", pgid)
 	}
-	sessiontest.WaitFor(t, 2*time.Second, "the child in its own group gone", func() bool { return !alive(pid) })
+	sessiontest.WaitFor(t, 5*time.Second, "the child in its own group gone", func() bool { return !alive(pid) })
 	if r.Duration >= spec.Grace {
 		t.Errorf("the session took %s: the drain waited out its grace for the child's terminal", r.Duration)
 	}

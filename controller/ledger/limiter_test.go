@@ -73,7 +73,7 @@ func TestLimiterNoHeadOfLineBlocking(t *testing.T) {
 		got <- "a"
 		rel(0)
 	}()
-	sessiontest.WaitFor(t, time.Second, "one waiter queued", func() bool { l.mu.Lock(); defer l.mu.Unlock(); return len(l.queue) == 1 })
+	sessiontest.WaitFor(t, 5*time.Second, "one waiter queued", func() bool { l.mu.Lock(); defer l.mu.Unlock(); return len(l.queue) == 1 })
 	relB, err := l.Acquire(context.Background(), "b")
 	if err != nil {
 		t.Fatal(err)
@@ -159,7 +159,7 @@ func TestLimiterCancelAndReload(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() { _, err := l.Acquire(ctx, "a"); errc <- err }()
-	sessiontest.WaitFor(t, time.Second, "one waiter queued", func() bool { l.mu.Lock(); defer l.mu.Unlock(); return len(l.queue) == 1 })
+	sessiontest.WaitFor(t, 5*time.Second, "one waiter queued", func() bool { l.mu.Lock(); defer l.mu.Unlock(); return len(l.queue) == 1 })
 	cancel()
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled Acquire = %v", err)
@@ -167,7 +167,7 @@ func TestLimiterCancelAndReload(t *testing.T) {
 	// A reload that raises the limit admits a waiter at once.
 	done := make(chan func(float64), 1)
 	go func() { r, _ := l.Acquire(context.Background(), "b"); done <- r }()
-	sessiontest.WaitFor(t, time.Second, "one waiter queued", func() bool { l.mu.Lock(); defer l.mu.Unlock(); return len(l.queue) == 1 })
+	sessiontest.WaitFor(t, 5*time.Second, "one waiter queued", func() bool { l.mu.Lock(); defer l.mu.Unlock(); return len(l.queue) == 1 })
 	l.SetLimits(config.Limits{MaxSessions: 2})
 	select {
 	case r := <-done:

@@ -16,11 +16,21 @@ import (
 // sleep past its condition, rarely enough not to load the machine.
 const pollEvery = 5 * time.Millisecond
 
+// ciSlack multiplies every WaitFor limit in CI. A limit is how long a
+// test waits for what must happen, never a speed target (those live in
+// benchmarks), and a CI machine runs every package at once under the race
+// detector: a limit that holds on a laptop must not fail a run there.
+const ciSlack = 3
+
 // WaitFor waits until cond holds, looking every few milliseconds, and
-// fails the test naming what it waited for when limit passes first. Tests
-// wait on conditions, never for fixed times: these machines are shared.
+// fails the test naming what it waited for when limit (ciSlack times it in
+// CI) passes first. Tests wait on conditions, never for fixed times: these
+// machines are shared.
 func WaitFor(t testing.TB, limit time.Duration, what string, cond func() bool) {
 	t.Helper()
+	if InCI() {
+		limit *= ciSlack
+	}
 	deadline := time.Now().Add(limit)
 	for !cond() {
 		if time.Now().After(deadline) {
