@@ -3,6 +3,9 @@ package config
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/hbollon/go-edlib"
 )
 
 // suggest returns the candidate s is most likely a typo of, or "" when
@@ -12,18 +15,19 @@ import (
 // ("modle" is model, not mode). Ties beyond that go to the earlier
 // candidate, so the answer does not depend on map order.
 func suggest(s string, candidates []string) string {
-	in := []rune(strings.ToLower(s))
+	in := strings.ToLower(s)
+	n := utf8.RuneCountInString(in)
 	best, bestDist, bestSkew := "", 0, 0
 	for _, c := range candidates {
-		rc := []rune(strings.ToLower(c))
-		dist, skew := editDistance(in, rc), abs(len(rc)-len(in))
+		lc := strings.ToLower(c)
+		dist, skew := editDistance(in, lc), abs(utf8.RuneCountInString(lc)-n)
 		if best == "" || dist < bestDist || (dist == bestDist && skew < bestSkew) {
 			best, bestDist, bestSkew = c, dist, skew
 		}
 	}
 	// One edit in three letters, at most three: "x" suggests nothing, a
 	// long key survives a couple of slips.
-	if best == "" || bestDist > max(1, min(3, len(in)/3)) {
+	if best == "" || bestDist > max(1, min(3, n/3)) {
 		return ""
 	}
 	return best
@@ -33,37 +37,17 @@ func suggest(s string, candidates []string) string {
 // never typos of a key, and the cost grows with the product of the lengths.
 const maxEditRunes = 64
 
-// editDistance is the optimal string alignment distance between a and b:
-// the fewest insertions, deletions, substitutions and swaps of two
-// adjacent letters that turn a into b, no letter edited twice. Unlike
-// plain Levenshtein a swap is one edit, so "modle" is as close to "model"
-// as to "mode". Strings longer than maxEditRunes are far from everything.
-func editDistance(a, b []rune) int {
-	if len(a) > maxEditRunes || len(b) > maxEditRunes {
+// editDistance is the optimal string alignment distance between a and b
+// (go-edlib's): the fewest insertions, deletions, substitutions and swaps
+// of two adjacent letters that turn a into b, no letter edited twice.
+// Unlike plain Levenshtein a swap is one edit, so "modle" is as close to
+// "model" as to "mode". Strings longer than maxEditRunes are far from
+// everything.
+func editDistance(a, b string) int {
+	if utf8.RuneCountInString(a) > maxEditRunes || utf8.RuneCountInString(b) > maxEditRunes {
 		return maxEditRunes * 2
 	}
-	// Three rows of the dynamic-programming table: a swap looks two back.
-	prev2 := make([]int, len(b)+1)
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(b)]
+	return edlib.OSADamerauLevenshteinDistance(a, b)
 }
 
 func abs(n int) int { return max(n, -n) }

@@ -6,38 +6,18 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
-	"github.com/xrash/smetrics"
+	"github.com/walkie-sh/walkie/config"
 )
 
-// closeEnough is how alike (Jaro-Winkler, 0 to 1) a name must be to what
-// was typed for walkie to offer it: "int" and "init", "aprove" and
-// "approve", "--agent" and "--agents" pass; unrelated words do not. The
-// measure is the one urfave/cli's own suggestions use. It scores short
-// words low ("nw" and "new"), so one letter added, dropped or changed
-// (Levenshtein distance 1) is a slip too.
-const closeEnough = 0.8
-
 // didYouMean is "did you mean NAME?" for the one of names nearest to
-// typed, when one is near enough to be a slip; "" otherwise.
+// typed, when one is near enough to be a slip; "" otherwise. The nearness
+// is the config's (config.Suggest), so a misspelt command, flag, key or
+// agent is answered by one rule.
 func didYouMean(typed string, names []string) string {
-	best, score := "", 0.0
-	var oneOff []string
-	for _, n := range names {
-		if s := smetrics.JaroWinkler(typed, n, 0.7, 4); s > score {
-			best, score = n, s
-		}
-		if smetrics.WagnerFischer(typed, n, 1, 1, 1) == 1 {
-			oneOff = append(oneOff, n)
-		}
+	if best := config.Suggest(typed, names); best != "" {
+		return fmt.Sprintf("did you mean %s?", best)
 	}
-	switch {
-	case score >= closeEnough:
-	case len(oneOff) == 1:
-		best = oneOff[0]
-	default:
-		return ""
-	}
-	return fmt.Sprintf("did you mean %s?", best)
+	return ""
 }
 
 // withHint is msg, the hint if any, and where the help is: "…; did you
