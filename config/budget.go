@@ -1,5 +1,7 @@
 package config
 
+import "slices"
+
 // What a turn costs, before the record: each preset's fixed prompt per
 // model call in each role, the CLI's own system prompt, tool schemas and
 // the context it adds, in o200k tokens, as measured against the fake
@@ -14,6 +16,12 @@ var fixedTokens = map[string]map[string]int{
 	"codex":  {RoleDebater: 5050, RoleReviewer: 4950, RoleImplementer: 10050, RolePhase: 4900, RoleDistiller: 4950},
 	"gemini": {RoleDebater: 6400, RoleReviewer: 6950, RoleImplementer: 7300, RolePhase: 6950, RoleDistiller: 6200},
 }
+
+// ownInstructionsTokens is what a call costs more when the CLI keeps its
+// own model instructions in a role that has walkie's (RoleInstructions): a
+// debater's turn in a worktree of its own keeps them, to change code
+// (engine.TurnAttempt). codex's are measured as the table's are.
+var ownInstructionsTokens = map[string]int{"codex": 5000}
 
 // CallsPerTurn is how many model calls a turn takes at the least: one to
 // read the record (its pieces all at once), one to append the turn, one
@@ -30,13 +38,25 @@ func (a Agent) FixedTokens(role string) int {
 	return fixedTokens[a.Preset][role]
 }
 
+// FixedTokensOwn is FixedTokens for a session that keeps its CLI's own
+// model instructions (ownInstructions) where the role would give it
+// walkie's.
+func (a Agent) FixedTokensOwn(role string, ownInstructions bool) int {
+	fixed := a.FixedTokens(role)
+	if fixed == 0 || !ownInstructions || !slices.Contains(instructionRoles, role) {
+		return fixed
+	}
+	return fixed + ownInstructionsTokens[a.Preset]
+}
+
 // TurnBudget is what a turn of a in role should cost in input tokens, at
 // the least, given the prompt and the record it reads: every call sends
 // the fixed part and the prompt, and the two calls after the reads the
 // record too (bytes counted as tokens at 4 to one, as codex does). 0 when
-// the fixed part is not known.
-func (a Agent) TurnBudget(role string, promptBytes, recordBytes int) int64 {
-	fixed := a.FixedTokens(role)
+// the fixed part is not known. ownInstructions: the session kept its
+// CLI's own model instructions (FixedTokensOwn).
+func (a Agent) TurnBudget(role string, ownInstructions bool, promptBytes, recordBytes int) int64 {
+	fixed := a.FixedTokensOwn(role, ownInstructions)
 	if fixed == 0 {
 		return 0
 	}

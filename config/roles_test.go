@@ -135,15 +135,31 @@ func TestTurnBudget(t *testing.T) {
 				t.Errorf("%s as %s has no fixed cost", name, role)
 			}
 		}
-		if d := a.TurnBudget(RoleDebater, 4000, 40000) - a.TurnBudget(RoleDebater, 4000, 0); d != 20000 {
+		if d := a.TurnBudget(RoleDebater, false, 4000, 40000) - a.TurnBudget(RoleDebater, false, 4000, 0); d != 20000 {
 			t.Errorf("%s: 40,000 bytes of record add %d tokens to a turn, want 20,000", name, d)
+		}
+	}
+	// A codex debater in a worktree keeps codex's instructions: its
+	// budget is the implementer's fixed part, which keeps them too, within
+	// a tenth; an implementer has none of walkie's to keep, and claude's
+	// and gemini's instructions are their own in every role.
+	codex, _ := c.Agent("codex")
+	if own, impl := codex.FixedTokensOwn(RoleDebater, true), codex.FixedTokens(RoleImplementer); own < impl*9/10 || own > impl*11/10 {
+		t.Errorf("codex debater with its own instructions: %d a call, the implementer %d", own, impl)
+	}
+	if codex.FixedTokensOwn(RoleImplementer, true) != codex.FixedTokens(RoleImplementer) {
+		t.Error("an implementer's own instructions were counted twice")
+	}
+	for _, name := range []string{"claude", "gemini"} {
+		if a, _ := c.Agent(name); a.FixedTokensOwn(RoleDebater, true) != a.FixedTokens(RoleDebater) {
+			t.Errorf("%s: own instructions changed the budget", name)
 		}
 	}
 	own, err := Parse("w.yaml", []byte("agents:\n  claude:\n    command: [claude, -p, '{prompt}']\n    model: m\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a, _ := own.Agent("claude"); a.TurnBudget(RoleDebater, 100, 100) != 0 {
+	if a, _ := own.Agent("claude"); a.TurnBudget(RoleDebater, true, 100, 100) != 0 {
 		t.Error("a command of one's own has a budget")
 	}
 }

@@ -75,7 +75,8 @@ func (c *controller) settle(ctx context.Context, t *plan, started time.Time, sna
 	if rec.Usage == nil || rec.Usage.InputTokens == 0 {
 		rec.SentBytes = int64(rec.PromptBytes + len(snapshot))
 	}
-	rec.BudgetInputTokens = t.Agent.TurnBudget(sessionRole(t.role), rec.PromptBytes, len(snapshot))
+	// A turn in a worktree kept its CLI's own instructions (engine.TurnAttempt).
+	rec.BudgetInputTokens = t.Agent.TurnBudget(sessionRole(t.role), t.ws != nil, rec.PromptBytes, len(snapshot))
 	// The session is over. First, before walkie runs git there again,
 	// what it changed in the repository outside its branches is put
 	// back, and voids the turn whatever it wrote.
