@@ -141,7 +141,10 @@ func (a Agent) KeyProxied(auto bool) bool {
 // CI's tokens, the notifier's bot token.
 func SecretVars(c *Config) []string {
 	out := []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "CODEX_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY",
-		"GOOGLE_CLOUD_ACCESS_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN"}
+		"GOOGLE_CLOUD_ACCESS_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+		// The key the controller signs verdicts with for the merge gate
+		// (gitrepo/sshsig.KeyVar): code under test must not sign one.
+		"WALKIE_SIGNING_KEY"}
 	if c != nil && c.Notify.Telegram.TokenEnv != "" {
 		out = append(out, c.Notify.Telegram.TokenEnv)
 	}

@@ -113,9 +113,14 @@ func (c *controller) runTests(ctx context.Context, t *plan, commit string) (test
 			c.log.Warn("the test command changed the repository; walkie put it back", zap.Strings("changed", changed), zap.Error(err))
 		}
 	}()
+	// The command runs the code under review, which an agent may have
+	// written: in the grader's boundary (its tree to read and write, a
+	// private HOME, none of walkie's keys), not a debater's, which reaches
+	// no HOME and no cache a toolchain needs.
 	j := engine.Job{ID: session.NewID(), Dir: tree, Transcript: filepath.Join(dir, "tests"), Argv: testArgv(m.Test),
 		Agent: config.Agent{Name: "tests", Timing: config.Timing{Timeout: m.TestTimeoutOrDefault(), KillGrace: testKillGrace},
-			Home: config.HomeInherit, EnvAllow: config.DefaultEnvAllow}}
+			Home: config.HomeInherit, EnvAllow: config.DefaultEnvAllow},
+		Role: config.RoleGrader, Reach: engine.FolderReach(tree)}
 	r, err := c.eng.Run(ctx, j)
 	if err != nil {
 		return testRun{}, err

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/walkie-sh/walkie/gitrepo/gittest"
+	"github.com/walkie-sh/walkie/session/sessiontest"
 )
 
 // A verdict's count of passing tests is checked, not taken on the
@@ -59,4 +60,32 @@ func TestVerdictEvidenceFailingTests(t *testing.T) {
 	if !strings.Contains(recs[1].Detail, "the verdict says 1 tests pass") || !strings.Contains(recs[1].Detail, "exit 1, 1 passed") {
 		t.Errorf("detail: %s", recs[1].Detail)
 	}
+}
+
+// The test command of a thread is a real one: `go test -v ./...` on a Go
+// module at the cited commit, in the boundary the run gets by default
+// (the grader's: a private HOME, so a build cache of its own). In a
+// debater's boundary, which reaches no HOME, go found no build cache and
+// every count was refused ("package testing is not in std").
+func TestVerdictEvidenceRunsGoTest(t *testing.T) {
+	sessiontest.Tool(t, "go")
+	verdict := `body_cmd: 'printf "Approved: the 2 tests pass.\n\nType: verdict\nVerdict: approve\nRefs: main@%s\n" "$(git rev-parse main)"'`
+	d := newThread(t, map[string]string{
+		"builder":  `body_cmd: 'printf "Please review.\n\nType: review-request\nRefs: main@%s\n" "$(git rev-parse main)"'`,
+		"reviewer": verdict,
+	}, "", "--test", "go test -count=1 -v ./...")
+	gittest.Commit(t, d.Dir, "go.mod", "module example.com/login\n\ngo 1.26\n", "module")
+	gittest.Commit(t, d.Dir, "login_test.go", "package login\n\nimport \"testing\"\n\nfunc TestLogin(t *testing.T) {}\n\nfunc TestLogout(t *testing.T) {}\n", "tests")
+	d.MustRun(0, "turn", d.name, "--approve")
+	if r := d.Run("turn", d.name, "--approve"); r.Code != 0 {
+		out, _ := os.ReadFile(filepath.Join(d.Dir, "reviews", ".walkie", "login", "evidence", "0002-reviewer-1", "tests.txt"))
+		t.Fatalf("the verdict was refused (exit %d); what go test said:\n%s", r.Code, out)
+	}
+	recs := d.turns()
+	d.wantOutcomes(recs, "accepted", "accepted")
+	if !strings.Contains(recs[1].Detail, "evidence checked: ran `go test -count=1 -v ./...`") || !strings.Contains(recs[1].Detail, "exit 0, 2 passed") {
+		t.Errorf("the verdict's detail: %s", recs[1].Detail)
+	}
+	t.Log(recs[1].Detail)
+	d.noProcessesLeft()
 }
