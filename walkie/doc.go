@@ -12,8 +12,12 @@
 //	meta.go        the front matter: its keys, validation with a fix per error, canonical order
 //	chain.go       the hash chain: genesis, the briefing's hash, the marker times, Verify
 //	rules.go       turn order, rounds, sign-offs and convergence: Progress
+//	signoff.go     a turn's sign-off line, read as a CommonMark viewer renders it: SplitSignOff
 //	text.go        what an entry's text may hold, judged as walkie and a CommonMark viewer read it
 //	recordfile.go  opening the record: a link resolved, anything but a regular file refused
+//	regular.go     opening a file an agent could have replaced: a regular file, never a pipe or a device
+//	sidefile.go    files in a debate's .walkie/ID that an agent could have swapped: plain files only, no link on the way
+//	reading.go     the pieces an agent reads the record in, each within what its CLI shows whole
 //	find.go        the walkie files under a path
 //
 // Writing it:
@@ -21,6 +25,7 @@
 //	append.go      Load and ReadMeta; Append, the enforced writer (walkie post); the supervisor's inbox; Reconcile
 //	approve.go     pinning the briefing's hash (walkie brief approve)
 //	setbriefing.go replacing the briefing before the first entry
+//	newname.go     a new record's file name from its question: Slug, FreeName
 //
 // An agent's turn:
 //
@@ -35,6 +40,9 @@
 //	refcheck.go    the rules tags obey, checked against the bound repository (RefResolver)
 //	review_meta.go a thread's front matter: repo, git, workspace, the refs required
 //	review.go      what a thread's record says: its close, last verdict and commit, the merge gate
+//	gate.go        who may open the gate: verdicts signed by an allowed signer, full commit ids
+//	signatures.go  the signatures beside the record: who stamped or signed an entry
+//	evidence.go    the count of passing tests a verdict claims: PassCounts
 //	channel.go     a directory of threads, one open at a time, and its doorbell
 //
 // State and control, beside the record in .walkie/ID/:
@@ -50,6 +58,7 @@
 //	wait.go        WaitTurn: block until it is a party's turn
 //	lock.go        flock locks, and which process holds one
 //	rewrite.go     the files rewritten every turn, through a spare (rewrite_linux.go) or a new file (rewrite_other.go)
+//	datasync_*.go  making a write durable: fdatasync where there is one
 //	registry.go    the machine's registry of debates, in the user's state directory, for walkie serve's fleet page
 //
 // Words for people:
