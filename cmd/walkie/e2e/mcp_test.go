@@ -217,3 +217,53 @@ func TestMCPInsideASessionActsAsNoPerson(t *testing.T) {
 		t.Errorf("the state changed: %+v", d.state())
 	}
 }
+
+// start_debate with from, and no briefing, has the distiller draft the
+// briefing from the conversation, as walkie new --from does: the person
+// is shown the drafted text and its hash, approves exactly that, and the
+// record verifies. The conversation itself is not the briefing.
+func TestMCPDraftsTheBriefingFromAConversation(t *testing.T) {
+	s := setup{participants: []string{"ann", "bob"}, scripts: map[string]string{"ann": "sign_from: 1", "bob": "sign_from: 1"}}
+	d := newDebate(t, s)
+	// A distiller beside the participants, which writes the drafted
+	// briefing into the file it is given.
+	s.participants = append(s.participants, "drafter")
+	s.scripts["drafter"] = "behavior: write\nbody: |\n" + indent(mcpBriefing+"\n## Constraints\nThe conversation asked for stable pages under inserts.\n")
+	d.configure(s)
+	d.Env = append(d.Env, "XDG_STATE_HOME="+t.TempDir())
+	chat := d.write2("chat.txt", "me: how should GET /v1/orders paginate?\nbot: keyset on (created_at, id) is stable under inserts. SECRET-TOOL-OUTPUT\n")
+	c := startMCP(t, d.Dir, d.Env)
+
+	var shown struct {
+		File, Briefing, SHA256 string
+		Words                  int
+		Problems               []string
+	}
+	if msg := c.call(t, "start_debate", map[string]any{"question": "Cursors or offsets?", "participants": []string{"ann", "bob"},
+		"from": chat, "distiller": "drafter", "file": "drafted.walkie.md"}, &shown); msg != "" {
+		t.Fatal(msg)
+	}
+	file := d.path("drafted.walkie.md")
+	if shown.File != file || !strings.Contains(shown.Briefing, "The conversation asked for stable pages under inserts.") || shown.Words == 0 || shown.SHA256 == "" {
+		t.Fatalf("start_debate showed %+v", shown)
+	}
+	if strings.Contains(shown.Briefing, "SECRET-TOOL-OUTPUT") {
+		t.Errorf("the conversation itself became the briefing: %q", shown.Briefing)
+	}
+	if msg := c.call(t, "approve_briefing", map[string]any{"file": file, "sha256": shown.SHA256}, nil); msg != "" {
+		t.Fatal(msg)
+	}
+	d.MustRun(0, "verify", file)
+	if out := d.MustRun(0, "brief", "show", file).Stdout; !strings.Contains(out, "stable pages under inserts") {
+		t.Errorf("the approved briefing on disk:\n%s", out)
+	}
+}
+
+// indent is text as a YAML block scalar's lines.
+func indent(text string) string {
+	var b strings.Builder
+	for line := range strings.SplitSeq(strings.TrimRight(text, "\n"), "\n") {
+		b.WriteString("  " + line + "\n")
+	}
+	return b.String()
+}
