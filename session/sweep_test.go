@@ -136,7 +136,9 @@ func TestSweepEndsWhatStartsDuringTheScan(t *testing.T) {
 		if err != nil {
 			continue // a line torn by two writers
 		}
-		if alive(pid) {
+		// A pid taken again by a process of someone else's is not ours.
+		env, _ := os.ReadFile("/proc/" + f + "/environ")
+		if alive(pid) && strings.Contains(string(env), SessionVar+"="+id) {
 			escaped = append(escaped, pid)
 		}
 	}
