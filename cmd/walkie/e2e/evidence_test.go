@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/walkie-sh/walkie/gitrepo/gittest"
 	"github.com/walkie-sh/walkie/session/sessiontest"
@@ -77,6 +78,10 @@ func TestVerdictEvidenceRunsGoTest(t *testing.T) {
 	gittest.Commit(t, d.Dir, "go.mod", "module example.com/login\n\ngo 1.26\n", "module")
 	gittest.Commit(t, d.Dir, "login_test.go", "package login\n\nimport \"testing\"\n\nfunc TestLogin(t *testing.T) {}\n\nfunc TestLogout(t *testing.T) {}\n", "tests")
 	d.MustRun(0, "turn", d.name, "--approve")
+	// go builds the testing package and its imports from nothing (a
+	// private HOME, an empty cache): 17 s on a quiet 2-core machine, more
+	// beside a whole suite under the race detector.
+	d.Limit = 5 * time.Minute
 	if r := d.Run("turn", d.name, "--approve"); r.Code != 0 {
 		out, _ := os.ReadFile(filepath.Join(d.Dir, "reviews", ".walkie", "login", "evidence", "0002-reviewer-1", "tests.txt"))
 		t.Fatalf("the verdict was refused (exit %d); what go test said:\n%s", r.Code, out)
