@@ -41,8 +41,10 @@ func Sweep(id string) error {
 			errs = append(errs, fmt.Errorf("sweep session %s: %w", id, err))
 			break
 		}
-		if quiet++; n > 0 {
+		if n > 0 {
 			quiet = 0
+		} else {
+			quiet++
 		}
 	}
 	for _, dir := range []string{homeDir(id), tmpDir(id)} {

@@ -26,97 +26,111 @@ func TestPresetRolesCLI(t *testing.T) {
 	t.Parallel()
 	cfg := config.Default()
 	for _, name := range config.PresetNames {
-		for _, role := range config.Roles {
-			// A codex debater in a worktree of its own keeps codex's
-			// instructions (engine.TurnAttempt): its budget is measured too.
-			owns := []bool{false}
-			if name == "codex" && role == config.RoleDebater {
-				owns = append(owns, true)
-			}
-			for _, own := range owns {
-				t.Run(name+"/"+role+map[bool]string{true: "/own-instructions"}[own], func(t *testing.T) {
-					t.Parallel()
-					a, err := cfg.Agent(name)
-					if err != nil {
+		for _, c := range sessionsOf(name) {
+			role, own := c.role, c.ownInstructions
+			t.Run(name+"/"+c.label, func(t *testing.T) {
+				t.Parallel()
+				a, err := cfg.Agent(name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				a = a.ForRole(role)
+				if own {
+					a.Instructions = ""
+				}
+				want, _ := a.RoleTools(role)
+				srv := Start(t, Script{Default: Text("done"), Func: func(r *Request) (Reply, bool) {
+					// gemini without -m asks a small model to route the turn
+					// first, and waits for valid JSON.
+					if r.Vendor == Gemini && strings.HasSuffix(r.Path, ":generateContent") {
+						return Text(`{"complexity_reasoning":"short","complexity_score":1}`), true
+					}
+					return Reply{}, false
+				}})
+				argv, err := a.Argv(config.Vars{Prompt: prompt})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if a.Instructions != "" {
+					// As the engine gives them to a session.
+					path := filepath.Join(t.TempDir(), "instructions.md")
+					if err := os.WriteFile(path, []byte(a.Instructions), 0o444); err != nil {
 						t.Fatal(err)
 					}
-					a = a.ForRole(role)
-					if own {
-						a.Instructions = ""
-					}
-					want, _ := a.RoleTools(role)
-					srv := Start(t, Script{Default: Text("done"), Func: func(r *Request) (Reply, bool) {
-						// gemini without -m asks a small model to route the turn
-						// first, and waits for valid JSON.
-						if r.Vendor == Gemini && strings.HasSuffix(r.Path, ":generateContent") {
-							return Text(`{"complexity_reasoning":"short","complexity_score":1}`), true
-						}
-						return Reply{}, false
-					}})
-					argv, err := a.Argv(config.Vars{Prompt: prompt})
-					if err != nil {
-						t.Fatal(err)
-					}
-					if a.Instructions != "" {
-						// As the engine gives them to a session.
-						path := filepath.Join(t.TempDir(), "instructions.md")
-						if err := os.WriteFile(path, []byte(a.Instructions), 0o444); err != nil {
-							t.Fatal(err)
-						}
-						argv = a.WithInstructionsFile(argv, path)
-					}
-					run := cliRun{bin: sessiontest.RealCLI(t, name), args: argv[1:], home: t.TempDir()}
-					switch name {
-					case "claude":
-						run.env = ClaudeEnv(srv.URL)
-					case "codex":
-						run.env, err = WriteCodexHome(t.TempDir(), srv.URL)
-					case "gemini":
-						run.env = []string{"GEMINI_API_KEY=" + FakeAPIKey, "GOOGLE_GEMINI_BASE_URL=" + srv.URL}
-						err = writeHomeFiles(run.home, a.HomeFiles)
-						run.limit = 2 * time.Minute
-					}
-					if err != nil {
-						t.Fatal(err)
-					}
-					res := run.run(t)
-					wantExit(t, res, 0)
-					reqs := srv.ModelRequests(vendorOf(name))
-					if len(reqs) == 0 {
-						t.Fatal("no model call")
-					}
-					call := reqs[len(reqs)-1] // gemini's router comes first
-					got := offeredTools(call)
-					switch name {
-					case "codex":
-						for _, off := range []string{"web_search", "view_image", "create_goal", "spawn_agent", "sleep", "request_user_input"} {
-							if slices.Contains(got, off) && !(off == "view_image" && slices.Contains(want, "view_image")) {
-								t.Errorf("codex as %s still offers %s: %v", role, off, got)
-							}
-						}
-					default:
-						slices.Sort(got)
-						w := slices.Sorted(slices.Values(want))
-						if !slices.Equal(got, w) {
-							t.Errorf("%s as %s offers %v, want %v", name, role, got, w)
+					argv = a.WithInstructionsFile(argv, path)
+				}
+				run := cliRun{bin: sessiontest.RealCLI(t, name), args: argv[1:], home: t.TempDir()}
+				switch name {
+				case "claude":
+					run.env = ClaudeEnv(srv.URL)
+				case "codex":
+					run.env, err = WriteCodexHome(t.TempDir(), srv.URL)
+				case "gemini":
+					run.env = []string{"GEMINI_API_KEY=" + FakeAPIKey, "GOOGLE_GEMINI_BASE_URL=" + srv.URL}
+					err = writeHomeFiles(run.home, a.HomeFiles)
+					run.limit = 2 * time.Minute
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				res := run.run(t)
+				wantExit(t, res, 0)
+				reqs := srv.ModelRequests(vendorOf(name))
+				if len(reqs) == 0 {
+					t.Fatal("no model call")
+				}
+				call := reqs[len(reqs)-1] // gemini's router comes first
+				got := offeredTools(call)
+				switch name {
+				case "codex":
+					for _, off := range []string{"web_search", "view_image", "create_goal", "spawn_agent", "sleep", "request_user_input"} {
+						if slices.Contains(got, off) && !(off == "view_image" && slices.Contains(want, "view_image")) {
+							t.Errorf("codex as %s still offers %s: %v", role, off, got)
 						}
 					}
-					n, err := call.Tokens()
-					if err != nil {
-						t.Fatal(err)
+				default:
+					slices.Sort(got)
+					w := slices.Sorted(slices.Values(want))
+					if !slices.Equal(got, w) {
+						t.Errorf("%s as %s offers %v, want %v", name, role, got, w)
 					}
-					q, _ := CountTokens([]byte(`"` + prompt + `"`))
-					if name == "claude" && n-q > 6000 {
-						t.Errorf("a claude call as %s costs %d tokens before the prompt, over 6,000", role, n-q)
-					}
-					if fixed := a.FixedTokensOwn(role, own); fixed < (n-q)*9/10 || fixed > (n-q)*11/10 {
-						t.Errorf("%s as %s: a call costs %d tokens before the prompt; the budget says %d", name, role, n-q, fixed)
-					}
-					t.Logf("%s as %s: %d tokens a call before the prompt; %d tools: %s", name, role, n-q, len(got), strings.Join(got, ", "))
-				})
-			}
+				}
+				n, err := call.Tokens()
+				if err != nil {
+					t.Fatal(err)
+				}
+				q, _ := CountTokens([]byte(`"` + prompt + `"`))
+				if name == "claude" && n-q > 6000 {
+					t.Errorf("a claude call as %s costs %d tokens before the prompt, over 6,000", role, n-q)
+				}
+				if fixed := a.FixedTokensOwn(role, own); fixed < (n-q)*9/10 || fixed > (n-q)*11/10 {
+					t.Errorf("%s as %s: a call costs %d tokens before the prompt; the budget says %d", name, role, n-q, fixed)
+				}
+				t.Logf("%s as %s: %d tokens a call before the prompt; %d tools: %s", name, role, n-q, len(got), strings.Join(got, ", "))
+			})
 		}
 	}
+}
+
+// roleSession is one way a preset's sessions run: a role, and whether
+// the CLI keeps its own model instructions in it.
+type roleSession struct {
+	label, role     string
+	ownInstructions bool
+}
+
+// sessionsOf are the sessions TestPresetRolesCLI measures for a preset:
+// each role, and for codex a debater in a worktree of its own, which
+// keeps codex's instructions (engine.TurnAttempt).
+func sessionsOf(preset string) []roleSession {
+	var out []roleSession
+	for _, role := range config.Roles {
+		out = append(out, roleSession{label: role, role: role})
+	}
+	if preset == "codex" {
+		out = append(out, roleSession{label: config.RoleDebater + "/own-instructions", role: config.RoleDebater, ownInstructions: true})
+	}
+	return out
 }
 
 func vendorOf(cli string) Vendor {

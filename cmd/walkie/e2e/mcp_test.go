@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -228,7 +229,7 @@ func TestMCPDraftsTheBriefingFromAConversation(t *testing.T) {
 	// A distiller beside the participants, which writes the drafted
 	// briefing into the file it is given.
 	s.participants = append(s.participants, "drafter")
-	s.scripts["drafter"] = "behavior: write\nbody: |\n" + indent(mcpBriefing+"\n## Constraints\nThe conversation asked for stable pages under inserts.\n")
+	s.scripts["drafter"] = "behavior: write\nbody: " + strconv.Quote(mcpBriefing+"\n## Constraints\nThe conversation asked for stable pages under inserts.\n")
 	d.configure(s)
 	d.Env = append(d.Env, "XDG_STATE_HOME="+t.TempDir())
 	chat := d.write2("chat.txt", "me: how should GET /v1/orders paginate?\nbot: keyset on (created_at, id) is stable under inserts. SECRET-TOOL-OUTPUT\n")
@@ -257,13 +258,4 @@ func TestMCPDraftsTheBriefingFromAConversation(t *testing.T) {
 	if out := d.MustRun(0, "brief", "show", file).Stdout; !strings.Contains(out, "stable pages under inserts") {
 		t.Errorf("the approved briefing on disk:\n%s", out)
 	}
-}
-
-// indent is text as a YAML block scalar's lines.
-func indent(text string) string {
-	var b strings.Builder
-	for line := range strings.SplitSeq(strings.TrimRight(text, "\n"), "\n") {
-		b.WriteString("  " + line + "\n")
-	}
-	return b.String()
 }
